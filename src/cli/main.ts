@@ -1,0 +1,36 @@
+#!/usr/bin/env node
+/** The `engine` command: the only place that prints errors and picks exit codes. */
+import yargs from 'yargs';
+import { hideBin } from 'yargs/helpers';
+import { EngineError } from '../errors.js';
+import { printError } from './output.js';
+import { tagCommand } from './tag.js';
+
+async function main(argv: string[]): Promise<number> {
+  try {
+    await yargs(argv)
+      .scriptName('engine')
+      .usage('$0 <command>\n\nTurns tags in markdown files into a work queue for coding agents.')
+      .parserConfiguration({ 'parse-positional-numbers': false })
+      .command(tagCommand)
+      .demandCommand(1, 'Name a command; see engine --help')
+      .strict()
+      .fail((message, error) => {
+        throw error ?? new EngineError(`${message} (see engine --help)`);
+      })
+      .help()
+      .version()
+      .wrap(null)
+      .parseAsync();
+    return 0;
+  } catch (error) {
+    if (error instanceof EngineError) {
+      printError(error.message);
+      return error.exitCode;
+    }
+    printError(error instanceof Error ? (error.stack ?? error.message) : String(error));
+    return 1;
+  }
+}
+
+process.exitCode = await main(hideBin(process.argv));

@@ -1,0 +1,24 @@
+import type { CommandModule } from 'yargs';
+import { addTagToFile } from '../files/tag-file.js';
+import { parseTag } from '../tags/tag-name.js';
+
+interface Args {
+  file: string;
+  tag: string;
+}
+
+export const tagAddCommand: CommandModule<object, Args> = {
+  command: 'add <file> <tag>',
+  describe: "Append a tag to the file's Tags line (creating the line after the H1); idempotent",
+  builder: (yargs) =>
+    yargs
+      .positional('file', { type: 'string', demandOption: true, describe: 'Markdown file' })
+      .positional('tag', {
+        type: 'string',
+        demandOption: true,
+        describe: "Tag, e.g. '#needs-fix'",
+      }),
+  handler: async (args) => {
+    await addTagToFile(args.file, parseTag(args.tag));
+  },
+};

@@ -1,0 +1,26 @@
+import type { CommandModule } from 'yargs';
+import { removeTagFromFile } from '../files/tag-file.js';
+import { parseTag } from '../tags/tag-name.js';
+import { parseLineNumber } from './arguments.js';
+
+interface Args {
+  file: string;
+  tag: string;
+  inline?: string;
+}
+
+export const tagRemoveCommand: CommandModule<object, Args> = {
+  command: 'remove <file> <tag>',
+  describe: 'Remove a tag from the Tags line (missing: no-op), or with --inline N from line N',
+  builder: (yargs) =>
+    yargs
+      .positional('file', { type: 'string', demandOption: true })
+      .positional('tag', { type: 'string', demandOption: true })
+      .option('inline', {
+        type: 'string',
+        describe: 'Line N must carry the tag; remove it there',
+      }) as never,
+  handler: async (args) => {
+    await removeTagFromFile(args.file, parseTag(args.tag), parseLineNumber(args.inline));
+  },
+};

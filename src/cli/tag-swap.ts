@@ -1,0 +1,38 @@
+import type { CommandModule } from 'yargs';
+import { swapTagInFile } from '../files/tag-file.js';
+import { parseTag, parseTagList } from '../tags/tag-name.js';
+import { parseLineNumber } from './arguments.js';
+
+interface Args {
+  file: string;
+  old: string;
+  new: string;
+  inline?: string;
+}
+
+export const tagSwapCommand: CommandModule<object, Args> = {
+  command: 'swap <file> <old> <new>',
+  describe:
+    'Compare-and-swap: replace the present old tag (comma list) with the new one, atomically',
+  builder: (yargs) =>
+    yargs
+      .positional('file', { type: 'string', demandOption: true })
+      .positional('old', {
+        type: 'string',
+        demandOption: true,
+        describe: "'#old' or '#old1,#old2'",
+      })
+      .positional('new', { type: 'string', demandOption: true })
+      .option('inline', {
+        type: 'string',
+        describe: 'Swap on line N instead of the Tags line',
+      }) as never,
+  handler: async (args) => {
+    await swapTagInFile(
+      args.file,
+      parseTagList(args.old),
+      parseTag(args.new),
+      parseLineNumber(args.inline),
+    );
+  },
+};

@@ -1,0 +1,84 @@
+/**
+ * Safe reads of markdown files: refuse what is not a regular UTF-8 text file, with a message
+ * that names the file, and remember a BOM so writes can put it back.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import { EngineError, isErrnoException } from '../errors.js';
+
+/** Files larger than this are never parsed: remark needs seconds per megabyte. */
+export const MAX_PARSE_BYTES = 1024 * 1024;
+
+const BOM = '\uFEFF';
+const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+export interface TextFile {
+  /** The content without a leading BOM. */
+  text: string;
+  bom: boolean;
+}
+
+/** Decodes bytes as UTF-8, or returns null when they are not (or look binary). */
+export function decodeText(bytes: Uint8Array): TextFile | null {
+  if (bytes.subarray(0, 8192).includes(0)) return null;
+  let text: string;
+  try {
+    text = decoder.decode(bytes);
+  } catch {
+    return null;
+  }
+  const bom = text.startsWith(BOM);
+  return { text: bom ? text.slice(1) : text, bom };
+}
+
+export function encodeText(file: TextFile): Buffer {
+  return Buffer.from(file.bom ? BOM + file.text : file.text, 'utf8');
+}
+
+export async function statFile(path: string): Promise<import('node:fs').BigIntStats> {
+  let info;
+  try {
+    info = await stat(path, { bigint: true });
+  } catch (error) {
+    throw fileError(path, error);
+  }
+  if (!info.isFile()) throw new EngineError(`Not a regular file: ${path}`);
+  return info;
+}
+
+export async function readTextFile(path: string): Promise<{ file: TextFile; bytes: Buffer }> {
+  const info = await statFile(path);
+  if (info.size > BigInt(MAX_PARSE_BYTES)) {
+    throw new EngineError(
+      `File too large to parse safely: ${path} (${info.size} bytes, limit ${MAX_PARSE_BYTES})`,
+    );
+  }
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(path);
+  } catch (error) {
+    throw fileError(path, error);
+  }
+  const file = decodeText(bytes);
+  if (!file) throw new EngineError(`Not a UTF-8 text file: ${path}`);
+  return { file, bytes };
+}
+
+export function fileError(path: string, error: unknown): EngineError {
+  if (isErrnoException(error)) {
+    if (error.code === 'ENOENT')
+      return new EngineError(`File not found: ${path}`, { cause: error });
+    if (error.code === 'EISDIR')
+      return new EngineError(`Not a regular file: ${path}`, { cause: error });
+    if (error.code === 'EACCES' || error.code === 'EPERM') {
+      return new EngineError(`Permission denied: ${path}`, { cause: error });
+    }
+    if (error.code === 'ELOOP')
+      return new EngineError(`Symbolic link loop: ${path}`, { cause: error });
+  }
+  return new EngineError(
+    `Cannot read ${path}: ${error instanceof Error ? error.message : String(error)}`,
+    {
+      cause: error,
+    },
+  );
+}

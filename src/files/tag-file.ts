@@ -1,0 +1,60 @@
+/**
+ * Tag edits applied to files: the pure edits of `tags/edit-tags.ts` run inside the one
+ * compare-and-swap writer, with error messages that name the file (the bash tool's contract).
+ */
+import { EngineError, PreconditionError } from '../errors.js';
+import {
+  addTag,
+  LineOutOfRangeError,
+  removeTag,
+  swapTags,
+  TagMissingError,
+} from '../tags/edit-tags.js';
+import { updateRequestFile, type TextEdit, type UpdateResult } from './update-request-file.js';
+
+export function addTagToFile(file: string, tag: string): Promise<UpdateResult> {
+  return editFile(file, (text) => addTag(text, tag));
+}
+
+export function removeTagFromFile(file: string, tag: string, line?: number): Promise<UpdateResult> {
+  return editFile(file, (text) => removeTag(text, tag, line));
+}
+
+export function swapTagInFile(
+  file: string,
+  olds: string[],
+  next: string,
+  line?: number,
+): Promise<UpdateResult> {
+  return editFile(file, (text) => swapTags(text, olds, next, line));
+}
+
+/** Runs `edit` under the compare-and-swap writer and turns refusals into messages naming `file`. */
+export async function editFile(file: string, edit: TextEdit): Promise<UpdateResult> {
+  try {
+    return await updateRequestFile(file, edit);
+  } catch (error) {
+    throw describeRefusal(error, file);
+  }
+}
+
+export function describeRefusal(error: unknown, file: string): unknown {
+  if (error instanceof TagMissingError) {
+    if (error.tags.length === 1 && error.line !== undefined && !error.isSwap) {
+      return new PreconditionError(
+        `Tag '${error.tags[0]}' not found at line ${error.line} of ${file}`,
+      );
+    }
+    const where = error.line === undefined ? 'on Tags line' : `at line ${error.line}`;
+    const suffix = error.line === undefined ? ' (already claimed?)' : '';
+    return new PreconditionError(
+      `None of '${error.tags.join(',')}' found ${where} of ${file}${suffix}`,
+    );
+  }
+  if (error instanceof LineOutOfRangeError) {
+    return new EngineError(
+      `Line ${error.line} is out of range for ${file} (it has ${error.lineCount} lines)`,
+    );
+  }
+  return error;
+}

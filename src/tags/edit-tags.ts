@@ -1,0 +1,170 @@
+/**
+ * Pure tag edits: string in, string out. Each edit locates tags with `scanTags`, the same
+ * locator `find` uses, and splices only the bytes of the tag it changes (plus one separating
+ * space when a tag is removed), so line endings, BOM handling and every other byte stay put.
+ */
+import { scanTags, type TagOccurrence, type TagScan } from './scan-tags.js';
+
+/** The tag(s) a compare-and-swap or an inline removal expected were not there. */
+export class TagMissingError extends Error {
+  constructor(
+    readonly tags: string[],
+    readonly line: number | undefined,
+    /** A swap's precondition, as opposed to an inline removal's. */
+    readonly isSwap: boolean,
+  ) {
+    super(
+      `None of ${tags.join(',')} found${line === undefined ? ' on the Tags line' : ` at line ${line}`}`,
+    );
+    this.name = 'TagMissingError';
+  }
+}
+
+/** A line number outside the file. */
+export class LineOutOfRangeError extends Error {
+  constructor(
+    readonly line: number,
+    readonly lineCount: number,
+  ) {
+    super(`line ${line} is out of range (the file has ${lineCount} lines)`);
+    this.name = 'LineOutOfRangeError';
+  }
+}
+
+interface Splice {
+  start: number;
+  end: number;
+  insert: string;
+}
+
+/** Tags that carry an item's state: the Tags line and front matter `tags:`. */
+export function carrierTags(scan: TagScan): TagOccurrence[] {
+  return scan.occurrences.filter((o) => o.place !== 'prose');
+}
+
+export function lineEnding(text: string): string {
+  return text.includes('\r\n') ? '\r\n' : '\n';
+}
+
+/** Appends `tag` to the Tags line, creating the line if needed; returns null when already there. */
+export function addTag(text: string, tag: string): string | null {
+  const scan = scanTags(text);
+  if (carrierTags(scan).some((o) => o.tag === tag)) return null;
+  if (scan.tagsLine) {
+    const { start, end } = scan.tagsLine;
+    const content = text.slice(start, end);
+    const at = start + content.trimEnd().length;
+    return applySplices(text, [{ start: at, end: at, insert: ` ${tag}` }]);
+  }
+  return insertTagsLine(text, scan, `**Tags**: ${tag}`);
+}
+
+/**
+ * Removes `tag` from the Tags line and front matter (a missing tag is a no-op: null), or with
+ * `line`, every real occurrence on that line (missing: TagMissingError).
+ */
+export function removeTag(text: string, tag: string, line?: number): string | null {
+  const scan = scanTags(text);
+  const targets = selectTargets(scan, [tag], line);
+  if (targets.length === 0) {
+    if (line !== undefined) throw new TagMissingError([tag], line, false);
+    return null;
+  }
+  return applySplices(
+    text,
+    targets.map((o) => removal(text, o)),
+  );
+}
+
+/**
+ * Compare-and-swap: the first present old tag becomes `next`; other present old tags are
+ * removed, and `next` is never written twice. Throws TagMissingError when no old tag is present.
+ */
+export function swapTags(text: string, olds: string[], next: string, line?: number): string {
+  const scan = scanTags(text);
+  const targets = selectTargets(scan, olds, line);
+  if (targets.length === 0) throw new TagMissingError(olds, line, true);
+  const pool =
+    line === undefined ? carrierTags(scan) : scan.occurrences.filter((o) => o.line === line);
+  const nextPresent = pool.some((o) => o.tag === next);
+  const splices = targets.map((o, i) =>
+    i === 0 && !nextPresent ? replacement(o, next) : removal(text, o),
+  );
+  return applySplices(text, splices);
+}
+
+function selectTargets(scan: TagScan, tags: string[], line: number | undefined): TagOccurrence[] {
+  if (line !== undefined) {
+    if (!Number.isInteger(line) || line < 1 || line > scan.lines.count) {
+      throw new LineOutOfRangeError(line, scan.lines.count);
+    }
+    return scan.occurrences.filter((o) => o.line === line && tags.includes(o.tag));
+  }
+  return carrierTags(scan).filter((o) => tags.includes(o.tag));
+}
+
+function replacement(o: TagOccurrence, tag: string): Splice {
+  return { start: o.start, end: o.end, insert: o.bare ? tag.slice(1) : tag };
+}
+
+/** The bytes to delete for one occurrence: the tag and one separator, or a whole list line. */
+function removal(text: string, o: TagOccurrence): Splice {
+  if (o.place === 'front-matter') return frontMatterRemoval(text, o);
+  return { ...withOneSpace(text, o.start, o.end), insert: '' };
+}
+
+function withOneSpace(text: string, start: number, end: number): { start: number; end: number } {
+  if (text[start - 1] === ' ' || text[start - 1] === '\t') return { start: start - 1, end };
+  if (text[end] === ' ' || text[end] === '\t') return { start, end: end + 1 };
+  return { start, end };
+}
+
+function frontMatterRemoval(text: string, o: TagOccurrence): Splice {
+  let start = o.start;
+  let end = o.end;
+  const quote = text[start - 1];
+  if ((quote === '"' || quote === "'") && text[end] === quote) {
+    start--;
+    end++;
+  }
+  const lineStart = text.lastIndexOf('\n', start - 1) + 1;
+  const newline = text.indexOf('\n', end);
+  const lineEnd = newline === -1 ? text.length : newline + 1;
+  const before = text.slice(lineStart, start);
+  const after = text.slice(end, lineEnd);
+  if (/^\s*-\s+$/.test(before) && /^\s*$/.test(after))
+    return { start: lineStart, end: lineEnd, insert: '' };
+  const leading = /^\s*,\s*/.exec(after);
+  if (leading) return { start, end: end + leading[0].length, insert: '' };
+  const trailing = /\s*,\s*$/.exec(before);
+  if (trailing) return { start: lineStart + trailing.index, end, insert: '' };
+  return { ...withOneSpace(text, start, end), insert: '' };
+}
+
+function insertTagsLine(text: string, scan: TagScan, lineText: string): string {
+  const eol = lineEnding(text);
+  let at: number;
+  if (scan.h1EndLine !== null) {
+    at = scan.lines.endOfLineAt(scan.lines.span(scan.h1EndLine).end + 1);
+  } else {
+    at = scan.frontMatterEnd ?? 0;
+  }
+  const needsBreakBefore = at > 0 && at === text.length && !text.endsWith('\n');
+  const rest = text.slice(at);
+  const needsBlankAfter = scan.h1EndLine === null && rest.length > 0 && !/^\r?\n/.test(rest);
+  const insert = `${needsBreakBefore ? eol : ''}${lineText}${eol}${needsBlankAfter ? eol : ''}`;
+  return applySplices(text, [{ start: at, end: at, insert }]);
+}
+
+/** Applies non-overlapping splices; overlapping deletions are clipped so none removes a byte twice. */
+export function applySplices(text: string, splices: Splice[]): string {
+  const sorted = [...splices].sort((a, b) => a.start - b.start);
+  let out = '';
+  let cursor = 0;
+  for (const splice of sorted) {
+    const start = Math.max(splice.start, cursor);
+    out += text.slice(cursor, start) + splice.insert;
+    cursor = Math.max(cursor, splice.end);
+  }
+  return out + text.slice(cursor);
+}

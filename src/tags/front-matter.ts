@@ -1,0 +1,63 @@
+/**
+ * Tags in YAML front matter: a top-level `tags:` key holding a string (`"#a #b"`, `a, b`) or a
+ * list, entries with or without `#`. Parsed with the `yaml` package, which never runs code
+ * (unlike gray-matter's `---js` engine). Entries are located by source offset so edits keep
+ * every other byte.
+ */
+import { isMap, isScalar, isSeq, parseDocument, type Node as YamlNode } from 'yaml';
+
+export interface FrontMatterTag {
+  tag: string;
+  start: number;
+  end: number;
+  bare: boolean;
+}
+
+const WORD = /#?[A-Za-z0-9][A-Za-z0-9-]*/g;
+const SEPARATOR = /[\s,'"[\]]/;
+
+/** `start`/`end` are the offsets of the front matter node, fences included. */
+export function scanFrontMatterTags(
+  text: string,
+  start: number,
+  end: number,
+): { tags: FrontMatterTag[]; problems: string[] } {
+  const contentStart = text.indexOf('\n', start) + 1;
+  const contentEnd = Math.max(contentStart, text.lastIndexOf('\n', end - 1) + 1);
+  if (contentStart <= 0) return { tags: [], problems: [] };
+  const source = text.slice(contentStart, contentEnd);
+  const document = parseDocument(source, { uniqueKeys: false });
+  if (document.errors.length > 0) {
+    return {
+      tags: [],
+      problems: [`front matter is not valid YAML: ${document.errors[0]?.message ?? ''}`],
+    };
+  }
+  const root = document.contents;
+  if (!isMap(root)) return { tags: [], problems: [] };
+  const value = root.get('tags', true) as YamlNode | undefined;
+  if (!value) return { tags: [], problems: [] };
+  const scalars = isSeq(value) ? value.items.filter(isScalar) : isScalar(value) ? [value] : [];
+  const tags: FrontMatterTag[] = [];
+  for (const scalar of scalars) {
+    if (typeof scalar.value !== 'string' || !scalar.range) continue;
+    const [from, to] = scalar.range;
+    const raw = source.slice(from, to);
+    for (const match of raw.matchAll(WORD)) {
+      const at = from + (match.index ?? 0);
+      const after = at + match[0].length;
+      const before = source[at - 1];
+      const next = source[after];
+      if (before !== undefined && at > from && !SEPARATOR.test(before)) continue;
+      if (next !== undefined && after < to && !SEPARATOR.test(next)) continue;
+      const bare = !match[0].startsWith('#');
+      tags.push({
+        tag: bare ? `#${match[0]}` : match[0],
+        start: contentStart + at,
+        end: contentStart + after,
+        bare,
+      });
+    }
+  }
+  return { tags, problems: [] };
+}

@@ -1,0 +1,146 @@
+/**
+ * Bounded tag scanning: remark takes seconds on some inputs (20 KB of `*a`), so scans run in
+ * worker threads, each with a time limit. A worker that overruns is terminated and replaced,
+ * and the caller learns which text was skipped and why; one hostile file never stalls the rest.
+ */
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import type { TagOccurrence } from './scan-tags.js';
+
+export interface ScanRequest {
+  id: number;
+  text: string;
+}
+
+export type ScanResponse =
+  { id: number; occurrences: TagOccurrence[]; problems: string[] } | { id: number; error: string };
+
+export interface ScanSummary {
+  occurrences: TagOccurrence[];
+  problems: string[];
+}
+
+export class ScanTimeoutError extends Error {
+  constructor(readonly timeoutMs: number) {
+    super(`parsing took longer than ${timeoutMs} ms`);
+    this.name = 'ScanTimeoutError';
+  }
+}
+
+export interface ScanPoolOptions {
+  /** Worker threads; default: the number of cores, at most 4. */
+  size?: number;
+  /** Time limit per text; default 3000 ms. */
+  timeoutMs?: number;
+}
+
+interface Task {
+  request: ScanRequest;
+  resolve: (summary: ScanSummary) => void;
+  reject: (error: Error) => void;
+}
+
+interface Slot {
+  worker: Worker;
+  task: Task | null;
+  timer: NodeJS.Timeout | null;
+}
+
+// From the TypeScript sources (tests), the worker runs the .ts file through tsx.
+const fromSource = import.meta.url.endsWith('.ts');
+const WORKER_URL = new URL(fromSource ? './scan-worker.ts' : './scan-worker.js', import.meta.url);
+const WORKER_EXEC_ARGV = fromSource ? ['--import', 'tsx'] : [];
+
+export class ScanPool {
+  private readonly size: number;
+  private readonly timeoutMs: number;
+  private readonly slots: Slot[] = [];
+  private readonly waiting: Task[] = [];
+  private nextId = 0;
+  private closed = false;
+
+  constructor(options: ScanPoolOptions = {}) {
+    this.size = options.size ?? Math.min(4, Math.max(1, availableParallelism()));
+    this.timeoutMs = options.timeoutMs ?? 3000;
+  }
+
+  scan(text: string): Promise<ScanSummary> {
+    if (this.closed) return Promise.reject(new Error('ScanPool is closed'));
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ request: { id: this.nextId++, text }, resolve, reject });
+      this.pump();
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const task of this.waiting.splice(0)) task.reject(new Error('ScanPool is closed'));
+    await Promise.all(this.slots.splice(0).map((slot) => this.retire(slot)));
+  }
+
+  private pump(): void {
+    while (this.waiting.length > 0) {
+      const slot = this.slots.find((s) => s.task === null) ?? this.spawn();
+      if (!slot) return;
+      const task = this.waiting.shift() as Task;
+      slot.task = task;
+      slot.timer = setTimeout(() => this.onTimeout(slot), this.timeoutMs);
+      slot.worker.postMessage(task.request);
+    }
+  }
+
+  private spawn(): Slot | null {
+    if (this.slots.length >= this.size) return null;
+    const worker = new Worker(WORKER_URL, { execArgv: WORKER_EXEC_ARGV });
+    const slot: Slot = { worker, task: null, timer: null };
+    worker.on('message', (response: ScanResponse) => this.onResponse(slot, response));
+    worker.on('error', (error) => this.onCrash(slot, error));
+    worker.on('exit', (code) => {
+      if (slot.task) this.onCrash(slot, new Error(`scan worker exited with code ${code}`));
+    });
+    this.slots.push(slot);
+    return slot;
+  }
+
+  private finish(slot: Slot): Task | null {
+    const task = slot.task;
+    if (slot.timer) clearTimeout(slot.timer);
+    slot.task = null;
+    slot.timer = null;
+    return task;
+  }
+
+  private onResponse(slot: Slot, response: ScanResponse): void {
+    const task = this.finish(slot);
+    if (!task) return;
+    if ('error' in response) task.reject(new Error(response.error));
+    else task.resolve({ occurrences: response.occurrences, problems: response.problems });
+    this.pump();
+  }
+
+  private onTimeout(slot: Slot): void {
+    const task = this.finish(slot);
+    this.replace(slot);
+    task?.reject(new ScanTimeoutError(this.timeoutMs));
+    this.pump();
+  }
+
+  private onCrash(slot: Slot, error: Error): void {
+    const task = this.finish(slot);
+    this.replace(slot);
+    task?.reject(error);
+    this.pump();
+  }
+
+  private replace(slot: Slot): void {
+    const index = this.slots.indexOf(slot);
+    if (index >= 0) this.slots.splice(index, 1);
+    void this.retire(slot);
+  }
+
+  private async retire(slot: Slot): Promise<void> {
+    slot.worker.removeAllListeners();
+    slot.worker.on('error', () => undefined);
+    await slot.worker.terminate();
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * The tag vocabulary: what a tag name is, the lifecycle states, and tag patterns (`#delegated-*`).
+ * See docs/TAGS.md for the grammar.
+ */
+import { EngineError } from '../errors.js';
+
+/** Lifecycle states, in the order an item moves through them. */
+export const LIFECYCLE_STATES = [
+  'needs',
+  'delegated',
+  'next',
+  'claimed',
+  'done',
+  'active',
+] as const;
+export type LifecycleState = (typeof LIFECYCLE_STATES)[number];
+
+const NAME_SOURCE = '[A-Za-z0-9][A-Za-z0-9-]*';
+const TAG = new RegExp(`^#${NAME_SOURCE}$`);
+const LIFECYCLE = new RegExp(`^#(${LIFECYCLE_STATES.join('|')})-([a-z0-9][a-z0-9-]*)$`);
+
+/** Characters that may follow a tag name without ending it badly: a tag never runs into these. */
+export const NAME_CONTINUES = /[\p{L}\p{N}_]/u;
+/** A `#` preceded by one of these is not a tag (URLs, `foo#bar`, entities, `##`). */
+export const HASH_ATTACHED = /[\p{L}\p{N}_/&#-]/u;
+/** Finds candidate tags in prose; boundaries are checked by the scanner. */
+export const TAG_IN_TEXT = /#([A-Za-z0-9][A-Za-z0-9-]*)/g;
+
+export function isTag(value: string): boolean {
+  return TAG.test(value);
+}
+
+/** Validates a tag given on the command line; `#` is required. */
+export function parseTag(input: string): string {
+  if (!isTag(input)) {
+    throw new EngineError(
+      `Invalid tag '${input}': expected '#' and a name of letters, digits and hyphens (e.g. '#needs-implementation')`,
+    );
+  }
+  return input;
+}
+
+/** Splits `#a,#b` into validated tags. */
+export function parseTagList(input: string): string[] {
+  const tags = input.split(',').map((part) => parseTag(part.trim()));
+  return [...new Set(tags)];
+}
+
+export interface Lifecycle {
+  state: LifecycleState;
+  noun: string;
+}
+
+export function lifecycleOf(tag: string): Lifecycle | null {
+  const match = LIFECYCLE.exec(tag);
+  if (!match) return null;
+  return { state: match[1] as LifecycleState, noun: match[2] as string };
+}
+
+export function lifecycleTag(state: LifecycleState, noun: string): string {
+  return `#${state}-${noun}`;
+}
+
+/** Weight tags: priority (`#P0`..`#P2`) and effort (`#S #M #L`). */
+export const PRIORITY_TAGS = ['#P0', '#P1', '#P2'] as const;
+export const EFFORT_TAGS = ['#S', '#M', '#L'] as const;
+
+/**
+ * A tag or a glob over tags: `*` matches `[a-z0-9-]*`.
+ * `literal` is the longest run without `*`, used as a cheap byte prefilter.
+ */
+export interface TagPattern {
+  source: string;
+  matches(tag: string): boolean;
+  /** Bytes every matching file must contain (the name without `#`, up to the first `*`). */
+  prefilter: string;
+}
+
+export function parseTagPattern(input: string): TagPattern {
+  if (!/^#[A-Za-z0-9*][A-Za-z0-9*-]*$/.test(input)) {
+    throw new EngineError(
+      `Invalid tag pattern '${input}': expected a tag such as '#needs-fix' or a glob such as '#delegated-*'`,
+    );
+  }
+  if (!input.includes('*')) {
+    return { source: input, matches: (tag) => tag === input, prefilter: input.slice(1) };
+  }
+  const body = input
+    .slice(1)
+    .split('*')
+    .map((part) => part.replace(/-/g, '\\-'))
+    .join('[a-z0-9-]*');
+  const regex = new RegExp(`^#${body}$`);
+  const literals = input.slice(1).split('*');
+  const prefilter = literals.reduce((a, b) => (b.length > a.length ? b : a), '');
+  return { source: input, matches: (tag) => regex.test(tag), prefilter };
+}
