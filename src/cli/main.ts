@@ -3,6 +3,7 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { EngineError } from '../errors.js';
+import { awaitTagCommand } from './await-tag.js';
 import { printError } from './output.js';
 import { tagCommand } from './tag.js';
 
@@ -13,6 +14,7 @@ async function main(argv: string[]): Promise<number> {
       .usage('$0 <command>\n\nTurns tags in markdown files into a work queue for coding agents.')
       .parserConfiguration({ 'parse-positional-numbers': false })
       .command(tagCommand)
+      .command(awaitTagCommand)
       .demandCommand(1, 'Name a command; see engine --help')
       .strict()
       .fail((message, error) => {

@@ -1,5 +1,6 @@
 import type { CommandModule } from 'yargs';
 import { tagAddCommand } from './tag-add.js';
+import { tagApproveCommand } from './tag-approve.js';
 import { tagFindCommand } from './tag-find.js';
 import { tagRemoveCommand } from './tag-remove.js';
 import { tagSwapCommand } from './tag-swap.js';
@@ -13,6 +14,7 @@ export const tagCommand: CommandModule = {
       .command(tagAddCommand as CommandModule)
       .command(tagRemoveCommand as CommandModule)
       .command(tagSwapCommand as CommandModule)
+      .command(tagApproveCommand)
       .demandCommand(1, 'Name a tag command: find, add, remove, swap, approve'),
   handler: () => undefined,
 };

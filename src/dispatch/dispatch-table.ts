@@ -1,0 +1,111 @@
+/**
+ * The §TAG_DISPATCH table from `directives/TAGS.md`: which skill resolves each `#delegated-X`,
+ * at what priority, and whether the daemon may dispatch it. Two forms are accepted:
+ *
+ *   | `#delegated-fix` | `/fix` | agent | 3 | yes |          (table: Tag, Skill, Mode, Priority, Daemon)
+ *   - `#delegated-fix`: skill `/fix`, mode agent, priority 3, daemon yes     (bullet list)
+ */
+import { EngineError } from '../errors.js';
+
+export interface DispatchRoute {
+  noun: string;
+  skill: string;
+  mode: string;
+  /** Lower first; fractional values such as 4.5 are valid. */
+  priority: number;
+  dispatchable: boolean;
+}
+
+export type DispatchTable = Map<string, DispatchRoute>;
+
+const SECTION = /^(#{1,6})\s+.*§TAG_DISPATCH\b/;
+const NOUN = /#(?:delegated|needs|next|claimed|done)-([a-z0-9][a-z0-9-]*)/;
+const NO = /^(no|false|never|manual)$/i;
+
+export function parseDispatchTable(markdown: string, source = 'directives/TAGS.md'): DispatchTable {
+  const lines = markdown.split(/\r?\n/);
+  const start = lines.findIndex((line) => SECTION.test(line));
+  if (start === -1) throw new EngineError(`No §TAG_DISPATCH section in ${source}`);
+  const level = (SECTION.exec(lines[start] as string)?.[1] ?? '#').length;
+  const table: DispatchTable = new Map();
+  let header: string[] | null = null;
+  let inFence = false;
+  for (let i = start + 1; i < lines.length; i++) {
+    const line = lines[i] as string;
+    if (/^\s*(```|~~~)/.test(line)) inFence = !inFence;
+    if (inFence) continue;
+    const heading = /^(#{1,6})\s/.exec(line);
+    if (heading && (heading[1] as string).length <= level) break;
+    const where = `${source}:${i + 1}`;
+    if (/^\s*\|/.test(line)) {
+      const cells = splitRow(line);
+      if (cells.every((c) => /^:?-+:?$/.test(c))) continue;
+      if (!header && !NOUN.test(line)) {
+        header = cells.map((c) => c.toLowerCase());
+        continue;
+      }
+      addRoute(table, routeFromCells(cells, header, where), where);
+    } else if (/^\s*[-*+]\s/.test(line) && NOUN.test(line)) {
+      addRoute(table, routeFromBullet(line, where), where);
+    }
+  }
+  if (table.size === 0) throw new EngineError(`The §TAG_DISPATCH section in ${source} has no rows`);
+  return table;
+}
+
+function splitRow(line: string): string[] {
+  const trimmed = line.trim().replace(/^\|/, '').replace(/\|$/, '');
+  return trimmed.split('|').map((cell) => cell.trim());
+}
+
+function column(header: string[] | null, name: string, fallback: number): number {
+  const index = header?.findIndex((h) => h.includes(name)) ?? -1;
+  return index === -1 ? fallback : index;
+}
+
+function routeFromCells(cells: string[], header: string[] | null, where: string): DispatchRoute {
+  const cell = (name: string, fallback: number) => cells[column(header, name, fallback)] ?? '';
+  const noun = NOUN.exec(cell('tag', 0))?.[1];
+  if (!noun)
+    throw new EngineError(`${where}: the Tag cell must hold a tag such as \`#delegated-fix\``);
+  const daemonCell = header ? cell('daemon', -1) : (cells[4] ?? '');
+  return {
+    noun,
+    skill: stripCode(cell('skill', 1)),
+    mode: stripCode(cell('mode', 2)),
+    priority: parsePriority(cell('priority', 3), where),
+    dispatchable: !NO.test(stripCode(daemonCell)),
+  };
+}
+
+function routeFromBullet(line: string, where: string): DispatchRoute {
+  const noun = NOUN.exec(line)?.[1] as string;
+  const skill = /skill:?\s*`?([^`,\s)]+)`?/i.exec(line)?.[1] ?? /`(\/[^`]+)`/.exec(line)?.[1];
+  if (!skill) throw new EngineError(`${where}: the bullet for #delegated-${noun} names no skill`);
+  const priority = /priority:?\s*([^,)\s]+)/i.exec(line)?.[1] ?? '';
+  const mode = /mode:?\s*([^,)]+)/i.exec(line)?.[1]?.trim() ?? '';
+  const daemon = /daemon:?\s*([a-z]+)/i.exec(line)?.[1] ?? 'yes';
+  return {
+    noun,
+    skill,
+    mode,
+    priority: parsePriority(priority, where),
+    dispatchable: !NO.test(daemon) && !/not dispatchable/i.test(line),
+  };
+}
+
+function parsePriority(text: string, where: string): number {
+  const match = /^\s*(\d+(?:\.\d+)?)/.exec(stripCode(text));
+  if (!match) throw new EngineError(`${where}: priority '${text}' is not a number`);
+  return Number(match[1]);
+}
+
+function stripCode(text: string): string {
+  return text.replace(/`/g, '').trim();
+}
+
+function addRoute(table: DispatchTable, route: DispatchRoute, where: string): void {
+  if (table.has(route.noun))
+    throw new EngineError(`${where}: #delegated-${route.noun} has two rows`);
+  table.set(route.noun, route);
+}

@@ -1,0 +1,61 @@
+/**
+ * The append-only event log, `sessions/.engine/events.jsonl`: for humans and `engine status`,
+ * never for decisions (the daemon decides from request files and `.state.json` only).
+ */
+import { appendFile, mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/** Every event the daemon records. */
+export const EVENT_NAMES = [
+  'daemon-started',
+  'daemon-stopped',
+  'claimed',
+  'claim-lost',
+  'claim-restored',
+  'spawned',
+  'spawn-failed',
+  'adopted',
+  'exited',
+  'done',
+  'requeued',
+] as const;
+export type EventName = (typeof EVENT_NAMES)[number];
+
+export interface EngineEvent {
+  event: EventName;
+  time: string;
+  file?: string;
+  noun?: string;
+  session?: string;
+  pid?: number;
+  reason?: string;
+  [key: string]: unknown;
+}
+
+export function engineStateDir(root: string): string {
+  return join(root, 'sessions', '.engine');
+}
+
+export function eventLogPath(root: string): string {
+  return join(engineStateDir(root), 'events.jsonl');
+}
+
+/** One `write` per line with O_APPEND, so concurrent writers never interleave within a line. */
+export async function appendEvent(root: string, event: EngineEvent): Promise<void> {
+  await mkdir(engineStateDir(root), { recursive: true });
+  await appendFile(eventLogPath(root), `${JSON.stringify(event)}\n`);
+}
+
+export async function readEvents(root: string): Promise<EngineEvent[]> {
+  const raw = await readFile(eventLogPath(root), 'utf8').catch(() => '');
+  const events: EngineEvent[] = [];
+  for (const line of raw.split('\n')) {
+    if (!line.trim()) continue;
+    try {
+      events.push(JSON.parse(line) as EngineEvent);
+    } catch {
+      // A torn last line after a crash is expected; skip it.
+    }
+  }
+  return events;
+}

@@ -1,0 +1,42 @@
+/**
+ * Session directories: `<root>/sessions/<date>_<time>_<NOUN>_<slug>_<rand>/`, one per claim and
+ * never reused; a requeued item gets a fresh one that points at the prior one.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import { basename, extname, join, posix } from 'node:path';
+
+export const SESSIONS_DIR = 'sessions';
+
+function pad(n: number, width = 2): string {
+  return String(n).padStart(width, '0');
+}
+
+/** The session's path relative to the root, e.g. `sessions/2026_11_22_074512_FIX_login-bug_3f9a`. */
+export function newSessionRef(noun: string, requestFile: string, now: Date): string {
+  const date = `${now.getFullYear()}_${pad(now.getMonth() + 1)}_${pad(now.getDate())}`;
+  const time = `${pad(now.getHours())}${pad(now.getMinutes())}${pad(now.getSeconds())}`;
+  const slug =
+    basename(requestFile, extname(requestFile))
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 40) || 'request';
+  const nounPart = noun.toUpperCase().replace(/[^A-Z0-9]+/g, '_');
+  return posix.join(SESSIONS_DIR, `${date}_${time}_${nounPart}_${slug}_${randomBytes(2).toString('hex')}`);
+}
+
+/** Creates the directory; it must not exist (a session is never reused). */
+export async function createSessionDir(root: string, ref: string): Promise<string> {
+  const dir = join(root, ref);
+  await mkdir(join(root, SESSIONS_DIR), { recursive: true });
+  await mkdir(dir);
+  return dir;
+}
+
+/** Resolves a Session line value; refuses anything that would leave the root. */
+export function resolveSessionRef(root: string, ref: string): string | null {
+  const normal = posix.normalize(ref.replace(/\/+$/, ''));
+  if (posix.isAbsolute(normal) || normal.startsWith('..') || !normal.startsWith(`${SESSIONS_DIR}/`)) return null;
+  return join(root, normal);
+}
