@@ -1,0 +1,20 @@
+/** Polls a condition until it holds or the deadline passes; never a fixed sleep. */
+export async function waitFor<T>(
+  condition: () => T | Promise<T>,
+  { timeoutMs = 20_000, intervalMs = 50, message = 'condition' } = {},
+): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await condition();
+      if (value) return value as NonNullable<T>;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`Timed out after ${timeoutMs} ms waiting for ${message}${last ? `: ${String(last)}` : ''}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
