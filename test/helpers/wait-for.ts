@@ -13,7 +13,9 @@ export async function waitFor<T>(
       last = error;
     }
     if (Date.now() > deadline) {
-      throw new Error(`Timed out after ${timeoutMs} ms waiting for ${message}${last ? `: ${String(last)}` : ''}`);
+      throw new Error(
+        `Timed out after ${timeoutMs} ms waiting for ${message}${last ? `: ${String(last)}` : ''}`,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
