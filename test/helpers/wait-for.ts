@@ -1,14 +1,16 @@
+type Truthy<T> = Exclude<T, false | null | undefined | 0 | ''>;
+
 /** Polls a condition until it holds or the deadline passes; never a fixed sleep. */
 export async function waitFor<T>(
   condition: () => T | Promise<T>,
   { timeoutMs = 20_000, intervalMs = 50, message = 'condition' } = {},
-): Promise<NonNullable<T>> {
+): Promise<Truthy<T>> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
     try {
       const value = await condition();
-      if (value) return value as NonNullable<T>;
+      if (value) return value as Truthy<T>;
     } catch (error) {
       last = error;
     }

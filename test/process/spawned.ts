@@ -1,0 +1,141 @@
+/**
+ * Test helpers: real processes that every test kills by pid afterwards, and polling helpers.
+ * Not a test file itself.
+ */
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { accessSync, constants, readFileSync, writeFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { parseProcStat } from '../../src/process/proc-stat.js';
+import { waitFor } from '../helpers/wait-for.js';
+
+export { waitFor };
+
+/** Processes started by a test file; `killAll` in afterEach kills each by its pid and reaps it. */
+export class Children {
+  private readonly children: ChildProcess[] = [];
+  private readonly cleanups: (() => void)[] = [];
+
+  spawn(command: string, args: string[], options: SpawnOptions = {}): ChildProcess {
+    const child = spawn(command, args, { stdio: 'ignore', ...options });
+    if (child.pid === undefined) throw new Error(`could not spawn ${command}`);
+    // Swallow spawn errors here; tests look at pids and exit codes.
+    child.on('error', () => {});
+    this.children.push(child);
+    return child;
+  }
+
+  /** Something else to undo first (e.g. let a zombie's parent reap it). */
+  onCleanup(cleanup: () => void): void {
+    this.cleanups.push(cleanup);
+  }
+
+  async killAll(): Promise<void> {
+    for (const cleanup of this.cleanups.splice(0)) cleanup();
+    const children = this.children.splice(0);
+    for (const child of children) {
+      if (child.pid !== undefined && !hasExited(child)) {
+        try {
+          process.kill(child.pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+    }
+    await Promise.all(children.map((child) => exited(child)));
+  }
+}
+
+function hasExited(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null;
+}
+
+/** Resolves once node has reaped the child (the 'exit' event comes after waitpid). */
+export function exited(child: ChildProcess): Promise<void> {
+  if (hasExited(child)) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+/** The kernel's state letter for a pid, or null when it has no /proc entry. */
+export function procState(pid: number): string | null {
+  try {
+    return parseProcStat(readFileSync(`/proc/${pid}/stat`, 'utf8'))?.state ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** Real uid of a pid, from /proc/<pid>/status. */
+export function procUid(pid: number): number | null {
+  try {
+    const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('Uid:'));
+    const uid = line?.split(/\s+/)[1];
+    return uid === undefined ? null : Number(uid);
+  } catch {
+    return null;
+  }
+}
+
+/** Clock ticks since boot (USER_HZ is 100 on Linux), as used by /proc/<pid>/stat field 22. */
+export function uptimeTicks(): number {
+  const seconds = Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]);
+  return Math.floor(seconds * 100);
+}
+
+/**
+ * A zombie: `sh` (dash) starts `sleep` in the background, prints its pid and blocks in `read`.
+ * dash reaps background jobs only when it waits, so the killed `sleep` stays a zombie until
+ * `release()` closes sh's stdin; then `wait` reaps it and sh exits.
+ */
+export async function startZombie(children: Children): Promise<{
+  parent: ChildProcess;
+  pid: number;
+  release: () => void;
+}> {
+  const parent = children.spawn('sh', ['-c', 'sleep 30 & echo $!; read x; wait'], {
+    stdio: ['pipe', 'pipe', 'ignore'],
+  });
+  const release = () => parent.stdin?.end();
+  children.onCleanup(release);
+  const lines = createInterface({ input: parent.stdout! });
+  const first = await new Promise<string>((resolve, reject) => {
+    lines.once('line', resolve);
+    parent.once('exit', () => reject(new Error('sh exited before printing the pid')));
+  });
+  lines.close();
+  const pid = Number(first.trim());
+  if (!Number.isSafeInteger(pid) || pid <= 0) throw new Error(`bad pid from sh: ${first}`);
+  await waitFor(() => procState(pid) !== null, { message: `sleep ${pid} to appear` });
+  process.kill(pid, 'SIGKILL');
+  await waitFor(() => procState(pid) === 'Z', { message: `pid ${pid} to become a zombie` });
+  return { parent, pid, release };
+}
+
+export const NS_LAST_PID = '/proc/sys/kernel/ns_last_pid';
+
+/** Whether this process may steer pid allocation (root with CAP_SYS_ADMIN in its pid namespace). */
+export function nsLastPidWritable(): boolean {
+  try {
+    accessSync(NS_LAST_PID, constants.W_OK);
+    // Writing the current value back changes nothing but proves the capability.
+    writeFileSync(NS_LAST_PID, readFileSync(NS_LAST_PID, 'utf8').trim());
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether a process can be started as `nobody` (uid 65534) through setpriv. */
+export function canRunAsNobody(): boolean {
+  if (process.getuid?.() !== 0) return false;
+  try {
+    accessSync('/usr/bin/setpriv', constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export const NOBODY = 65534;
+export const AS_NOBODY = [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups'];
