@@ -4,7 +4,10 @@ import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { EngineError } from '../errors.js';
 import { awaitTagCommand } from './await-tag.js';
+import { attachCommand } from './attach.js';
 import { printError } from './output.js';
+import { runCommand } from './run.js';
+import { statusCommand } from './status.js';
 import { tagCommand } from './tag.js';
 
 async function main(argv: string[]): Promise<number> {
@@ -15,6 +18,9 @@ async function main(argv: string[]): Promise<number> {
       .parserConfiguration({ 'parse-positional-numbers': false })
       .command(tagCommand)
       .command(awaitTagCommand)
+      .command(runCommand as never)
+      .command(statusCommand as never)
+      .command(attachCommand as never)
       .demandCommand(1, 'Name a command; see engine --help')
       .strict()
       .fail((message, error) => {

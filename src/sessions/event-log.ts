@@ -21,15 +21,19 @@ export const EVENT_NAMES = [
 ] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
 
-export interface EngineEvent {
+/** An event as recorded by the daemon, before the log adds its time. */
+export interface EventInput {
   event: EventName;
-  time: string;
   file?: string;
   noun?: string;
   session?: string;
   pid?: number;
   reason?: string;
   [key: string]: unknown;
+}
+
+export interface EngineEvent extends EventInput {
+  time: string;
 }
 
 export function engineStateDir(root: string): string {

@@ -14,7 +14,7 @@ export type SessionStatus = (typeof SESSION_STATUSES)[number];
 export interface TmuxTarget {
   socket: string | null;
   session: string;
-  window: string;
+  window: string | null;
   pane: string | null;
 }
 

@@ -1,0 +1,14 @@
+/** The daemon's log: one readable line per event on stderr, or JSON lines with --log-format json. */
+import type { LogFn } from '../daemon/daemon-context.js';
+
+export function createLogger(format: 'text' | 'json', verbose = false): LogFn {
+  return (level, message, fields = {}) => {
+    if (level === 'debug' && !verbose) return;
+    const time = new Date().toISOString();
+    if (format === 'json') {
+      process.stderr.write(`${JSON.stringify({ time, level, msg: message, ...fields })}\n`);
+      return;
+    }
+    process.stderr.write(`${time} ${level.toUpperCase().padEnd(5)} ${message}\n`);
+  };
+}

@@ -1,0 +1,55 @@
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import type { CommandModule } from 'yargs';
+import { parseDispatchTable } from '../dispatch/dispatch-table.js';
+import { collectStatus, type ClaimItem } from '../status/collect-status.js';
+import { printJson, printLine } from './output.js';
+import { SHIPPED_TAGS } from './paths.js';
+
+interface Args {
+  paths: string[];
+  root: string;
+  json: boolean;
+}
+
+export const statusCommand: CommandModule<object, Args> = {
+  command: 'status [paths..]',
+  describe: 'What waits (in dispatch order), what runs, what is stale, what finished recently',
+  builder: (yargs) =>
+    yargs
+      .positional('paths', { type: 'string', array: true, default: [] })
+      .option('root', { type: 'string', default: '.' })
+      .option('json', { type: 'boolean', default: false }) as never,
+  handler: async (args) => {
+    const root = resolve(args.root);
+    const tablePath = join(root, 'directives', 'TAGS.md');
+    const source =
+      (await readFile(tablePath, 'utf8').catch(() => null)) ??
+      (await readFile(SHIPPED_TAGS, 'utf8'));
+    const table = parseDispatchTable(source, tablePath);
+    const paths =
+      args.paths.length > 0 ? args.paths.map((p) => resolve(p)) : [join(root, 'sessions')];
+    const report = await collectStatus(root, paths, table);
+    if (args.json) return printJson(report);
+    printLine(`Waiting (${report.waiting.length}), in dispatch order:`);
+    report.waiting.forEach((w, i) =>
+      printLine(
+        `  ${i + 1}. ${w.file}  #delegated-${w.noun}  ${w.skill ?? '(no route)'}  P${w.weight}${w.dispatchable ? '' : '  not dispatchable'}`,
+      ),
+    );
+    printLine(`Running (${report.running.length}):`);
+    report.running.forEach((c) => printLine(`  ${claimLine(c)}`));
+    printLine(`Stale (${report.stale.length}):`);
+    report.stale.forEach((c) => printLine(`  ${claimLine(c)}`));
+    printLine(`Finished in the last 24 h (${report.recent.length}):`);
+    report.recent.forEach((e) =>
+      printLine(`  ${e.time}  ${e.event}  ${e.file ?? ''}${e.reason ? `  (${e.reason})` : ''}`),
+    );
+  },
+};
+
+function claimLine(c: ClaimItem): string {
+  const age = c.ageSeconds === null ? '' : `  age ${c.ageSeconds}s`;
+  const beat = c.lastHeartbeat ? `  heartbeat ${c.lastHeartbeat}` : '';
+  return `${c.file}  #claimed-${c.noun}  pid ${c.pid ?? '-'} (${c.liveness})  window ${c.pane ?? '-'}${age}${beat}  ${c.session ?? ''}`;
+}

@@ -1,0 +1,40 @@
+/** What every part of the daemon shares: the root, its options, the runner, a clock and a log. */
+import type { DispatchTable } from '../dispatch/dispatch-table.js';
+import type { Runner } from '../runners/runner.js';
+import type { EventInput } from '../sessions/event-log.js';
+
+export type LogLevel = 'info' | 'warn' | 'error' | 'debug';
+export type LogFn = (level: LogLevel, message: string, fields?: Record<string, unknown>) => void;
+
+export interface DaemonOptions {
+  root: string;
+  /** Directories (or files) watched for request files. */
+  paths: string[];
+  /** Tags or globs, each `#delegated-...`. */
+  monitor: string[];
+  debounceMs: number;
+  rescanIntervalMs: number;
+  reapIntervalMs: number;
+  claimGraceMs: number;
+  staleAfterMs: number;
+  /** 0: no cap. */
+  maxAgents: number;
+  agentTemplate: string[];
+  runner: 'tmux' | 'pty';
+  tmuxSocket: string | null;
+  tmuxSession: string;
+  heartbeatMs: number;
+  /** How often a running agent's claim is checked for completion. */
+  pollMs: number;
+  /** The `engine` entry script the tmux window runs (`engine run <skill> <file> --session`). */
+  engineScript: string;
+}
+
+export interface DaemonContext {
+  options: DaemonOptions;
+  table: DispatchTable;
+  runner: Runner;
+  log: LogFn;
+  now(): Date;
+  recordEvent(event: EventInput): Promise<void>;
+}

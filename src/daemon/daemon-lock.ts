@@ -1,0 +1,81 @@
+/**
+ * One daemon per root: an O_EXCL pidfile holding the daemon's process identity. A lock whose
+ * holder is not alive (pid gone, reused, zombie, previous boot) is taken over.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { EngineError } from '../errors.js';
+import {
+  checkLiveness,
+  isAlive,
+  selfIdentity,
+  type ProcessIdentity,
+} from '../process/process-identity.js';
+import { engineStateDir } from '../sessions/event-log.js';
+
+export interface DaemonLock {
+  path: string;
+  release(): Promise<void>;
+}
+
+export function daemonLockPath(root: string): string {
+  return join(engineStateDir(root), 'daemon.lock');
+}
+
+export async function acquireDaemonLock(root: string): Promise<DaemonLock> {
+  const path = daemonLockPath(root);
+  await mkdir(engineStateDir(root), { recursive: true });
+  const me = selfIdentity();
+  for (let attempt = 0; attempt < 5; attempt++) {
+    try {
+      const handle = await open(path, 'wx', 0o644);
+      await handle.writeFile(`${JSON.stringify(me)}\n`);
+      await handle.sync();
+      await handle.close();
+      return { path, release: () => releaseIfOurs(path, me) };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const raw = await readFile(path, 'utf8').catch(() => null);
+    if (raw === null) continue;
+    const holder = parseIdentity(raw);
+    if (holder && isAlive(checkLiveness(holder))) {
+      throw new EngineError(`another daemon (pid ${holder.pid}) is monitoring ${root}`);
+    }
+    await takeOver(path, raw);
+  }
+  throw new EngineError(`Could not take the daemon lock ${path}: it keeps changing`);
+}
+
+/** Moves a dead holder's lock aside; puts it back if a live daemon replaced it meanwhile. */
+async function takeOver(path: string, staleContent: string): Promise<void> {
+  const aside = `${path}.${randomBytes(4).toString('hex')}.stale`;
+  try {
+    await rename(path, aside);
+  } catch {
+    return;
+  }
+  const moved = await readFile(aside, 'utf8').catch(() => null);
+  if (moved !== null && moved !== staleContent) {
+    await rename(aside, path).catch(() => undefined);
+    return;
+  }
+  await unlink(aside).catch(() => undefined);
+}
+
+async function releaseIfOurs(path: string, me: ProcessIdentity): Promise<void> {
+  const raw = await readFile(path, 'utf8').catch(() => null);
+  const holder = raw ? parseIdentity(raw) : null;
+  if (holder && holder.pid === me.pid && holder.startTicks === me.startTicks)
+    await unlink(path).catch(() => undefined);
+}
+
+function parseIdentity(raw: string): ProcessIdentity | null {
+  try {
+    const value = JSON.parse(raw) as ProcessIdentity;
+    return typeof value.pid === 'number' && typeof value.startTicks === 'string' ? value : null;
+  } catch {
+    return null;
+  }
+}

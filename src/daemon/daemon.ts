@@ -1,0 +1,484 @@
+/**
+ * The dispatch daemon: settled request files → routing through §TAG_DISPATCH → a capped
+ * priority queue → claim (atomic swap + Session line) → session directory and `.state.json` →
+ * agent in a runner → watch until done or dead. A periodic reaper requeues dead claims.
+ * It keeps no state the files do not hold: killed at any point and restarted, it reads
+ * everything back from request files and `.state.json`.
+ */
+import { readFile, realpath, stat } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import PQueue from 'p-queue';
+import { PreconditionError } from '../errors.js';
+import { editFile } from '../files/tag-file.js';
+import { decodeText, MAX_PARSE_BYTES } from '../files/read-text-file.js';
+import { fillTemplate } from '../dispatch/agent-command.js';
+import { queuePriority, weightOf, compareOrder, type OrderKey } from '../dispatch/work-order.js';
+import { ScanPool } from '../tags/scan-pool.js';
+import type { TagOccurrence } from '../tags/scan-tags.js';
+import {
+  claimEdit,
+  lastPriorSession,
+  recoveryCount,
+  restoreClaimEdit,
+} from '../tags/lifecycle-edits.js';
+import { lifecycleOf, lifecycleTag, parseTagPattern, type TagPattern } from '../tags/tag-name.js';
+import { createSessionDir, newSessionRef, resolveSessionRef } from '../sessions/session-dir.js';
+import {
+  readSessionState,
+  writeSessionState,
+  type SessionState,
+} from '../sessions/session-state.js';
+import { checkLiveness, isAlive } from '../process/process-identity.js';
+import { walkMarkdownFiles } from '../tags/walk-markdown.js';
+import { checkClaim, type ClaimVerdict } from './claim-check.js';
+import type { DaemonContext } from './daemon-context.js';
+import { RequestWatcher } from './request-watcher.js';
+import { SessionIndex } from './session-index.js';
+
+/** A `#delegated-X` found in a settled request file. */
+export interface WorkItem extends OrderKey {
+  file: string;
+  noun: string;
+  skill: string;
+}
+
+export class Daemon {
+  private readonly ctx: DaemonContext;
+  private readonly queue: PQueue;
+  private readonly pool = new ScanPool();
+  private readonly patterns: TagPattern[];
+  private readonly sessions: SessionIndex;
+  private readonly watcher: RequestWatcher;
+  /** Items queued or being claimed, by `file\0noun`, so a burst of saves queues one dispatch. */
+  private readonly pending = new Set<string>();
+  /** Claims this process watches until they end (dispatched here or adopted), by `file\0noun`. */
+  private readonly tracked = new Set<string>();
+  /** Files known to carry a claim, for the reaper. */
+  private readonly claimedFiles = new Map<string, Set<string>>();
+  private readonly warned = new Set<string>();
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private reapTimer: NodeJS.Timeout | null = null;
+  private stopping = false;
+  /** --once does not wait for agents, so it adopts none. */
+  private adopting = true;
+
+  constructor(ctx: DaemonContext) {
+    this.ctx = ctx;
+    const cap = ctx.options.maxAgents;
+    this.queue = new PQueue({ concurrency: cap === 0 ? Number.POSITIVE_INFINITY : cap });
+    this.patterns = ctx.options.monitor.map(parseTagPattern);
+    this.sessions = new SessionIndex(ctx.options.root);
+    this.watcher = new RequestWatcher({
+      paths: ctx.options.paths,
+      debounceMs: ctx.options.debounceMs,
+      rescanIntervalMs: ctx.options.rescanIntervalMs,
+      onSettled: (path) => this.track(this.evaluate(path)),
+      onError: (error) => ctx.log('warn', `watcher: ${error.message}`),
+    });
+  }
+
+  /** Reaps, then watches. Resolves once the first pass over the tree has been made. */
+  async start(): Promise<void> {
+    await this.sessions.load();
+    await this.ctx.recordEvent({ event: 'daemon-started', pid: process.pid, host: hostname() });
+    await this.readyItems();
+    await this.reap();
+    await this.watcher.start();
+    this.scheduleReap();
+  }
+
+  /** One pass: reap, dispatch what is ready now (within the cap), return without waiting for agents. */
+  async runOnce(): Promise<void> {
+    this.adopting = false;
+    await this.sessions.load();
+    const items = await this.plan();
+    let running = await this.reap();
+    const cap = this.ctx.options.maxAgents || Number.POSITIVE_INFINITY;
+    for (const item of items) {
+      if (running >= cap) break;
+      if (await this.claimAndSpawn(item)) running++;
+    }
+  }
+
+  /** Items ready now (quiet for the debounce period), in dispatch order, changing nothing. */
+  async plan(): Promise<WorkItem[]> {
+    const items = await this.readyItems();
+    const ready: WorkItem[] = [];
+    for (const item of items) {
+      const info = await stat(item.file).catch(() => null);
+      if (info && Date.now() - info.mtimeMs >= this.ctx.options.debounceMs) ready.push(item);
+    }
+    return ready.sort(compareOrder);
+  }
+
+  /** Stops watching and lets a claim or spawn in progress finish; agents keep running. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.reapTimer) clearTimeout(this.reapTimer);
+    this.queue.pause();
+    this.queue.clear();
+    await this.watcher.close();
+    await Promise.allSettled([...this.inFlight]);
+    await this.pool.close();
+    await this.ctx.recordEvent({ event: 'daemon-stopped', pid: process.pid });
+  }
+
+  /** Resolves when nothing is queued or running (tests and --once use it). */
+  onIdle(): Promise<void> {
+    return this.queue.onIdle();
+  }
+
+  private track<T>(promise: Promise<T>): Promise<T> {
+    this.inFlight.add(promise);
+    void promise
+      .catch((error: unknown) => this.ctx.log('error', String(error)))
+      .finally(() => this.inFlight.delete(promise));
+    return promise;
+  }
+
+  private async readyItems(): Promise<WorkItem[]> {
+    const items: WorkItem[] = [];
+    for (const root of this.ctx.options.paths) {
+      for await (const path of walkMarkdownFiles(root)) items.push(...(await this.itemsIn(path)));
+    }
+    return items;
+  }
+
+  /** Reads one settled file: remembers its claims, restores overwritten ones, queues work. */
+  private async evaluate(path: string): Promise<void> {
+    if (this.stopping) return;
+    for (const item of await this.itemsIn(path)) {
+      const key = `${item.file}\0${item.noun}`;
+      if (this.pending.has(key) || this.tracked.has(key)) {
+        if (this.tracked.has(key)) await this.restoreClaim(item);
+        continue;
+      }
+      if (await this.restoreClaim(item)) continue;
+      this.pending.add(key);
+      this.ctx.log(
+        'debug',
+        `queued ${item.file} #delegated-${item.noun} (P${item.weight}, priority ${item.tablePriority})`,
+      );
+      void this.queue
+        .add(() => this.dispatch(item, key), { priority: queuePriority(item) })
+        .catch((error: unknown) =>
+          this.ctx.log('error', `dispatch ${item.file}: ${String(error)}`),
+        );
+    }
+  }
+
+  /** The `#delegated-X` work items a file carries now (Tags line or front matter only). */
+  private async itemsIn(path: string): Promise<WorkItem[]> {
+    const occurrences = await this.scan(path);
+    if (!occurrences) return [];
+    const file = await realpath(path).catch(() => path);
+    const carriers = occurrences.filter((o) => o.place !== 'prose');
+    const tags = carriers.map((o) => o.tag);
+    const claimed = new Set(
+      tags
+        .map(lifecycleOf)
+        .filter((l) => l?.state === 'claimed')
+        .map((l) => l?.noun as string),
+    );
+    if (claimed.size > 0) this.claimedFiles.set(file, claimed);
+    else this.claimedFiles.delete(file);
+    const items: WorkItem[] = [];
+    for (const tag of new Set(tags)) {
+      const life = lifecycleOf(tag);
+      if (life?.state !== 'delegated' || !this.patterns.some((p) => p.matches(tag))) continue;
+      const route = this.ctx.table.get(life.noun);
+      if (!route || !route.dispatchable) {
+        this.warnOnce(
+          `route:${life.noun}`,
+          route
+            ? `#delegated-${life.noun} is marked not dispatchable in §TAG_DISPATCH; left untouched`
+            : `#delegated-${life.noun} has no row in §TAG_DISPATCH; left untouched (${path})`,
+        );
+        continue;
+      }
+      items.push({
+        file,
+        noun: life.noun,
+        skill: route.skill,
+        weight: weightOf(tags),
+        tablePriority: route.priority,
+        readyAt: Date.now(),
+      });
+    }
+    return items;
+  }
+
+  private async scan(path: string): Promise<TagOccurrence[] | null> {
+    const bytes = await readFile(path).catch(() => null);
+    if (!bytes || (!bytes.includes('delegated-') && !bytes.includes('claimed-'))) return null;
+    const decoded = decodeText(bytes);
+    if (!decoded) return this.skip(path, 'not UTF-8 text');
+    if (bytes.length > MAX_PARSE_BYTES)
+      return this.skip(path, `larger than ${MAX_PARSE_BYTES} bytes`);
+    try {
+      return (await this.pool.scan(decoded.text)).occurrences;
+    } catch (error) {
+      return this.skip(path, error instanceof Error ? error.message : String(error));
+    }
+  }
+
+  private skip(path: string, reason: string): null {
+    this.warnOnce(`skip:${path}:${reason}`, `skipped ${path}: ${reason}`);
+    return null;
+  }
+
+  private warnOnce(key: string, message: string): void {
+    if (this.warned.has(key)) return;
+    this.warned.add(key);
+    this.ctx.log('warn', message);
+  }
+
+  /**
+   * An editor that read before our claim and saved after it puts `#delegated-X` back while the
+   * claim's agent lives. Restore the claim; never start a second agent. True when restored.
+   */
+  private async restoreClaim(item: WorkItem): Promise<boolean> {
+    for (const ref of this.sessions.sessionsOf(item.file)) {
+      const dir = resolveSessionRef(this.ctx.options.root, ref);
+      if (!dir) continue;
+      const read = await readSessionState(dir);
+      if (!('state' in read) || read.state.noun !== item.noun) continue;
+      if (read.state.status !== 'starting' && read.state.status !== 'running') continue;
+      const verdict = await this.sessionAlive(read.state);
+      if (!verdict) continue;
+      try {
+        await editFile(item.file, (text) => restoreClaimEdit(text, item.noun, ref));
+      } catch (error) {
+        if (error instanceof PreconditionError) return true;
+        throw error;
+      }
+      this.ctx.log(
+        'warn',
+        `restored the claim on ${item.file}: an older copy was saved over it while ${ref} runs`,
+      );
+      await this.ctx.recordEvent({
+        event: 'claim-restored',
+        file: item.file,
+        noun: item.noun,
+        session: ref,
+      });
+      return true;
+    }
+    return false;
+  }
+
+  private async sessionAlive(state: SessionState): Promise<boolean> {
+    if (state.pid === null || state.startTicks === null || state.bootId === null) {
+      return Date.now() - Date.parse(state.startedAt) < this.ctx.options.claimGraceMs;
+    }
+    return isAlive(
+      checkLiveness({
+        pid: state.pid,
+        startTicks: state.startTicks,
+        bootId: state.bootId,
+        host: state.host,
+      }),
+    );
+  }
+
+  /** A queue task: claim and spawn, then hold the slot until the agent's claim ends. */
+  private async dispatch(item: WorkItem, key: string): Promise<void> {
+    this.pending.delete(key);
+    if (this.stopping) return;
+    const ref = await this.track(this.claimAndSpawn(item));
+    if (!ref) return;
+    this.tracked.add(key);
+    try {
+      await this.watchUntilEnded(item.file, item.noun);
+    } finally {
+      this.tracked.delete(key);
+    }
+  }
+
+  /** Claim first, then the session and its record, then the agent. Returns the session ref. */
+  private async claimAndSpawn(item: WorkItem): Promise<string | null> {
+    const { options } = this.ctx;
+    const ref = newSessionRef(item.noun, item.file, this.ctx.now());
+    let attempt = 1;
+    let priorSession: string | null = null;
+    try {
+      await editFile(item.file, (text) => {
+        attempt = recoveryCount(text) + 1;
+        priorSession = lastPriorSession(text);
+        return claimEdit(text, item.noun, ref);
+      });
+    } catch (error) {
+      if (error instanceof PreconditionError) {
+        this.ctx.log(
+          'debug',
+          `claim lost on ${item.file} (#delegated-${item.noun} no longer there)`,
+        );
+        return null;
+      }
+      throw error;
+    }
+    this.sessions.add(item.file, ref);
+    this.ctx.log('info', `claimed ${item.file} (#claimed-${item.noun}) → ${ref}`);
+    await this.ctx.recordEvent({
+      event: 'claimed',
+      file: item.file,
+      noun: item.noun,
+      session: ref,
+      attempt,
+    });
+    const dir = await createSessionDir(options.root, ref);
+    const now = this.ctx.now().toISOString();
+    const agentArgv = fillTemplate(options.agentTemplate, {
+      skill: item.skill,
+      noun: item.noun,
+      file: item.file,
+      session: dir,
+      tag: lifecycleTag('claimed', item.noun),
+    });
+    const state: SessionState = {
+      version: 1,
+      status: 'starting',
+      pid: null,
+      startTicks: null,
+      bootId: null,
+      host: hostname(),
+      agentPid: null,
+      agentStartTicks: null,
+      skill: item.skill,
+      noun: item.noun,
+      tag: lifecycleTag('claimed', item.noun),
+      requestFile: item.file,
+      root: options.root,
+      sessionRef: ref,
+      exitCode: null,
+      startedAt: now,
+      lastHeartbeat: null,
+      endedAt: null,
+      attempt,
+      priorSession,
+      runner: options.runner,
+      tmux:
+        options.runner === 'tmux'
+          ? { socket: options.tmuxSocket, session: options.tmuxSession, window: null, pane: null }
+          : null,
+      agentArgv,
+      heartbeatMs: options.heartbeatMs,
+      reason: null,
+    };
+    await writeSessionState(dir, state);
+    try {
+      const launched = await this.ctx.runner.launch({
+        name: `agent-${item.noun}-${Math.floor(Date.now() / 1000)}`,
+        argv: [
+          process.execPath,
+          options.engineScript,
+          'run',
+          item.skill,
+          item.file,
+          '--session',
+          dir,
+        ],
+        cwd: options.root,
+        env: { ENGINE_ROOT: options.root },
+        logFile: `${dir}/transcript.log`,
+      });
+      this.ctx.log('info', `spawned ${launched.windowName} (${launched.target}) for ${item.file}`);
+      await this.ctx.recordEvent({
+        event: 'spawned',
+        file: item.file,
+        noun: item.noun,
+        session: ref,
+        pid: launched.pid,
+        window: launched.windowName,
+        target: launched.target,
+      });
+    } catch (error) {
+      const reason = `spawn failed: ${error instanceof Error ? error.message : String(error)}`;
+      await writeSessionState(dir, { ...state, status: 'abandoned', reason, endedAt: now });
+      await this.ctx.recordEvent({
+        event: 'spawn-failed',
+        file: item.file,
+        noun: item.noun,
+        session: ref,
+        reason,
+      });
+      this.ctx.log('error', `${reason} (${item.file})`);
+      await checkClaim(this.ctx, item.file, item.noun);
+      return null;
+    }
+    return ref;
+  }
+
+  /** Polls the claim (a condition on files) until the agent is done or its claim was requeued. */
+  private async watchUntilEnded(file: string, noun: string): Promise<ClaimVerdict> {
+    for (;;) {
+      const verdict = await checkClaim(this.ctx, file, noun);
+      if (verdict.kind !== 'alive') {
+        await this.recordEnd(file, noun, verdict);
+        return verdict;
+      }
+      if (this.stopping) return verdict;
+      await new Promise((resolve) => setTimeout(resolve, this.ctx.options.pollMs));
+    }
+  }
+
+  private async recordEnd(file: string, noun: string, verdict: ClaimVerdict): Promise<void> {
+    if (verdict.kind === 'done') {
+      this.ctx.log('info', `done: ${file} (#done-${noun})`);
+      await this.ctx.recordEvent({ event: 'done', file, noun });
+    }
+  }
+
+  private scheduleReap(): void {
+    if (this.stopping) return;
+    this.reapTimer = setTimeout(() => {
+      void this.track(this.reap()).finally(() => this.scheduleReap());
+    }, this.ctx.options.reapIntervalMs);
+  }
+
+  /**
+   * Checks every known claim not watched by a queue task: adopts live ones, requeues dead ones.
+   * Returns how many claims have a live agent.
+   */
+  async reap(): Promise<number> {
+    let alive = this.tracked.size;
+    for (const [file, nouns] of [...this.claimedFiles]) {
+      for (const noun of [...nouns]) {
+        const key = `${file}\0${noun}`;
+        if (this.tracked.has(key) || this.stopping) continue;
+        const verdict = await checkClaim(this.ctx, file, noun);
+        if (verdict.kind === 'alive') {
+          alive++;
+          if (verdict.state) this.adopt(file, noun, verdict.session);
+          continue;
+        }
+        nouns.delete(noun);
+        if (verdict.kind === 'foreign')
+          this.warnOnce(`foreign:${key}`, `${file}: ${verdict.reason}; left alone`);
+        await this.recordEnd(file, noun, verdict);
+      }
+    }
+    return alive;
+  }
+
+  /** A live agent found at start (or by the reaper) holds a slot until its claim ends. */
+  private adopt(file: string, noun: string, session: string): void {
+    const key = `${file}\0${noun}`;
+    if (!this.adopting || this.tracked.has(key)) return;
+    this.tracked.add(key);
+    this.ctx.log('info', `adopted running agent for ${file} (${session})`);
+    void this.ctx.recordEvent({ event: 'adopted', file, noun, session });
+    void this.queue
+      .add(
+        async () => {
+          try {
+            await this.watchUntilEnded(file, noun);
+          } finally {
+            this.tracked.delete(key);
+          }
+        },
+        { priority: Number.MAX_SAFE_INTEGER },
+      )
+      .catch(() => undefined);
+  }
+}

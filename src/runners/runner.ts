@@ -1,0 +1,115 @@
+/**
+ * Where agents run. A runner starts one agent command, reports whether it still runs and stops it.
+ * Two kinds: tmux (default; a human can attach to the window) and pty (node-pty inside the daemon).
+ *
+ * The argument vector is never handed to a shell: file names such as `$(touch x).md`,
+ * `a; rm -rf b.md`, names with quotes, newlines or leading dashes are plain arguments.
+ */
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { EngineError, isErrnoException } from '../errors.js';
+
+export interface AgentLaunch {
+  /** Window name base, e.g. 'agent-implementation-1732260000'; the runner adds a suffix (-2, -3, ...) on collision. */
+  name: string;
+  /** The argument vector to execute. NEVER passed through a shell: file names such as `$(touch x).md`, `a; rm -rf b.md`, names with quotes, newlines or leading dashes are just arguments. */
+  argv: string[];
+  cwd: string;
+  env: Record<string, string>;
+  /** Optional transcript file (the pty runner always writes one when given; the tmux runner may use pipe-pane). */
+  logFile?: string;
+}
+
+export interface LaunchedAgent {
+  kind: 'tmux' | 'pty';
+  target: string;
+  windowName: string;
+  pid: number;
+}
+
+export interface Runner {
+  readonly kind: 'tmux' | 'pty';
+  launch(spec: AgentLaunch): Promise<LaunchedAgent>;
+  /** True while the target's process has not exited (tmux: pane exists and is not dead). */
+  isTargetAlive(target: string): Promise<boolean>;
+  /** Ends the target if still there (tmux: kill-window -t <pane id>); ignores a target that is gone. */
+  stop(target: string): Promise<void>;
+  /** Releases runner resources (pty: nothing left running is killed — document; tmux: nothing). */
+  close(): Promise<void>;
+}
+
+/** Variables a runner never passes on: they would point the agent at the daemon's own tmux client. */
+export const DROPPED_ENV_KEYS: readonly string[] = ['TMUX', 'TMUX_PANE'];
+
+/** Longest window name kept (tmux accepts more; longer names only clutter the status line). */
+const MAX_WINDOW_NAME = 100;
+
+/**
+ * A window name made of `[A-Za-z0-9._-]` only: every other character is removed (so nothing in it
+ * can be read as a tmux format, target or option). An empty result becomes `agent`.
+ */
+export function sanitizeWindowName(name: string): string {
+  const kept = name.replace(/[^A-Za-z0-9._-]/g, '').slice(0, MAX_WINDOW_NAME);
+  return kept === '' ? 'agent' : kept;
+}
+
+/** `base`, else `base-2`, `base-3`, ... : the first that is not in `taken`. */
+export function uniqueWindowName(base: string, taken: Iterable<string>): string {
+  const names = new Set(taken);
+  if (!names.has(base)) return base;
+  for (let n = 2; ; n++) {
+    const candidate = `${base}-${n}`;
+    if (!names.has(candidate)) return candidate;
+  }
+}
+
+/** A launch whose argv, cwd and env have been checked; `cwd` is absolute. */
+export interface CheckedLaunch extends AgentLaunch {
+  argv: [string, ...string[]];
+}
+
+/**
+ * Checks a launch before anything is started: a non-empty argv with a non-empty program, no NUL
+ * bytes anywhere, environment names without `=`, and a cwd that is an existing directory.
+ * Throws `EngineError` naming the problem.
+ */
+export async function checkLaunch(spec: AgentLaunch): Promise<CheckedLaunch> {
+  const [program, ...rest] = spec.argv;
+  if (program === undefined || program === '') {
+    throw new EngineError('cannot start an agent: the command is empty');
+  }
+  for (const arg of spec.argv) {
+    if (arg.includes('\0')) {
+      throw new EngineError(
+        `cannot start an agent: argument contains a NUL byte: ${JSON.stringify(arg)}`,
+      );
+    }
+  }
+  for (const [key, value] of Object.entries(spec.env)) {
+    if (key === '' || key.includes('=') || key.includes('\0') || value.includes('\0')) {
+      throw new EngineError(
+        `cannot start an agent: invalid environment variable ${JSON.stringify(key)}`,
+      );
+    }
+  }
+  const cwd = path.resolve(spec.cwd);
+  try {
+    const info = await stat(cwd);
+    if (!info.isDirectory())
+      throw new EngineError(`cannot start an agent: ${cwd} is not a directory`);
+  } catch (error) {
+    if (error instanceof EngineError) throw error;
+    const reason = isErrnoException(error) ? error.code : String(error);
+    throw new EngineError(`cannot start an agent in ${cwd}: ${reason}`, { cause: error });
+  }
+  return { ...spec, argv: [program, ...rest], cwd };
+}
+
+/** The launch environment without the variables in `DROPPED_ENV_KEYS`. */
+export function agentEnv(env: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) {
+    if (!DROPPED_ENV_KEYS.includes(key)) out[key] = value;
+  }
+  return out;
+}

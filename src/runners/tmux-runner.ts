@@ -1,0 +1,345 @@
+/**
+ * Runs agents in windows of a tmux session (default `dispatch`) that a human can attach to.
+ *
+ * tmux is run with `execFile`, never through a shell, with `TMUX` and `TMUX_PANE` removed from its
+ * environment; a server this runner starts gets `-f /dev/null` (no user configuration). Panes are
+ * addressed by pane id (`%N`): window names may repeat.
+ *
+ * How the command reaches the agent (measured with tmux 3.3a, see test/runners):
+ * - `new-window ... -- ARG0 ARG1 ...` with two or more arguments: tmux calls execvp on them
+ *   directly, no shell, so `pane_pid` is the agent's own pid.
+ * - With ONE argument tmux runs `$default-shell -c ARG0`: a shell would interpret it. A one-element
+ *   argv is therefore started as `/bin/sh -c 'exec "$0"' ARG0`: the script is constant, the
+ *   program name is only ever a positional parameter, and `exec` keeps the pid.
+ * - The tmux client treats an argument ENDING in `;` as a command separator (the `;` is dropped
+ *   and the following arguments become a new tmux command). Every argument we pass that may end in
+ *   `;` is written with `\;`, which tmux turns back into `;` (see `escapeTmuxArgument`).
+ * - The `-c` directory is expanded as a tmux format: `#(cmd)` in it would run a shell command. `#`
+ *   is doubled (see `escapeTmuxFormat`). `-e` values and the command arguments are not expanded.
+ * - The whole command is limited to about 16 KB (tmux's message size); longer fails with an error.
+ *
+ * Transcripts: `logFile` is ignored. tmux keeps each pane's scrollback (`capture-pane -p -J -S -`)
+ * and attaching to the window shows the agent; piping with `pipe-pane` would need a shell command
+ * line and the wait-for handshake of TECH-NOTES §5, for little gain.
+ *
+ * Exit: this runner does not set `remain-on-exit`, so a window closes when its command exits. On a
+ * server where `remain-on-exit` is on, the dead pane stays and `isTargetAlive` reports it dead.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { EngineError, isErrnoException } from '../errors.js';
+import {
+  DROPPED_ENV_KEYS,
+  agentEnv,
+  checkLaunch,
+  sanitizeWindowName,
+  uniqueWindowName,
+  type AgentLaunch,
+  type CheckedLaunch,
+  type LaunchedAgent,
+  type Runner,
+} from './runner.js';
+
+export interface ExecResult {
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs `file` with `args` (no shell) and resolves with its output once it exits with status 0.
+ * Otherwise rejects with an error carrying `stderr` (string) and `code` (exit status, or an errno
+ * string such as `ENOENT` when the program is missing), as `child_process.execFile` does.
+ */
+export type ExecFn = (
+  file: string,
+  args: readonly string[],
+  options: { env: NodeJS.ProcessEnv },
+) => Promise<ExecResult>;
+
+export interface TmuxRunnerOptions {
+  /** tmux -L name; undefined = default server */
+  socket?: string;
+  /** default 'dispatch' */
+  session?: string;
+  /** injectable for unit tests */
+  exec?: ExecFn;
+}
+
+/** A tmux command that exited with a non-zero status. */
+export class TmuxError extends EngineError {
+  readonly stderr: string;
+
+  constructor(message: string, stderr: string, cause?: unknown) {
+    super(message, { cause });
+    this.name = 'TmuxError';
+    this.stderr = stderr;
+  }
+}
+
+export const DEFAULT_SESSION = 'dispatch';
+
+/** How long a single tmux call may take before it is killed. */
+const TMUX_TIMEOUT_MS = 30_000;
+
+/** stderr of a tmux client that found no server (none started, or it just exited). */
+const NO_SERVER = /no server running|error connecting to|server exited unexpectedly/i;
+/** stderr of a command whose session vanished (or whose server did) between two calls. */
+const SESSION_GONE = /can't find session|no server running|error connecting to|server exited/i;
+
+const PANE_ID = /^%\d+$/;
+const NAME = /^[A-Za-z0-9._-]+$/;
+
+const execFileAsync = promisify(execFile);
+
+const defaultExec: ExecFn = async (file, args, options) => {
+  const { stdout, stderr } = await execFileAsync(file, [...args], {
+    env: options.env,
+    encoding: 'utf8',
+    timeout: TMUX_TIMEOUT_MS,
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  return { stdout, stderr };
+};
+
+/** `['-L', socket, ...args]`, or just `args` for the default server. */
+export function tmuxArgs(socket: string | undefined, ...args: string[]): string[] {
+  return socket === undefined ? args : ['-L', socket, ...args];
+}
+
+/** The environment tmux runs with: the given one without `TMUX` and `TMUX_PANE`. */
+export function tmuxEnv(base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const env = { ...base };
+  for (const key of DROPPED_ENV_KEYS) delete env[key];
+  return env;
+}
+
+/**
+ * An argument the tmux client passes on unchanged. The client ends a command at an argument that
+ * ends in `;` (and drops the `;`); `\;` at the end stands for a literal `;`.
+ */
+export function escapeTmuxArgument(arg: string): string {
+  return arg.endsWith(';') ? `${arg.slice(0, -1)}\\;` : arg;
+}
+
+/** Text that tmux format expansion leaves unchanged: `#` is written `##`. */
+export function escapeTmuxFormat(text: string): string {
+  return text.replaceAll('#', '##');
+}
+
+/**
+ * The command tmux is given. Two or more arguments are exec'd as they are; a single one would go
+ * to `sh -c`, so it is wrapped in a constant script that only execs its positional parameter.
+ */
+export function paneCommand(argv: readonly [string, ...string[]]): string[] {
+  return argv.length === 1 ? ['/bin/sh', '-c', 'exec "$0"', argv[0]] : [...argv];
+}
+
+/** Whether a `tmux` binary can be run. */
+export async function isTmuxAvailable(): Promise<boolean> {
+  try {
+    await defaultExec('tmux', ['-V'], { env: tmuxEnv() });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export class TmuxRunner implements Runner {
+  readonly kind = 'tmux' as const;
+  readonly socket: string | undefined;
+  readonly session: string;
+  private readonly exec: ExecFn;
+  /** Launches run one at a time so that two of them never pick the same window name. */
+  private launching: Promise<unknown> = Promise.resolve();
+
+  constructor(options: TmuxRunnerOptions = {}) {
+    const { socket, session = DEFAULT_SESSION, exec = defaultExec } = options;
+    if (socket !== undefined && (!NAME.test(socket) || socket === '.' || socket === '..')) {
+      throw new EngineError(
+        `invalid tmux socket name ${JSON.stringify(socket)}: use letters, digits, '.', '_' and '-'`,
+      );
+    }
+    if (!NAME.test(session) || session.includes('.')) {
+      throw new EngineError(
+        `invalid tmux session name ${JSON.stringify(session)}: use letters, digits, '_' and '-'`,
+      );
+    }
+    this.socket = socket;
+    this.session = session;
+    this.exec = exec;
+  }
+
+  async launch(spec: AgentLaunch): Promise<LaunchedAgent> {
+    // Checked inside the queue, so that launches are named in the order they were asked for.
+    const run = this.launching.then(async () => this.launchChecked(await checkLaunch(spec)));
+    this.launching = run.catch(() => undefined);
+    return run;
+  }
+
+  async isTargetAlive(target: string): Promise<boolean> {
+    assertPaneId(target);
+    const panes = await this.listPanes();
+    const dead = panes.get(target);
+    return dead !== undefined && dead !== '1';
+  }
+
+  async stop(target: string): Promise<void> {
+    assertPaneId(target);
+    try {
+      await this.tmux('kill-window', '-t', target);
+    } catch (error) {
+      // Gone already (or the whole server is): nothing to stop. Anything else is a real failure.
+      if (error instanceof TmuxError && !(await this.listPanes()).has(target)) return;
+      throw error;
+    }
+  }
+
+  /** Nothing to release: the server and its windows outlive the runner on purpose. */
+  async close(): Promise<void> {}
+
+  /** Creates the session, detached, unless it exists. Safe when another process does the same. */
+  async ensureSession(): Promise<void> {
+    try {
+      await this.tmux('has-session', '-t', `=${this.session}`);
+      return;
+    } catch (error) {
+      if (!(error instanceof TmuxError)) throw error;
+    }
+    try {
+      // -f /dev/null: this call may start the server, which must not read the user's tmux.conf.
+      await this.tmux(
+        '-f',
+        '/dev/null',
+        'new-session',
+        '-d',
+        '-s',
+        this.session,
+        '-x',
+        '200',
+        '-y',
+        '50',
+      );
+    } catch (error) {
+      // Someone else created it between our two calls: it exists, which is all we need.
+      if (error instanceof TmuxError && /duplicate session/i.test(error.stderr)) return;
+      throw error;
+    }
+  }
+
+  private async launchChecked(spec: CheckedLaunch): Promise<LaunchedAgent> {
+    for (let attempt = 1; ; attempt++) {
+      await this.ensureSession();
+      try {
+        return await this.newWindow(spec);
+      } catch (error) {
+        // The session (or server) went away between the check and the window, e.g. a human closed
+        // its last window. Create it again, once.
+        if (attempt < 2 && error instanceof TmuxError && SESSION_GONE.test(error.stderr)) continue;
+        throw error;
+      }
+    }
+  }
+
+  private async newWindow(spec: CheckedLaunch): Promise<LaunchedAgent> {
+    const taken = (
+      await this.tmux('list-windows', '-t', `=${this.session}`, '-F', '#{window_name}')
+    )
+      .split('\n')
+      .filter((line) => line !== '');
+    const windowName = uniqueWindowName(sanitizeWindowName(spec.name), taken);
+    const envArgs = Object.entries(agentEnv(spec.env)).flatMap(([key, value]) => [
+      '-e',
+      escapeTmuxArgument(`${key}=${value}`),
+    ]);
+    let stdout: string;
+    try {
+      stdout = await this.tmux(
+        'new-window',
+        '-d',
+        '-P',
+        '-F',
+        '#{pane_pid} #{pane_id}',
+        '-t',
+        `=${this.session}:`,
+        '-n',
+        windowName,
+        '-c',
+        escapeTmuxArgument(escapeTmuxFormat(spec.cwd)),
+        ...envArgs,
+        '--',
+        ...paneCommand(spec.argv).map(escapeTmuxArgument),
+      );
+    } catch (error) {
+      if (error instanceof TmuxError && /command too long/i.test(error.stderr)) {
+        throw new EngineError(
+          'cannot start the agent in tmux: its command and environment exceed the ~16 KB a tmux ' +
+            'command may carry; shorten them or use --runner pty',
+          { cause: error },
+        );
+      }
+      throw error;
+    }
+    const match = /^(\d+) (%\d+)$/.exec(stdout.trim());
+    if (!match?.[1] || !match[2]) {
+      throw new EngineError(
+        `tmux new-window printed ${JSON.stringify(stdout)}, expected a pid and pane id`,
+      );
+    }
+    return { kind: 'tmux', target: match[2], windowName, pid: Number(match[1]) };
+  }
+
+  /** Pane id → `pane_dead` ('1' or '0') for every pane of the server; empty without a server. */
+  private async listPanes(): Promise<Map<string, string>> {
+    let stdout: string;
+    try {
+      stdout = await this.tmux('list-panes', '-a', '-F', '#{pane_id} #{pane_dead}');
+    } catch (error) {
+      if (error instanceof TmuxError && NO_SERVER.test(error.stderr)) return new Map();
+      throw error;
+    }
+    const panes = new Map<string, string>();
+    for (const line of stdout.split('\n')) {
+      const [id, dead] = line.trim().split(' ');
+      if (id && dead !== undefined) panes.set(id, dead);
+    }
+    return panes;
+  }
+
+  /** Runs one tmux command on this runner's server; resolves with stdout, throws TmuxError. */
+  private async tmux(...args: string[]): Promise<string> {
+    try {
+      return (await this.exec('tmux', tmuxArgs(this.socket, ...args), { env: tmuxEnv() })).stdout;
+    } catch (error) {
+      if (isErrnoException(error) && error.code === 'ENOENT') {
+        throw new EngineError(
+          'tmux is not installed (or not on PATH): install it or use --runner pty',
+          {
+            cause: error,
+          },
+        );
+      }
+      const stderr = stderrOf(error);
+      const command = args.find((arg) => !arg.startsWith('-') && arg !== '/dev/null') ?? 'tmux';
+      throw new TmuxError(
+        `tmux ${command} failed: ${stderr.trim() || (error instanceof Error ? error.message : String(error))}`,
+        stderr,
+        error,
+      );
+    }
+  }
+}
+
+function assertPaneId(target: string): void {
+  if (!PANE_ID.test(target)) {
+    throw new EngineError(`not a tmux pane id: ${JSON.stringify(target)} (expected %N)`);
+  }
+}
+
+function stderrOf(error: unknown): string {
+  if (typeof error === 'object' && error !== null && 'stderr' in error) {
+    const { stderr } = error as { stderr: unknown };
+    if (typeof stderr === 'string') return stderr;
+    if (Buffer.isBuffer(stderr)) return stderr.toString('utf8');
+  }
+  return '';
+}

@@ -1,0 +1,174 @@
+import { existsSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  agentStarts,
+  makeRoot,
+  release,
+  startDaemon,
+  tmuxWindows,
+  waitForReady,
+  type DaemonProcess,
+  type TestRoot,
+} from '../helpers/daemon-harness.js';
+import { waitFor } from '../helpers/wait-for.js';
+
+let t: TestRoot;
+let daemons: DaemonProcess[] = [];
+
+afterEach(async () => {
+  for (const d of daemons) if (d.child.exitCode === null) await d.kill9();
+  daemons = [];
+  await t?.cleanup();
+});
+
+function start(extra: string[] = [], env: Record<string, string> = {}): DaemonProcess {
+  const d = startDaemon(t, extra, env);
+  daemons.push(d);
+  return d;
+}
+
+const stateOf = async (sessionDir: string) =>
+  JSON.parse(await readFile(join(sessionDir, '.state.json'), 'utf8')) as Record<string, unknown>;
+
+describe('the dispatch lifecycle', () => {
+  it('claims a #delegated-X, runs the agent in a tmux window, and the agent marks it done', async () => {
+    t = await makeRoot();
+    const d = start([], { TEST_AGENT_MODE: 'hold' });
+    await waitForReady(d);
+    const file = join(t.sessions, 'REQUEST.md');
+    await writeFile(file, '# Fix the login\n**Tags**: #delegated-fix #P1\n\nDetails.\n');
+
+    const text = await waitFor(async () => {
+      const now = await readFile(file, 'utf8');
+      return now.includes('#claimed-fix') && now.includes('**Session**:') ? now : null;
+    });
+    expect(text).not.toContain('#delegated-fix');
+    const [agent] = await waitFor(() => agentStarts(t).length === 1 && agentStarts(t));
+    expect(agent?.file).toBe(file);
+    await waitFor(() => tmuxWindows(t.socket).some((w) => /^agent-fix-\d+/.test(w)), {
+      message: 'agent window',
+    });
+    const state = await waitFor(async () => {
+      const s = await stateOf(agent!.session);
+      return s.status === 'running' && typeof s.agentPid === 'number' ? s : null;
+    });
+    expect(() => process.kill(state.pid as number, 0)).not.toThrow();
+    expect(state).toMatchObject({
+      noun: 'fix',
+      skill: '/fix',
+      tag: '#claimed-fix',
+      requestFile: file,
+      attempt: 1,
+    });
+
+    await release(agent!.session);
+    await waitFor(async () => (await readFile(file, 'utf8')).includes('#done-fix'));
+    const final = await waitFor(async () => {
+      const s = await stateOf(agent!.session);
+      return s.status === 'exited' ? s : null;
+    });
+    expect(final.exitCode).toBe(0);
+    expect(await readFile(file, 'utf8')).not.toContain('#claimed-fix');
+  });
+
+  it('never dispatches #needs-X or #next-X, and leaves a noun without a route untouched', async () => {
+    t = await makeRoot();
+    const needs = join(t.sessions, 'NEEDS.md');
+    const next = join(t.sessions, 'NEXT.md');
+    const manual = join(t.sessions, 'MANUAL.md');
+    await writeFile(needs, '# A\n**Tags**: #needs-fix\n');
+    await writeFile(next, '# B\n**Tags**: #next-fix\n');
+    await writeFile(manual, '# C\n**Tags**: #delegated-manual #delegated-unknown\n');
+    const d = start();
+    await waitForReady(d);
+    const sentinel = join(t.sessions, 'SENTINEL.md');
+    await writeFile(sentinel, '# S\n**Tags**: #delegated-chores\n');
+    await waitFor(async () => (await readFile(sentinel, 'utf8')).includes('#done-chores'));
+    expect(await readFile(needs, 'utf8')).toBe('# A\n**Tags**: #needs-fix\n');
+    expect(await readFile(next, 'utf8')).toBe('# B\n**Tags**: #next-fix\n');
+    expect(await readFile(manual, 'utf8')).toBe(
+      '# C\n**Tags**: #delegated-manual #delegated-unknown\n',
+    );
+    expect(agentStarts(t).map((a) => a.file)).toEqual([sentinel]);
+    expect(d.output()).toMatch(/#delegated-manual is marked not dispatchable/);
+    expect(d.output()).toMatch(/#delegated-unknown has no row in §TAG_DISPATCH/);
+  });
+
+  it('does not dispatch a tag added and removed within the debounce window', async () => {
+    t = await makeRoot();
+    const d = start(['--debounce-ms', '1500']);
+    await waitForReady(d);
+    const flicker = join(t.sessions, 'FLICKER.md');
+    await writeFile(flicker, '# F\n**Tags**: #delegated-fix\n');
+    await writeFile(flicker, '# F\n**Tags**: #needs-fix\n');
+    const sentinel = join(t.sessions, 'SENTINEL.md');
+    await writeFile(sentinel, '# S\n**Tags**: #delegated-chores\n');
+    await waitFor(async () => (await readFile(sentinel, 'utf8')).includes('#done-chores'));
+    expect(await readFile(flicker, 'utf8')).toBe('# F\n**Tags**: #needs-fix\n');
+    expect(agentStarts(t).map((a) => a.file)).toEqual([sentinel]);
+  });
+
+  it('restores a claim that an editor overwrote with an older copy, without a second agent', async () => {
+    t = await makeRoot();
+    const d = start([], { TEST_AGENT_MODE: 'hold' });
+    await waitForReady(d);
+    const file = join(t.sessions, 'REQUEST.md');
+    const original = '# Fix\n**Tags**: #delegated-fix\n\nNotes.\n';
+    await writeFile(file, original);
+    const [agent] = await waitFor(() => agentStarts(t).length === 1 && agentStarts(t));
+    const claimed = await waitFor(async () => {
+      const now = await readFile(file, 'utf8');
+      return now.includes('#claimed-fix') ? now : null;
+    });
+    // The editor read before the claim and saves after it, with one more human line.
+    await writeFile(file, `${original}A human line.\n`);
+    const restored = await waitFor(async () => {
+      const now = await readFile(file, 'utf8');
+      return now.includes('#claimed-fix') && now.includes('A human line.') ? now : null;
+    });
+    expect(restored).toContain(claimed.split('\n')[2]);
+    expect(d.output()).toMatch(/restored the claim/);
+    await release(agent!.session);
+    await waitFor(async () => (await readFile(file, 'utf8')).includes('#done-fix'));
+    expect(agentStarts(t)).toHaveLength(1);
+  });
+
+  it('passes hostile file names to the agent as one literal argument, never through a shell', async () => {
+    t = await makeRoot();
+    const d = start();
+    await waitForReady(d);
+    const name = `x $(touch CANARY1) ; touch CANARY2 'q" \`touch CANARY3\` -x.md`;
+    const file = join(t.sessions, name);
+    await writeFile(file, '# Hostile\n**Tags**: #delegated-fix\n');
+    await waitFor(async () => (await readFile(file, 'utf8')).includes('#done-fix'));
+    const [agent] = agentStarts(t);
+    expect(agent?.argv).toEqual([file]);
+    for (const dir of [t.root, t.sessions, process.cwd()]) {
+      for (const canary of ['CANARY1', 'CANARY2', 'CANARY3']) expect(existsSync(join(dir, canary))).toBe(false);
+    }
+  });
+
+  it('refuses to monitor #needs-* and #next-*', async () => {
+    t = await makeRoot();
+    const needs = start(['--monitor-tags=#needs-*']);
+    expect(await needs.exited).toBe(1);
+    expect(needs.output()).toMatch(/ERROR: Refusing to monitor '#needs-\*': #needs-X is staging/);
+    const next = start(['--monitor-tags=#delegated-fix,#next-fix']);
+    expect(await next.exited).toBe(1);
+    expect(next.output()).toMatch(/#next-X is claimed by the next skill/);
+  });
+
+  it('refuses a second daemon on the same root', async () => {
+    t = await makeRoot();
+    const first = start();
+    await waitForReady(first);
+    const second = start();
+    expect(await second.exited).toBe(1);
+    expect(second.output()).toContain(
+      `ERROR: another daemon (pid ${first.child.pid}) is monitoring ${t.root}`,
+    );
+    expect(await first.stop()).toBe(0);
+  });
+});

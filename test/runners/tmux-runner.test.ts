@@ -1,0 +1,490 @@
+/**
+ * TmuxRunner on a real tmux server. Every server here is isolated (`tmux -L engine-test-<random>`)
+ * and destroyed in afterAll, socket file included; every process started is killed by pid.
+ */
+import { existsSync } from 'node:fs';
+import {
+  chmod,
+  copyFile,
+  mkdir,
+  mkdtemp,
+  readdir,
+  realpath,
+  rm,
+  writeFile,
+} from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EngineError } from '../../src/errors.js';
+import { TmuxRunner, isTmuxAvailable } from '../../src/runners/tmux-runner.js';
+import type { LaunchedAgent } from '../../src/runners/runner.js';
+import { waitFor } from '../helpers/wait-for.js';
+import {
+  destroyServer,
+  killAll,
+  processGone,
+  readProbe,
+  socketFile,
+  testSocketName,
+  tmux,
+  tmuxStatus,
+  writeProbeAgent,
+  type ProbeReport,
+} from './support.js';
+
+const available = await isTmuxAvailable();
+
+/**
+ * Canary prefix: a shell or a tmux `#()` job that interpreted a hostile string would create
+ * `<dir>/canary-<name>`. It is an environment variable (inherited by the tmux server and its panes)
+ * so that the hostile strings themselves need no `/` and can also be directory names.
+ */
+const CANARY_VAR = 'ENGINE_TEST_CANARY';
+
+/** Strings that are dangerous to a shell or to tmux; each must arrive as exactly itself. */
+function hostileArguments(): string[] {
+  const c = `\${${CANARY_VAR}}`;
+  return [
+    `$(touch ${c}argv-subst)`,
+    `; touch ${c}argv-semicolon`,
+    `\`touch ${c}argv-backtick\``,
+    `| touch ${c}argv-pipe`,
+    `&& touch ${c}argv-and`,
+    `#(touch ${c}argv-format-job)`,
+    '$(touch x).md',
+    'a; rm -rf b.md',
+    'x;',
+    ';',
+    ';;',
+    '\\;',
+    'ends-with-backslash\\',
+    '#{pane_id}',
+    '##',
+    "it's",
+    '"double" quotes',
+    'new\nline',
+    '-e',
+    '--',
+    '-n',
+    '',
+    ' ',
+    '~',
+    '$HOME',
+    '*',
+    '{}',
+    '%1',
+    'tab\there',
+    'ünïcödé',
+  ];
+}
+
+describe.skipIf(!available)('TmuxRunner on a real tmux server', () => {
+  const socket = testSocketName();
+  const sockets = [socket];
+  const pids = new Set<number>();
+  let dir: string;
+  let probe: string;
+  let runner: TmuxRunner;
+  let counter = 0;
+
+  beforeAll(async () => {
+    dir = await realpath(await mkdtemp(join(tmpdir(), 'engine-runner-')));
+    probe = writeProbeAgent(dir);
+    process.env[CANARY_VAR] = join(dir, 'canary-');
+    runner = new TmuxRunner({ socket });
+  });
+
+  afterAll(async () => {
+    for (const name of sockets) await destroyServer(name);
+    killAll(pids);
+    if (dir) await rm(dir, { recursive: true, force: true });
+    for (const name of sockets) {
+      expect(existsSync(socketFile(name))).toBe(false);
+      expect(existsSync(`${socketFile(name)}.lock`)).toBe(false);
+    }
+  });
+
+  function outFile(): string {
+    counter += 1;
+    return join(dir, `report-${counter}.json`);
+  }
+
+  async function launch(
+    options: { name?: string; args?: string[]; env?: Record<string, string>; cwd?: string } = {},
+  ): Promise<{ agent: LaunchedAgent; out: string }> {
+    const out = outFile();
+    const agent = await runner.launch({
+      name: options.name ?? 'agent-test',
+      argv: [process.execPath, probe, ...(options.args ?? [])],
+      cwd: options.cwd ?? dir,
+      env: { PROBE_OUT: out, ...options.env },
+    });
+    pids.add(agent.pid);
+    return { agent, out };
+  }
+
+  async function report(out: string): Promise<ProbeReport> {
+    return waitFor(() => readProbe(out), { message: `report ${out}` });
+  }
+
+  async function canaries(): Promise<string[]> {
+    return (await readdir(dir)).filter((name) => name.startsWith('canary-'));
+  }
+
+  async function windowNames(): Promise<string[]> {
+    return (await tmux(socket, 'list-windows', '-t', '=dispatch', '-F', '#{window_name}'))
+      .split('\n')
+      .filter(Boolean);
+  }
+
+  it('creates the session detached when it is missing', async () => {
+    expect((await tmuxStatus(socket, 'has-session', '-t', '=dispatch')).ok).toBe(false);
+    await runner.ensureSession();
+    const sessions = await tmux(
+      socket,
+      'list-sessions',
+      '-F',
+      '#{session_name} #{session_attached}',
+    );
+    expect(sessions.trim()).toBe('dispatch 0');
+    // Idempotent: a second call finds it.
+    await runner.ensureSession();
+    expect((await tmux(socket, 'list-sessions', '-F', '#{session_name}')).trim()).toBe('dispatch');
+  });
+
+  it('creates the session once when two runners race to create it', async () => {
+    const fresh = testSocketName();
+    sockets.push(fresh);
+    const a = new TmuxRunner({ socket: fresh, session: 'race' });
+    const b = new TmuxRunner({ socket: fresh, session: 'race' });
+    const out1 = outFile();
+    const out2 = outFile();
+    const spec = (out: string) => ({
+      name: 'racer',
+      argv: [process.execPath, probe],
+      cwd: dir,
+      env: { PROBE_OUT: out },
+    });
+    const launched = await Promise.all([a.launch(spec(out1)), b.launch(spec(out2))]);
+    for (const agent of launched) pids.add(agent.pid);
+    expect((await report(out1)).pid).toBe(launched[0].pid);
+    expect((await report(out2)).pid).toBe(launched[1].pid);
+    expect((await tmux(fresh, 'list-sessions', '-F', '#{session_name}')).trim()).toBe('race');
+  });
+
+  it('runs the argv in the cwd with the env vars, as the pane process itself', async () => {
+    const work = join(dir, 'work dir');
+    await mkdir(work);
+    const { agent, out } = await launch({
+      args: ['first', 'second arg'],
+      cwd: work,
+      env: { PROBE_ENV: 'FOO,BAR,TMUX_PANE', FOO: 'foo value', BAR: '', PROBE_FOREVER: '1' },
+    });
+    const seen = await report(out);
+    expect(seen.argv).toEqual(['first', 'second arg']);
+    expect(seen.cwd).toBe(work);
+    expect(seen.env.FOO).toBe('foo value');
+    expect(seen.env.BAR).toBe('');
+    expect(agent.kind).toBe('tmux');
+    expect(agent.target).toMatch(/^%\d+$/);
+    // The command is exec'd directly: the pane's pid is the agent's own pid.
+    expect(seen.pid).toBe(agent.pid);
+    const panePid = await tmux(socket, 'display-message', '-p', '-t', agent.target, '#{pane_pid}');
+    expect(Number(panePid.trim())).toBe(agent.pid);
+    // tmux, not the daemon, sets TMUX_PANE: it names the agent's own pane.
+    expect(seen.env.TMUX_PANE).toBe(agent.target);
+    await runner.stop(agent.target);
+  });
+
+  it('names windows from [A-Za-z0-9._-] and suffixes -2, -3 on collision', async () => {
+    const base = `agent-implementation-${Date.now()}`;
+    const first = await launch({ name: base, env: { PROBE_FOREVER: '1' } });
+    const second = await launch({ name: base, env: { PROBE_FOREVER: '1' } });
+    const third = await launch({ name: base, env: { PROBE_FOREVER: '1' } });
+    const odd = await launch({ name: 'agent x/y#{z};$(q) ü.1', env: { PROBE_FOREVER: '1' } });
+    expect([first, second, third, odd].map(({ agent }) => agent.windowName)).toEqual([
+      base,
+      `${base}-2`,
+      `${base}-3`,
+      'agentxyzq.1',
+    ]);
+    const names = await windowNames();
+    expect(names).toEqual(expect.arrayContaining([base, `${base}-2`, `${base}-3`, 'agentxyzq.1']));
+    const byPane = await tmux(
+      socket,
+      'display-message',
+      '-p',
+      '-t',
+      second.agent.target,
+      '#{window_name}',
+    );
+    expect(byPane.trim()).toBe(`${base}-2`);
+    for (const { agent } of [first, second, third, odd]) await runner.stop(agent.target);
+  });
+
+  it('reports a target alive while it runs and dead once it exits', async () => {
+    const release = join(dir, `release-${Date.now()}`);
+    const { agent, out } = await launch({ env: { PROBE_HOLD: release } });
+    await report(out);
+    expect(await runner.isTargetAlive(agent.target)).toBe(true);
+    expect(processGone(agent.pid)).toBe(false);
+    await writeFile(release, '');
+    // tmux 3.3a may keep the exited pane (pane_dead=1, a zombie pid) for seconds: poll.
+    await waitFor(async () => !(await runner.isTargetAlive(agent.target)), {
+      timeoutMs: 30_000,
+      message: 'the target to be reported dead',
+    });
+    await waitFor(() => processGone(agent.pid), {
+      timeoutMs: 30_000,
+      message: 'the agent to exit',
+    });
+  });
+
+  it('reports a dead pane as dead when the server keeps it (remain-on-exit)', async () => {
+    const keeper = testSocketName();
+    sockets.push(keeper);
+    const kept = new TmuxRunner({ socket: keeper });
+    await kept.ensureSession();
+    await tmux(keeper, 'set-option', '-g', 'remain-on-exit', 'on');
+    const out = outFile();
+    const agent = await kept.launch({
+      name: 'kept',
+      argv: [process.execPath, probe],
+      cwd: dir,
+      env: { PROBE_OUT: out },
+    });
+    pids.add(agent.pid);
+    await report(out);
+    await waitFor(
+      async () =>
+        (await tmux(keeper, 'display-message', '-p', '-t', agent.target, '#{pane_dead}')).trim() ===
+        '1',
+      { timeoutMs: 30_000, message: 'the pane to be dead' },
+    );
+    expect(await kept.isTargetAlive(agent.target)).toBe(false);
+    await kept.stop(agent.target);
+    const panes = await tmux(keeper, 'list-panes', '-a', '-F', '#{pane_id}');
+    expect(panes.split('\n')).not.toContain(agent.target);
+  });
+
+  it('stops a running target, and ignores one that is gone', async () => {
+    const { agent, out } = await launch({ env: { PROBE_FOREVER: '1' } });
+    await report(out);
+    expect(await runner.isTargetAlive(agent.target)).toBe(true);
+    await runner.stop(agent.target);
+    expect(await runner.isTargetAlive(agent.target)).toBe(false);
+    await waitFor(() => processGone(agent.pid), {
+      timeoutMs: 30_000,
+      message: 'the agent to exit',
+    });
+    await runner.stop(agent.target);
+    await runner.stop('%999999');
+    expect(await runner.isTargetAlive('%999999')).toBe(false);
+  });
+
+  it('answers "not alive" and stops nothing when there is no server, without starting one', async () => {
+    const none = testSocketName();
+    sockets.push(none);
+    const idle = new TmuxRunner({ socket: none });
+    expect(await idle.isTargetAlive('%1')).toBe(false);
+    await idle.stop('%1');
+    await idle.close();
+    expect(existsSync(socketFile(none))).toBe(false);
+  });
+
+  it('rejects a target that is not a pane id', async () => {
+    await expect(runner.isTargetAlive('pty:1')).rejects.toThrow(EngineError);
+    await expect(runner.stop('dispatch:1; kill-server')).rejects.toThrow(/not a tmux pane id/);
+  });
+
+  it('passes hostile arguments, env values and cwd through with no shell and no tmux parsing', async () => {
+    const c = `\${${CANARY_VAR}}`;
+    const cwd = join(dir, `cwd #(touch ${c}cwd-job) $(touch ${c}cwd-subst); 'q' ~ #{pane_id};`);
+    await mkdir(cwd);
+    const hostile = hostileArguments();
+    const envValues = {
+      HOSTILE_A: `$(touch ${c}env-subst)`,
+      HOSTILE_B: `#(touch ${c}env-job)`,
+      HOSTILE_C: 'ends with;',
+      HOSTILE_D: '#{pane_id}',
+    };
+    const { agent, out } = await launch({
+      args: hostile,
+      cwd,
+      env: { ...envValues, PROBE_ENV: Object.keys(envValues).join(',') },
+    });
+    const seen = await report(out);
+    expect(seen.argv).toEqual(hostile);
+    expect(seen.cwd).toBe(cwd);
+    expect(seen.env).toEqual(envValues);
+    expect(seen.pid).toBe(agent.pid);
+
+    // Control: the same kind of `#()` in an UNESCAPED -c does run a job. Once its canary shows up,
+    // any job our launch had caused would have run as well.
+    const control = join(dir, `control #(touch ${c}control)`);
+    await mkdir(control);
+    await tmux(socket, 'new-window', '-d', '-t', '=dispatch:', '-c', control, '--', 'true', 'x');
+    await waitFor(() => existsSync(join(dir, 'canary-control')), { message: 'the control canary' });
+    expect(await canaries()).toEqual(['canary-control']);
+    await rm(join(dir, 'canary-control'));
+  });
+
+  it('runs a one-element argv (a hostile file name) without a shell and keeps its pid', async () => {
+    const c = `\${${CANARY_VAR}}`;
+    const script = join(dir, `run $(touch ${c}single) ; touch ${c}single2 #{pane_id};`);
+    await copyFile(probe, script);
+    await chmod(script, 0o755);
+    const out = outFile();
+    const agent = await runner.launch({
+      name: 'single',
+      argv: [script],
+      cwd: dir,
+      env: { PROBE_OUT: out },
+    });
+    pids.add(agent.pid);
+    const seen = await report(out);
+    expect(seen.argv).toEqual([]);
+    expect(seen.pid).toBe(agent.pid);
+    expect(await canaries()).toEqual([]);
+  });
+
+  it('runs a one-element argv that starts with a dash as a program name, not an option', async () => {
+    // Nothing is named "-x": the window dies at once (exec fails) and nothing else is run.
+    const agent = await runner.launch({ name: 'dash', argv: ['-x'], cwd: dir, env: {} });
+    pids.add(agent.pid);
+    await waitFor(async () => !(await runner.isTargetAlive(agent.target)), {
+      timeoutMs: 30_000,
+      message: 'the failed exec to end the pane',
+    });
+  });
+
+  it('refuses an empty argv, a missing cwd, a bad env name; reports a too-long command clearly', async () => {
+    const spec = { name: 'x', argv: [process.execPath, probe], cwd: dir, env: {} };
+    await expect(runner.launch({ ...spec, argv: [] })).rejects.toThrow(/command is empty/);
+    await expect(runner.launch({ ...spec, argv: [''] })).rejects.toThrow(/command is empty/);
+    await expect(runner.launch({ ...spec, cwd: join(dir, 'missing') })).rejects.toThrow(/ENOENT/);
+    await expect(runner.launch({ ...spec, env: { 'A=B': 'c' } })).rejects.toThrow(
+      /invalid environment variable/,
+    );
+    await expect(runner.launch({ ...spec, env: { BIG: 'x'.repeat(20_000) } })).rejects.toThrow(
+      /16 KB/,
+    );
+  });
+});
+
+/**
+ * What this machine's tmux does with the arguments of new-window, shown with raw tmux calls: the
+ * reasons for paneCommand, escapeTmuxArgument and escapeTmuxFormat.
+ */
+describe.skipIf(!available)('tmux argument handling (the facts the runner relies on)', () => {
+  const socket = testSocketName();
+  let dir: string;
+  let probe: string;
+
+  beforeAll(async () => {
+    dir = await realpath(await mkdtemp(join(tmpdir(), 'engine-tmux-facts-')));
+    probe = writeProbeAgent(dir);
+    process.env[CANARY_VAR] = join(dir, 'canary-');
+    await tmux(
+      socket,
+      '-f',
+      '/dev/null',
+      'new-session',
+      '-d',
+      '-s',
+      'facts',
+      '-x',
+      '200',
+      '-y',
+      '50',
+    );
+  });
+
+  afterAll(async () => {
+    await destroyServer(socket);
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  const c = `\${${CANARY_VAR}}`;
+
+  it('runs a ONE-argument command through a shell', async () => {
+    await tmux(socket, 'new-window', '-d', '-t', '=facts:', '--', `touch ${c}one-arg`);
+    await waitFor(() => existsSync(join(dir, 'canary-one-arg')), { message: 'the shell canary' });
+  });
+
+  it('execs a command of SEVERAL arguments directly (pane_pid is its pid)', async () => {
+    const out = join(dir, 'direct.json');
+    const printed = await tmux(
+      socket,
+      'new-window',
+      '-d',
+      '-P',
+      '-F',
+      '#{pane_pid}',
+      '-t',
+      '=facts:',
+      '-e',
+      `PROBE_OUT=${out}`,
+      '--',
+      process.execPath,
+      probe,
+      `$(touch ${c}several)`,
+    );
+    const seen = await waitFor(() => readProbe(out), { message: 'the direct report' });
+    expect(seen.argv).toEqual([`$(touch ${c}several)`]);
+    expect(seen.pid).toBe(Number(printed.trim()));
+    expect(existsSync(join(dir, 'canary-several'))).toBe(false);
+  });
+
+  it('ends the tmux command at an argument ending in ";" unless written "\\;"', async () => {
+    // Unescaped: `x;` ends new-window and `run-shell ...` becomes a second tmux command.
+    const out = join(dir, 'split.json');
+    await tmux(
+      socket,
+      'new-window',
+      '-d',
+      '-t',
+      '=facts:',
+      '-e',
+      `PROBE_OUT=${out}`,
+      '--',
+      process.execPath,
+      probe,
+      'x;',
+      'run-shell',
+      `touch ${c}split`,
+    );
+    await waitFor(() => existsSync(join(dir, 'canary-split')), { message: 'the run-shell canary' });
+    expect((await waitFor(() => readProbe(out), { message: 'the split report' })).argv).toEqual([
+      'x',
+    ]);
+    // Escaped: one command, the argument intact.
+    const out2 = join(dir, 'escaped.json');
+    await tmux(
+      socket,
+      'new-window',
+      '-d',
+      '-t',
+      '=facts:',
+      '-e',
+      `PROBE_OUT=${out2}`,
+      '--',
+      process.execPath,
+      probe,
+      'x\\;',
+      'run-shell',
+      `touch ${c}escaped`,
+    );
+    const seen = await waitFor(() => readProbe(out2), { message: 'the escaped report' });
+    expect(seen.argv).toEqual(['x;', 'run-shell', `touch ${c}escaped`]);
+    expect(existsSync(join(dir, 'canary-escaped'))).toBe(false);
+  });
+
+  it('expands formats in the -c directory ("#(cmd)" runs a shell command), not in -e or argv', async () => {
+    const cwd = join(dir, `d #(touch ${c}cwd)`);
+    await mkdir(cwd);
+    await tmux(socket, 'new-window', '-d', '-t', '=facts:', '-c', cwd, '--', 'true', 'x');
+    await waitFor(() => existsSync(join(dir, 'canary-cwd')), { message: 'the format-job canary' });
+  });
+});

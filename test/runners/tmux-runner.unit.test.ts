@@ -1,0 +1,320 @@
+/** TmuxRunner with an injected exec: the exact tmux calls, without a tmux server. */
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { EngineError } from '../../src/errors.js';
+import { sanitizeWindowName, uniqueWindowName } from '../../src/runners/runner.js';
+import {
+  TmuxError,
+  TmuxRunner,
+  escapeTmuxArgument,
+  escapeTmuxFormat,
+  paneCommand,
+  tmuxArgs,
+  tmuxEnv,
+  type ExecFn,
+} from '../../src/runners/tmux-runner.js';
+
+interface Call {
+  file: string;
+  args: string[];
+  env: NodeJS.ProcessEnv;
+}
+
+/** An exec that records calls and answers from `respond` (throw = tmux failed with that stderr). */
+function fakeExec(respond: (args: string[]) => string | { fail: string } | { errno: string }): {
+  exec: ExecFn;
+  calls: Call[];
+} {
+  const calls: Call[] = [];
+  const exec: ExecFn = async (file, args, options) => {
+    calls.push({ file, args: [...args], env: options.env });
+    const answer = respond([...args]);
+    if (typeof answer === 'string') return { stdout: answer, stderr: '' };
+    if ('errno' in answer) {
+      throw Object.assign(new Error(`spawn ${file} ${answer.errno}`), { code: answer.errno });
+    }
+    throw Object.assign(new Error('Command failed'), { code: 1, stderr: `${answer.fail}\n` });
+  };
+  return { exec, calls };
+}
+
+/** Answers like a server where session `dispatch` exists with the given windows. */
+function server(windows: string[] = []) {
+  return fakeExec((args) => {
+    const command = args.find((arg) => /^[a-z]+-[a-z]+$/.test(arg));
+    if (command === 'has-session') return '';
+    if (command === 'list-windows') return windows.map((name) => `${name}\n`).join('');
+    if (command === 'new-window') return '4242 %17\n';
+    if (command === 'list-panes') return '%1 0\n%17 0\n%18 1\n';
+    if (command === 'kill-window') return '';
+    return { fail: `unexpected ${command}` };
+  });
+}
+
+const spec = { name: 'agent-fix-1', argv: ['claude', '/fix a.md'], cwd: '/tmp', env: { K: 'v' } };
+
+describe('tmuxArgs and tmuxEnv', () => {
+  it('adds -L only for a named server', () => {
+    expect(tmuxArgs('sock', 'has-session', '-t', '=dispatch')).toEqual([
+      '-L',
+      'sock',
+      'has-session',
+      '-t',
+      '=dispatch',
+    ]);
+    expect(tmuxArgs(undefined, 'list-panes')).toEqual(['list-panes']);
+  });
+
+  it('removes TMUX and TMUX_PANE, keeps the rest', () => {
+    expect(tmuxEnv({ TMUX: '/tmp/x,1,0', TMUX_PANE: '%3', PATH: '/bin', HOME: '/h' })).toEqual({
+      PATH: '/bin',
+      HOME: '/h',
+    });
+  });
+});
+
+describe('escaping for tmux', () => {
+  it('writes a trailing ";" as "\\;" and leaves everything else alone', () => {
+    expect(escapeTmuxArgument('x;')).toBe('x\\;');
+    expect(escapeTmuxArgument(';')).toBe('\\;');
+    expect(escapeTmuxArgument('x\\;')).toBe('x\\\\;');
+    expect(escapeTmuxArgument('a;b')).toBe('a;b');
+    expect(escapeTmuxArgument('$(x) #{y}')).toBe('$(x) #{y}');
+  });
+
+  it('doubles "#" for format-expanded values', () => {
+    expect(escapeTmuxFormat('/tmp/a#(touch x)#{pane_id}##')).toBe(
+      '/tmp/a##(touch x)##{pane_id}####',
+    );
+  });
+
+  it('wraps a one-element argv in a constant exec script, keeps longer ones as they are', () => {
+    expect(paneCommand(['$(touch x)'])).toEqual(['/bin/sh', '-c', 'exec "$0"', '$(touch x)']);
+    expect(paneCommand(['node', '-e', 'x'])).toEqual(['node', '-e', 'x']);
+  });
+});
+
+describe('window names', () => {
+  it('keeps [A-Za-z0-9._-] only', () => {
+    expect(sanitizeWindowName('agent-impl_1.2')).toBe('agent-impl_1.2');
+    expect(sanitizeWindowName('agent x/y#{z};$(q)\nü')).toBe('agentxyzq');
+    expect(sanitizeWindowName('#{}')).toBe('agent');
+  });
+
+  it('adds -2, -3, ... on collision', () => {
+    expect(uniqueWindowName('a', [])).toBe('a');
+    expect(uniqueWindowName('a', ['a'])).toBe('a-2');
+    expect(uniqueWindowName('a', ['a', 'a-2', 'a-4'])).toBe('a-3');
+  });
+});
+
+describe('TmuxRunner (injected exec)', () => {
+  const saved = { TMUX: process.env.TMUX, TMUX_PANE: process.env.TMUX_PANE };
+  afterEach(() => {
+    for (const [key, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
+  });
+
+  it('launches with new-window -d -P -F on =session:, with -n, -c, -e and -- argv', async () => {
+    process.env.TMUX = '/tmp/tmux-1000/default,123,0';
+    process.env.TMUX_PANE = '%0';
+    const { exec, calls } = server(['agent-fix-1']);
+    const runner = new TmuxRunner({ socket: 'sock', exec });
+    const launched = await runner.launch({
+      ...spec,
+      env: { K: 'v;', TMUX: 'x', TMUX_PANE: '%9' },
+    });
+    expect(launched).toEqual({
+      kind: 'tmux',
+      target: '%17',
+      windowName: 'agent-fix-1-2',
+      pid: 4242,
+    });
+    expect(calls.map((call) => call.args)).toEqual([
+      ['-L', 'sock', 'has-session', '-t', '=dispatch'],
+      ['-L', 'sock', 'list-windows', '-t', '=dispatch', '-F', '#{window_name}'],
+      [
+        '-L',
+        'sock',
+        'new-window',
+        '-d',
+        '-P',
+        '-F',
+        '#{pane_pid} #{pane_id}',
+        '-t',
+        '=dispatch:',
+        '-n',
+        'agent-fix-1-2',
+        '-c',
+        '/tmp',
+        '-e',
+        'K=v\\;',
+        '--',
+        'claude',
+        '/fix a.md',
+      ],
+    ]);
+    for (const call of calls) {
+      expect(call.file).toBe('tmux');
+      expect(call.env.TMUX).toBeUndefined();
+      expect(call.env.TMUX_PANE).toBeUndefined();
+    }
+  });
+
+  it('creates a missing session with -f /dev/null, detached, 200x50', async () => {
+    let created = false;
+    const { exec, calls } = fakeExec((args) => {
+      if (args.includes('has-session')) return { fail: "can't find session: dispatch" };
+      if (args.includes('new-session')) {
+        created = true;
+        return '';
+      }
+      if (args.includes('list-windows')) return created ? 'zsh\n' : { fail: 'no session' };
+      return '7 %3\n';
+    });
+    await new TmuxRunner({ exec }).launch(spec);
+    expect(calls[1]?.args).toEqual([
+      '-f',
+      '/dev/null',
+      'new-session',
+      '-d',
+      '-s',
+      'dispatch',
+      '-x',
+      '200',
+      '-y',
+      '50',
+    ]);
+    // The default server: no -L anywhere.
+    for (const call of calls) expect(call.args).not.toContain('-L');
+  });
+
+  it('treats "duplicate session" from a racing creator as success', async () => {
+    const { exec } = fakeExec((args) => {
+      if (args.includes('has-session')) return { fail: 'no server running on /tmp/tmux-0/s' };
+      if (args.includes('new-session')) return { fail: 'duplicate session: dispatch' };
+      if (args.includes('list-windows')) return '';
+      return '7 %3\n';
+    });
+    await expect(new TmuxRunner({ socket: 's', exec }).launch(spec)).resolves.toMatchObject({
+      target: '%3',
+      pid: 7,
+    });
+  });
+
+  it('creates the session again when it vanished before new-window', async () => {
+    let windows = 0;
+    const { exec, calls } = fakeExec((args) => {
+      if (args.includes('has-session')) return '';
+      if (args.includes('list-windows')) return '';
+      if (args.includes('new-window')) {
+        windows += 1;
+        return windows === 1 ? { fail: "can't find session: dispatch" } : '8 %4\n';
+      }
+      return { fail: 'unexpected' };
+    });
+    await expect(new TmuxRunner({ exec }).launch(spec)).resolves.toMatchObject({ target: '%4' });
+    expect(calls.filter((call) => call.args.includes('has-session'))).toHaveLength(2);
+  });
+
+  it('escapes the cwd for formats and a trailing ";", and wraps a one-element argv', async () => {
+    const { exec, calls } = server();
+    const runner = new TmuxRunner({ exec });
+    await expect(
+      runner.launch({ name: 'x', argv: ['/tmp/a;'], cwd: '/does/not/exist', env: {} }),
+    ).rejects.toThrow(/ENOENT/);
+    expect(calls).toHaveLength(0);
+    const base = await mkdtemp(join(tmpdir(), 'engine-unit-#(x)-'));
+    const cwd = join(base, 'd;');
+    await mkdir(cwd);
+    try {
+      await runner.launch({ name: 'x', argv: ['run;'], cwd, env: {} });
+    } finally {
+      await rm(base, { recursive: true, force: true });
+    }
+    const args = calls.find((call) => call.args.includes('new-window'))?.args ?? [];
+    expect(args[args.indexOf('-c') + 1]).toBe(`${base.replaceAll('#', '##')}/d\\;`);
+    expect(args.slice(args.indexOf('--'))).toEqual(['--', '/bin/sh', '-c', 'exec "$0"', 'run\\;']);
+  });
+
+  it('serializes launches so two never pick the same window name', async () => {
+    const names: string[] = [];
+    const { exec } = fakeExec((args) => {
+      if (args.includes('has-session')) return '';
+      if (args.includes('list-windows')) return names.map((name) => `${name}\n`).join('');
+      if (args.includes('new-window')) {
+        names.push(args[args.indexOf('-n') + 1] ?? '?');
+        return `${names.length} %${names.length}\n`;
+      }
+      return { fail: 'unexpected' };
+    });
+    const runner = new TmuxRunner({ exec });
+    const launched = await Promise.all([
+      runner.launch(spec),
+      runner.launch(spec),
+      runner.launch(spec),
+    ]);
+    expect(launched.map((agent) => agent.windowName)).toEqual([
+      'agent-fix-1',
+      'agent-fix-1-2',
+      'agent-fix-1-3',
+    ]);
+  });
+
+  it('isTargetAlive: listed and not dead; dead, missing or no server = false', async () => {
+    const runner = new TmuxRunner({ exec: server().exec });
+    expect(await runner.isTargetAlive('%17')).toBe(true);
+    expect(await runner.isTargetAlive('%18')).toBe(false);
+    expect(await runner.isTargetAlive('%99')).toBe(false);
+    for (const message of [
+      'no server running on /tmp/tmux-0/x',
+      'error connecting to /tmp/tmux-0/x (No such file or directory)',
+      'server exited unexpectedly',
+    ]) {
+      const gone = new TmuxRunner({ exec: fakeExec(() => ({ fail: message })).exec });
+      expect(await gone.isTargetAlive('%1')).toBe(false);
+      await expect(gone.stop('%1')).resolves.toBeUndefined();
+    }
+  });
+
+  it('reports other tmux failures instead of guessing', async () => {
+    const runner = new TmuxRunner({ exec: fakeExec(() => ({ fail: 'something odd' })).exec });
+    await expect(runner.isTargetAlive('%1')).rejects.toThrow(TmuxError);
+    await expect(runner.isTargetAlive('%1')).rejects.toThrow(/list-panes failed: something odd/);
+  });
+
+  it('stop: kill-window -t <pane id>; a pane that is gone is ignored', async () => {
+    const { exec, calls } = server();
+    const runner = new TmuxRunner({ socket: 's', exec });
+    await runner.stop('%17');
+    expect(calls[0]?.args).toEqual(['-L', 's', 'kill-window', '-t', '%17']);
+    const gone = fakeExec((args) =>
+      args.includes('kill-window') ? { fail: "can't find pane: %5" } : '%1 0\n',
+    );
+    await expect(new TmuxRunner({ exec: gone.exec }).stop('%5')).resolves.toBeUndefined();
+    const stuck = fakeExec((args) =>
+      args.includes('kill-window') ? { fail: 'permission denied' } : '%5 0\n',
+    );
+    await expect(new TmuxRunner({ exec: stuck.exec }).stop('%5')).rejects.toThrow(TmuxError);
+  });
+
+  it('says so when tmux is not installed', async () => {
+    const runner = new TmuxRunner({ exec: fakeExec(() => ({ errno: 'ENOENT' })).exec });
+    await expect(runner.launch(spec)).rejects.toThrow(/tmux is not installed/);
+    await expect(runner.isTargetAlive('%1')).rejects.toThrow(EngineError);
+  });
+
+  it('rejects bad socket or session names and non-pane targets', async () => {
+    expect(() => new TmuxRunner({ socket: '../x' })).toThrow(EngineError);
+    expect(() => new TmuxRunner({ socket: '' })).toThrow(EngineError);
+    expect(() => new TmuxRunner({ session: 'a:b' })).toThrow(EngineError);
+    expect(() => new TmuxRunner({ session: 'a.b' })).toThrow(EngineError);
+    const runner = new TmuxRunner({ exec: server().exec });
+    await expect(runner.stop('pty:12')).rejects.toThrow(/not a tmux pane id/);
+    await expect(runner.isTargetAlive('=dispatch:1')).rejects.toThrow(/not a tmux pane id/);
+  });
+});
