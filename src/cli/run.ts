@@ -28,6 +28,7 @@ interface Args {
   session?: string;
   root: string;
   'debounce-ms': number;
+  watch: boolean;
   'rescan-interval-ms': number;
   'reap-interval-ms': number;
   'claim-grace-ms': number;
@@ -71,6 +72,11 @@ export const runCommand: CommandModule<object, Args> = {
         type: 'number',
         default: 3000,
         describe: 'Quiet time before a changed file is read',
+      })
+      .option('watch', {
+        type: 'boolean',
+        default: true,
+        describe: 'Watch files for changes; --no-watch relies on reconcile passes only',
       })
       .option('rescan-interval-ms', {
         type: 'number',
@@ -176,7 +182,8 @@ async function runDaemon(args: Args): Promise<void> {
     paths: args.args.length > 0 ? args.args.map((p) => resolve(p)) : [join(root, 'sessions')],
     monitor: parseMonitorList(args['monitor-tags']),
     debounceMs: args['debounce-ms'],
-    rescanIntervalMs: Math.max(1000, args['rescan-interval-ms']),
+    watch: args.watch,
+    rescanIntervalMs: Math.max(100, args['rescan-interval-ms']),
     reapIntervalMs: Math.max(100, args['reap-interval-ms']),
     claimGraceMs: args['claim-grace-ms'],
     staleAfterMs: args['stale-after'] * 60_000,
@@ -233,7 +240,7 @@ async function runDaemon(args: Args): Promise<void> {
       await daemon.stop();
       return;
     }
-    warnOnWatchHeadroom(options.paths, log);
+    if (options.watch) warnOnWatchHeadroom(options.paths, log);
     await daemon.start();
     log(
       'info',

@@ -13,6 +13,8 @@ export interface DaemonOptions {
   /** Tags or globs, each `#delegated-...`. */
   monitor: string[];
   debounceMs: number;
+  /** false: reconcile passes only, no file watch. */
+  watch: boolean;
   rescanIntervalMs: number;
   reapIntervalMs: number;
   claimGraceMs: number;

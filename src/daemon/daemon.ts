@@ -72,6 +72,7 @@ export class Daemon {
       paths: ctx.options.paths,
       debounceMs: ctx.options.debounceMs,
       rescanIntervalMs: ctx.options.rescanIntervalMs,
+      watch: ctx.options.watch,
       onSettled: (path) => this.track(this.evaluate(path)),
       onError: (error) => ctx.log('warn', `watcher: ${error.message}`),
     });

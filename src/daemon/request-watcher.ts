@@ -18,6 +18,8 @@ export interface RequestWatcherOptions {
   onError: (error: Error) => void;
   /** Events within one debounce window that count as a burst and trigger a reconcile. */
   burstSize?: number;
+  /** false: no file watch at all, reconcile passes only (network filesystems without inotify). */
+  watch?: boolean;
 }
 
 interface Seen {
@@ -41,6 +43,12 @@ export class RequestWatcher {
 
   /** Watches, then runs the first reconcile: every existing file is considered once. */
   async start(): Promise<void> {
+    if (this.options.watch !== false) await this.watch();
+    await this.reconcile();
+    this.scheduleRescan();
+  }
+
+  private async watch(): Promise<void> {
     const watcher = chokidar.watch(this.options.paths, {
       ignoreInitial: true,
       ignored: (path, stats) => isIgnored(path, stats?.isFile() ?? false),
@@ -49,8 +57,6 @@ export class RequestWatcher {
     watcher.on('all', (_event, path) => this.touch(path));
     watcher.on('error', (error) => this.options.onError(error as Error));
     await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
-    await this.reconcile();
-    this.scheduleRescan();
   }
 
   async close(): Promise<void> {

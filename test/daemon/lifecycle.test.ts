@@ -146,7 +146,8 @@ describe('the dispatch lifecycle', () => {
     const [agent] = agentStarts(t);
     expect(agent?.argv).toEqual([file]);
     for (const dir of [t.root, t.sessions, process.cwd()]) {
-      for (const canary of ['CANARY1', 'CANARY2', 'CANARY3']) expect(existsSync(join(dir, canary))).toBe(false);
+      for (const canary of ['CANARY1', 'CANARY2', 'CANARY3'])
+        expect(existsSync(join(dir, canary))).toBe(false);
     }
   });
 
