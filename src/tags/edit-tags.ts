@@ -78,7 +78,9 @@ export function removeTag(text: string, tag: string, line?: number): string | nu
 
 /**
  * Compare-and-swap: the first present old tag becomes `next`; other present old tags are
- * removed, and `next` is never written twice. Throws TagMissingError when no old tag is present.
+ * removed, and `next` is never written twice (when it is already there, as an old tag or not,
+ * that copy is kept and every other present old tag is removed). Throws TagMissingError when
+ * no old tag is present.
  */
 export function swapTags(text: string, olds: string[], next: string, line?: number): string {
   const scan = scanTags(text);
@@ -86,10 +88,12 @@ export function swapTags(text: string, olds: string[], next: string, line?: numb
   if (targets.length === 0) throw new TagMissingError(olds, line, true);
   const pool =
     line === undefined ? carrierTags(scan) : scan.occurrences.filter((o) => o.line === line);
-  const nextPresent = pool.some((o) => o.tag === next);
-  const splices = targets.map((o, i) =>
-    i === 0 && !nextPresent ? replacement(o, next) : removal(text, o),
-  );
+  const kept = pool.find((o) => o.tag === next);
+  const splices: Splice[] = [];
+  targets.forEach((o, i) => {
+    if (o === kept) return;
+    splices.push(i === 0 && kept === undefined ? replacement(o, next) : removal(text, o));
+  });
   return applySplices(text, splices);
 }
 
@@ -110,7 +114,34 @@ function replacement(o: TagOccurrence, tag: string): Splice {
 /** The bytes to delete for one occurrence: the tag and one separator, or a whole list line. */
 function removal(text: string, o: TagOccurrence): Splice {
   if (o.place === 'front-matter') return frontMatterRemoval(text, o);
-  return { ...withOneSpace(text, o.start, o.end), insert: '' };
+  return proseRemoval(text, o);
+}
+
+/**
+ * The tag and one separator. A tag that is all of an emphasis or strikethrough takes its
+ * delimiters along (`~~#a~~` left as `~~~~` would open a code fence that swallows the rest of
+ * the file), and a tag alone on its line takes the line along (a blank line would end the
+ * paragraph and could turn the indented lines below it into a code block).
+ */
+function proseRemoval(text: string, o: TagOccurrence): Splice {
+  let start = o.start;
+  let end = o.end;
+  const lineStart = text.lastIndexOf('\n', start - 1) + 1;
+  const run = /[*_~]+$/.exec(text.slice(lineStart, start))?.[0];
+  if (run && text.startsWith([...run].reverse().join(''), end)) {
+    start -= run.length;
+    end += run.length;
+  }
+  const newline = text.indexOf('\n', end);
+  const contentEnd = newline === -1 ? text.length : newline - (text[newline - 1] === '\r' ? 1 : 0);
+  const blank = /^[ \t]*$/;
+  if (blank.test(text.slice(lineStart, start)) && blank.test(text.slice(end, contentEnd))) {
+    if (newline !== -1) return { start: lineStart, end: newline + 1, insert: '' };
+    if (lineStart === 0) return { start: 0, end: text.length, insert: '' };
+    const previousEnd = lineStart - (text[lineStart - 2] === '\r' ? 2 : 1);
+    return { start: previousEnd, end: text.length, insert: '' };
+  }
+  return { ...withOneSpace(text, start, end), insert: '' };
 }
 
 function withOneSpace(text: string, start: number, end: number): { start: number; end: number } {
@@ -149,10 +180,15 @@ function insertTagsLine(text: string, scan: TagScan, lineText: string): string {
   } else {
     at = scan.frontMatterEnd ?? 0;
   }
-  const needsBreakBefore = at > 0 && at === text.length && !text.endsWith('\n');
+  // At the end of a file without a final newline: start a line, and keep the newline missing.
+  if (at > 0 && at === text.length && !text.endsWith('\n')) {
+    return applySplices(text, [{ start: at, end: at, insert: `${eol}${lineText}` }]);
+  }
+  // Text right below would continue the Tags line's paragraph (an indented code block or an
+  // HTML block would turn into prose, `---` into a heading underline): keep a blank line between.
   const rest = text.slice(at);
-  const needsBlankAfter = scan.h1EndLine === null && rest.length > 0 && !/^\r?\n/.test(rest);
-  const insert = `${needsBreakBefore ? eol : ''}${lineText}${eol}${needsBlankAfter ? eol : ''}`;
+  const needsBlankAfter = rest.length > 0 && !/^[ \t]*\r?\n/.test(rest);
+  const insert = `${lineText}${eol}${needsBlankAfter ? eol : ''}`;
   return applySplices(text, [{ start: at, end: at, insert }]);
 }
 

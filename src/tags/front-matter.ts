@@ -26,7 +26,12 @@ export function scanFrontMatterTags(
   const contentEnd = Math.max(contentStart, text.lastIndexOf('\n', end - 1) + 1);
   if (contentStart <= 0) return { tags: [], problems: [] };
   const source = text.slice(contentStart, contentEnd);
-  const document = parseDocument(source, { uniqueKeys: false });
+  let document: ReturnType<typeof parseDocument>;
+  try {
+    document = parseDocument(source, { uniqueKeys: false });
+  } catch (error) {
+    return { tags: [], problems: [`front matter is not valid YAML: ${String(error)}`] };
+  }
   if (document.errors.length > 0) {
     return {
       tags: [],
@@ -40,7 +45,9 @@ export function scanFrontMatterTags(
   const scalars = isSeq(value) ? value.items.filter(isScalar) : isScalar(value) ? [value] : [];
   const tags: FrontMatterTag[] = [];
   for (const scalar of scalars) {
-    if (typeof scalar.value !== 'string' || !scalar.range) continue;
+    // A bare entry such as `2024` is read by YAML as a number; its source is still a tag name.
+    const { value } = scalar;
+    if ((typeof value !== 'string' && typeof value !== 'number') || !scalar.range) continue;
     const [from, to] = scalar.range;
     const raw = source.slice(from, to);
     for (const match of raw.matchAll(WORD)) {

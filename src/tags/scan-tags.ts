@@ -57,7 +57,19 @@ const processor = unified()
 
 /** Node types whose content is never a tag. */
 const OPAQUE = new Set(['code', 'inlineCode', 'html', 'yaml', 'toml']);
+const FRONT_MATTER = new Set(['yaml', 'toml']);
 const TAGS_LINE = /^\*\*Tags\*\*:/;
+/** Emphasis and strikethrough delimiters: markup, not text, where they border a text node. */
+const DELIMITER = /[*_~]/;
+
+/**
+ * An autolink (`<https://x.com/a#b>`) or a GFM autolink literal (`https://x.com/a#b`): its text
+ * is its destination, so nothing in it is a tag. A link written `[text](url)` starts with `[`.
+ */
+function isAutolink(text: string, node: Nodes): boolean {
+  const start = node.position?.start.offset;
+  return node.type === 'link' && start !== undefined && text[start] !== '[';
+}
 
 export function scanTags(text: string): TagScan {
   const tree = processor.parse(text) as Root;
@@ -72,23 +84,23 @@ export function scanTags(text: string): TagScan {
   const visit = (node: Nodes): void => {
     const start = node.position?.start.offset;
     const end = node.position?.end.offset;
-    if (OPAQUE.has(node.type)) {
+    if (OPAQUE.has(node.type) || isAutolink(text, node)) {
       if (start !== undefined && end !== undefined) opaque.push([start, end]);
+      // TOML front matter (`+++`) carries no tags, but a created Tags line still goes below it.
       if (
-        node.type === 'yaml' &&
+        FRONT_MATTER.has(node.type) &&
         start !== undefined &&
         end !== undefined &&
         frontMatterEnd === null
       ) {
         frontMatterEnd = lines.endOfLineAt(end);
-        const scanned = scanFrontMatterTags(text, start, end);
-        frontMatter = scanned.tags;
-        problems.push(...scanned.problems);
+        if (node.type === 'yaml') {
+          const scanned = scanFrontMatterTags(text, start, end);
+          frontMatter = scanned.tags;
+          problems.push(...scanned.problems);
+        }
       }
       return;
-    }
-    if (node.type === 'heading' && node.depth === 1 && h1EndLine === null && node.position) {
-      h1EndLine = node.position.end.line;
     }
     if (node.type === 'text') {
       if (start !== undefined && end !== undefined)
@@ -98,6 +110,14 @@ export function scanTags(text: string): TagScan {
     if ('children' in node) for (const child of node.children) visit(child as Nodes);
   };
   visit(tree);
+  // The title is a top-level H1: one nested in a block quote or a list item is not the title.
+  for (const child of tree.children) {
+    const endOffset = child.position?.end.offset;
+    if (child.type === 'heading' && child.depth === 1 && endOffset !== undefined) {
+      h1EndLine = lines.lineOf(endOffset);
+      break;
+    }
+  }
 
   const tagsLine = findTagsLine(text, lines, opaque);
   const occurrences: TagOccurrence[] = [
@@ -126,7 +146,7 @@ function collectProseTags(
   for (const match of slice.matchAll(TAG_IN_TEXT)) {
     const at = start + (match.index ?? 0);
     const after = at + match[0].length;
-    if (!isTagBoundary(text, at, after)) continue;
+    if (!isTagBoundary(text, at, after, start, end)) continue;
     into.push({
       tag: match[0],
       start: at,
@@ -138,15 +158,47 @@ function collectProseTags(
   }
 }
 
-/** True when the `#` at `at` begins a tag that ends at `after` (not attached, not escaped). */
-export function isTagBoundary(text: string, at: number, after: number): boolean {
-  const before = text[at - 1];
+/**
+ * True when the `#` at `at` begins a tag that ends at `after` (not attached, not escaped).
+ * `from`/`to` bound the text node holding it: a character outside them is markup, so emphasis
+ * delimiters there are looked through (`_#needs-x_` is a tag, `**foo**#bar` is attached) and a
+ * backslash there escapes nothing.
+ */
+export function isTagBoundary(
+  text: string,
+  at: number,
+  after: number,
+  from = 0,
+  to = text.length,
+): boolean {
+  let left = at;
+  if (at === from) while (left > 0 && DELIMITER.test(text[left - 1] as string)) left--;
+  const before = charBefore(text, left);
   if (before !== undefined && HASH_ATTACHED.test(before)) return false;
-  const next = text[after];
+  let right = after;
+  if (after === to) while (right < text.length && DELIMITER.test(text[right] as string)) right++;
+  const next = charAt(text, right);
   if (next !== undefined && NAME_CONTINUES.test(next)) return false;
   let backslashes = 0;
-  for (let i = at - 1; i >= 0 && text[i] === '\\'; i--) backslashes++;
+  for (let i = at - 1; i >= from && text[i] === '\\'; i--) backslashes++;
   return backslashes % 2 === 0;
+}
+
+/** The whole character (a surrogate pair counts as one) ending at `offset`. */
+function charBefore(text: string, offset: number): string | undefined {
+  if (offset <= 0) return undefined;
+  const low = text.charCodeAt(offset - 1);
+  if (offset >= 2 && low >= 0xdc00 && low <= 0xdfff) {
+    const high = text.charCodeAt(offset - 2);
+    if (high >= 0xd800 && high <= 0xdbff) return text.slice(offset - 2, offset);
+  }
+  return text[offset - 1];
+}
+
+/** The whole character (a surrogate pair counts as one) starting at `offset`. */
+function charAt(text: string, offset: number): string | undefined {
+  const code = text.codePointAt(offset);
+  return code === undefined ? undefined : String.fromCodePoint(code);
 }
 
 function findTagsLine(

@@ -19,10 +19,14 @@ const NAME_SOURCE = '[A-Za-z0-9][A-Za-z0-9-]*';
 const TAG = new RegExp(`^#${NAME_SOURCE}$`);
 const LIFECYCLE = new RegExp(`^#(${LIFECYCLE_STATES.join('|')})-([a-z0-9][a-z0-9-]*)$`);
 
-/** Characters that may follow a tag name without ending it badly: a tag never runs into these. */
-export const NAME_CONTINUES = /[\p{L}\p{N}_]/u;
+/**
+ * Characters that continue a word: a run of name characters followed by one of these is not a
+ * tag at all (`#needs_fix`, `#needs-fixé`). Combining marks count, so a decomposed `é`
+ * (`e` + U+0301) continues the word like a precomposed one.
+ */
+export const NAME_CONTINUES = /[\p{L}\p{M}\p{N}_]/u;
 /** A `#` preceded by one of these is not a tag (URLs, `foo#bar`, entities, `##`). */
-export const HASH_ATTACHED = /[\p{L}\p{N}_/&#-]/u;
+export const HASH_ATTACHED = /[\p{L}\p{M}\p{N}_/&#-]/u;
 /** Finds candidate tags in prose; boundaries are checked by the scanner. */
 export const TAG_IN_TEXT = /#([A-Za-z0-9][A-Za-z0-9-]*)/g;
 
