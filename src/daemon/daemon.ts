@@ -33,6 +33,7 @@ import { walkMarkdownFiles } from '../tags/walk-markdown.js';
 import { checkClaim, type ClaimVerdict } from './claim-check.js';
 import type { DaemonContext } from './daemon-context.js';
 import { RequestWatcher } from './request-watcher.js';
+import { failpoint } from './failpoint.js';
 import { SessionIndex } from './session-index.js';
 
 /** A `#delegated-X` found in a settled request file. */
@@ -299,6 +300,7 @@ export class Daemon {
   /** Claim first, then the session and its record, then the agent. Returns the session ref. */
   private async claimAndSpawn(item: WorkItem): Promise<string | null> {
     const { options } = this.ctx;
+    failpoint('after-read');
     const ref = newSessionRef(item.noun, item.file, this.ctx.now());
     let attempt = 1;
     let priorSession: string | null = null;
@@ -318,6 +320,7 @@ export class Daemon {
       }
       throw error;
     }
+    failpoint('after-claim');
     this.sessions.add(item.file, ref);
     this.ctx.log('info', `claimed ${item.file} (#claimed-${item.noun}) → ${ref}`);
     await this.ctx.recordEvent({
@@ -328,6 +331,7 @@ export class Daemon {
       attempt,
     });
     const dir = await createSessionDir(options.root, ref);
+    failpoint('after-session-dir');
     const now = this.ctx.now().toISOString();
     const agentArgv = fillTemplate(options.agentTemplate, {
       skill: item.skill,
@@ -367,6 +371,7 @@ export class Daemon {
       reason: null,
     };
     await writeSessionState(dir, state);
+    failpoint('after-state');
     try {
       const launched = await this.ctx.runner.launch({
         name: `agent-${item.noun}-${Math.floor(Date.now() / 1000)}`,
@@ -383,6 +388,7 @@ export class Daemon {
         env: { ENGINE_ROOT: options.root },
         logFile: `${dir}/transcript.log`,
       });
+      failpoint('after-spawn');
       this.ctx.log('info', `spawned ${launched.windowName} (${launched.target}) for ${item.file}`);
       await this.ctx.recordEvent({
         event: 'spawned',

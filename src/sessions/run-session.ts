@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import { hostname } from 'node:os';
 import { EngineError } from '../errors.js';
+import { failpoint } from '../daemon/failpoint.js';
 import { readProcessIdentity, selfIdentity } from '../process/process-identity.js';
 import { appendEvent } from './event-log.js';
 import { readSessionState, writeSessionState, type SessionState } from './session-state.js';
@@ -40,6 +41,7 @@ export async function runSession(options: RunSessionOptions): Promise<number> {
     tmux: read.state.tmux ? { ...read.state.tmux, pane: process.env.TMUX_PANE ?? null } : null,
   };
   await writeSessionState(options.sessionDir, state);
+  failpoint('wrapper-after-start');
 
   const [program, ...args] = state.agentArgv;
   if (!program) throw new EngineError(`Session ${options.sessionDir} has no agent command`);
@@ -83,6 +85,7 @@ export async function runSession(options: RunSessionOptions): Promise<number> {
 
   const result = await exited;
   clearInterval(heartbeat);
+  failpoint('wrapper-before-exit-record');
   const exitCode = result.code ?? 128 + signalNumber(result.signal);
   await save({
     ...state,
