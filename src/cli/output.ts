@@ -1,10 +1,29 @@
 /** The CLI's only ways to speak: results on stdout, messages on stderr. */
+
+let quietOnClosedPipe = false;
+
+/**
+ * A reader that stops early (`engine tag find ... | head -1`) closes the pipe: stop quietly, as
+ * other command-line tools do, instead of crashing on an unhandled EPIPE. Only commands that
+ * print results install this; nothing is left to do once nobody reads them.
+ */
+function writeResult(text: string): void {
+  if (!quietOnClosedPipe) {
+    quietOnClosedPipe = true;
+    process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EPIPE') process.exit(0);
+      throw error;
+    });
+  }
+  process.stdout.write(text);
+}
+
 export function printLine(line = ''): void {
-  process.stdout.write(`${line}\n`);
+  writeResult(`${line}\n`);
 }
 
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  writeResult(`${JSON.stringify(value, null, 2)}\n`);
 }
 
 export function warn(message: string): void {

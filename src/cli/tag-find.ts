@@ -1,4 +1,5 @@
 import type { CommandModule } from 'yargs';
+import { EngineError } from '../errors.js';
 import { findTaggedFiles, type FileMatch } from '../tags/find-tagged-files.js';
 import { LineIndex } from '../tags/line-index.js';
 import { parseTagPattern } from '../tags/tag-name.js';
@@ -36,6 +37,7 @@ export const tagFindCommand: CommandModule<object, Args> = {
       paths: args.paths,
       pattern,
       tagsOnly: args['tags-only'],
+      scanTimeoutMs: scanTimeoutFromEnvironment(),
     });
     for (const s of skipped) warn(`skipped ${s.path}: ${s.reason}`);
     if (args.json) {
@@ -59,12 +61,30 @@ export const tagFindCommand: CommandModule<object, Args> = {
   },
 };
 
+/** setTimeout's largest delay; a larger one would fire at once. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * ENGINE_SCAN_TIMEOUT_MS: the time limit for parsing one file (default 3000). A file over it is
+ * skipped and named on stderr.
+ */
+function scanTimeoutFromEnvironment(): number | undefined {
+  const value = process.env.ENGINE_SCAN_TIMEOUT_MS;
+  if (value === undefined || value === '') return undefined;
+  const ms = /^[0-9]+$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(ms) || ms < 1 || ms > MAX_TIMER_MS) {
+    throw new EngineError(
+      `Invalid ENGINE_SCAN_TIMEOUT_MS '${value}': expected a whole number of milliseconds from 1 to ${MAX_TIMER_MS}`,
+    );
+  }
+  return ms;
+}
+
 function printContext(match: FileMatch): void {
   const lines = new LineIndex(match.text);
-  const seen = new Set<number>();
-  for (const { line } of match.occurrences) {
-    if (seen.has(line)) continue;
-    seen.add(line);
+  // Front matter entries come first in a scan; print in line order, each line once.
+  const numbers = [...new Set(match.occurrences.map((o) => o.line))].sort((a, b) => a - b);
+  for (const line of numbers) {
     printLine(`${match.path}:${line}`);
     for (let k = Math.max(1, line - 1); k <= Math.min(lines.count, line + 1); k++) {
       printLine(`  ${k}: ${lines.lineText(k)}`);

@@ -5,13 +5,28 @@
  * temporary file beside the original, fsync, and rename it over the original only if the file
  * is byte-for-byte what the edit saw. A human's editor does not take our lock; if it saved in
  * between, the edit is re-applied to the new content (bounded retries), never written blindly.
+ *
+ * A process appending to the file in place (O_APPEND, e.g. an agent's log lines) does not take
+ * the lock either. An append that lands between the last check and the rename goes to the old
+ * inode, which the rename unlinks; the old inode is kept open, so such bytes are read back and
+ * appended to the new file. In-place appends are therefore never lost. (An editor that saves by
+ * its own rename inside that window still loses to ours: that window is the check-to-rename gap.)
  */
 import { randomBytes } from 'node:crypto';
-import { open, readFile, realpath, rename, stat, unlink } from 'node:fs/promises';
+import type { BigIntStats } from 'node:fs';
+import { appendFile, open, readFile, realpath, rename, stat, unlink } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import lockfile from 'proper-lockfile';
-import { EngineError } from '../errors.js';
-import { encodeText, fileError, readTextFile, type TextFile } from './read-text-file.js';
+import { EngineError, isErrnoException } from '../errors.js';
+import {
+  decodeText,
+  encodeText,
+  fileError,
+  MAX_PARSE_BYTES,
+  readTextFile,
+  type TextFile,
+} from './read-text-file.js';
 
 /** Returns the new text, or null when nothing needs to change. May throw to refuse the edit. */
 export type TextEdit = (text: string) => string | null;
@@ -21,7 +36,16 @@ export interface UpdateResult {
   path: string;
 }
 
-const MAX_ATTEMPTS = 8;
+/**
+ * Re-applying after a conflict: at least MIN_ATTEMPTS times, and on for RETRY_BUDGET_MS, since
+ * one attempt parses the file and, on a busy machine, can outlast the gap between an editor's
+ * saves; never more than MAX_ATTEMPTS times.
+ */
+const MIN_ATTEMPTS = 8;
+const MAX_ATTEMPTS = 64;
+const RETRY_BUDGET_MS = 2000;
+/** Rounds of carrying appends over from the replaced inode, for writers that keep appending. */
+const MAX_CARRY_ROUNDS = 16;
 const LOCK_OPTIONS = {
   realpath: false,
   stale: 10_000,
@@ -33,7 +57,16 @@ export function lockPathFor(realPath: string): string {
   return join(dirname(realPath), `.${basename(realPath)}.engine-lock`);
 }
 
-export async function updateRequestFile(path: string, edit: TextEdit): Promise<UpdateResult> {
+export interface UpdateOptions {
+  /** How long to keep re-applying the edit to a file that keeps changing (default 2000 ms). */
+  retryBudgetMs?: number;
+}
+
+export async function updateRequestFile(
+  path: string,
+  edit: TextEdit,
+  options: UpdateOptions = {},
+): Promise<UpdateResult> {
   // Validate through the name the user gave, so messages name it; then edit the real file
   // (a symlink is followed, never replaced).
   await readTextFile(path);
@@ -50,67 +83,163 @@ export async function updateRequestFile(path: string, edit: TextEdit): Promise<U
     throw new EngineError(`Could not lock ${path}: ${(error as Error).message}`, { cause: error });
   }
   try {
+    const deadline = Date.now() + (options.retryBudgetMs ?? RETRY_BUDGET_MS);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const result = await tryUpdate(real, edit);
+      if (attempt >= MIN_ATTEMPTS && Date.now() > deadline) break;
+      const result = await tryUpdate(path, real, edit);
       if (result !== 'conflict') return { changed: result === 'changed', path: real };
     }
     throw new EngineError(`${path} kept changing while it was being updated; nothing was written`);
+  } catch (error) {
+    // A refusal from the edit passes through; a system error is named by the file.
+    if (isErrnoException(error) && !(error instanceof EngineError)) {
+      throw new EngineError(`Cannot update ${path}: ${error.message}`, { cause: error });
+    }
+    throw error;
   } finally {
     await release().catch(() => undefined);
   }
 }
 
 async function tryUpdate(
+  path: string,
   real: string,
   edit: TextEdit,
 ): Promise<'changed' | 'unchanged' | 'conflict'> {
-  const before = await stat(real, { bigint: true });
-  const { file, bytes } = await readTextFile(real);
-  const text = edit(file.text);
-  if (text === null || text === file.text) return 'unchanged';
-  const next: TextFile = { text, bom: file.bom };
-  const temp = join(
-    dirname(real),
-    `.${basename(real)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
-  );
-  const handle = await open(temp, 'wx', Number(before.mode & 0o7777n));
+  // One handle on the inode that is read: its size after the rename tells whether anything was
+  // appended to it that the new file does not have.
+  let original: FileHandle;
   try {
-    await handle.writeFile(encodeText(next));
-    await handle.chmod(Number(before.mode & 0o7777n));
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  if (!(await isUnchanged(real, before, bytes))) {
-    await unlink(temp).catch(() => undefined);
-    return 'conflict';
-  }
-  try {
-    await rename(temp, real);
+    original = await open(real, 'r');
   } catch (error) {
+    throw fileError(path, error);
+  }
+  try {
+    const before = await original.stat({ bigint: true });
+    if (!before.isFile()) throw new EngineError(`Not a regular file: ${path}`);
+    if (before.size > BigInt(MAX_PARSE_BYTES)) {
+      throw new EngineError(
+        `File too large to parse safely: ${path} (${before.size} bytes, limit ${MAX_PARSE_BYTES})`,
+      );
+    }
+    const bytes = await original.readFile();
+    const file = decodeText(bytes);
+    if (!file) throw new EngineError(`Not a UTF-8 text file: ${path}`);
+    const text = edit(file.text);
+    if (text === null || text === file.text) return 'unchanged';
+    // Changed already (an editor saved while we parsed): retry now, before paying for an fsync.
+    if (!(await sameInode(real, before))) return 'conflict';
+    const next = encodeText({ text, bom: file.bom } satisfies TextFile);
+    const temp = join(
+      dirname(real),
+      `.${basename(real)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
+    );
+    await writeTemp(temp, next, before);
+    // Appended in place since the read: still our file; the rename is followed by carrying
+    // the appended bytes over, so a chatty appender (a log) cannot starve the edit.
+    if ((await compareWithRead(real, before, bytes)) === 'changed') {
+      await unlink(temp).catch(() => undefined);
+      return 'conflict';
+    }
+    try {
+      await rename(temp, real);
+    } catch (error) {
+      await unlink(temp).catch(() => undefined);
+      throw error;
+    }
+    await carryOverAppends(original, bytes, next, real);
+    await syncDirectory(dirname(real));
+    return 'changed';
+  } finally {
+    await original.close();
+  }
+}
+
+/** Writes the new content beside the original with its mode (and owner, where allowed). */
+async function writeTemp(temp: string, content: Buffer, before: BigIntStats): Promise<void> {
+  const mode = Number(before.mode & 0o7777n);
+  const handle = await open(temp, 'wx', mode);
+  try {
+    await handle.writeFile(content);
+    const created = await handle.stat({ bigint: true });
+    if (created.uid !== before.uid || created.gid !== before.gid) {
+      // Keep the owner and group where we may (as root, or a group we belong to); never fail.
+      await handle.chown(Number(before.uid), Number(before.gid)).catch(() => undefined);
+    }
+    // After chown, which may clear set-id bits; the umask does not apply to chmod.
+    await handle.chmod(mode);
+    await handle.sync();
+  } catch (error) {
+    await handle.close().catch(() => undefined);
     await unlink(temp).catch(() => undefined);
     throw error;
   }
-  await syncDirectory(dirname(real));
-  return 'changed';
+  await handle.close();
 }
 
-async function isUnchanged(
-  real: string,
-  before: import('node:fs').BigIntStats,
-  bytes: Buffer,
-): Promise<boolean> {
+async function sameInode(real: string, before: BigIntStats): Promise<boolean> {
   const now = await stat(real, { bigint: true }).catch(() => null);
-  if (
-    !now ||
-    now.ino !== before.ino ||
-    now.size !== before.size ||
-    now.mtimeNs !== before.mtimeNs
-  ) {
-    return false;
+  return now !== null && now.ino === before.ino && now.dev === before.dev;
+}
+
+/**
+ * What happened to the file since `before`/`bytes` were read: nothing, only in-place appends
+ * (same inode, the bytes read are still its prefix), or anything else (another inode, a rewrite).
+ */
+async function compareWithRead(
+  real: string,
+  before: BigIntStats,
+  bytes: Buffer,
+): Promise<'same' | 'appended' | 'changed'> {
+  const now = await stat(real, { bigint: true }).catch(() => null);
+  if (!now || now.ino !== before.ino || now.dev !== before.dev || now.size < before.size) {
+    return 'changed';
   }
   const current = await readFile(real).catch(() => null);
-  return current !== null && current.equals(bytes);
+  if (current === null || current.length < bytes.length) return 'changed';
+  if (current.length === bytes.length) return current.equals(bytes) ? 'same' : 'changed';
+  return current.subarray(0, bytes.length).equals(bytes) ? 'appended' : 'changed';
+}
+
+/**
+ * Bytes appended in place to the replaced inode after it was read (between the last check and
+ * the rename, or by a writer that opened it before the rename) are appended to the new file.
+ */
+async function carryOverAppends(
+  original: FileHandle,
+  bytes: Buffer,
+  next: Buffer,
+  real: string,
+): Promise<void> {
+  let offset = bytes.length;
+  for (let round = 0; round < MAX_CARRY_ROUNDS; round++) {
+    const { size } = await original.stat();
+    if (size <= offset) return;
+    const tail = Buffer.alloc(size - offset);
+    const { bytesRead } = await original.read(tail, 0, tail.length, offset);
+    if (bytesRead === 0) return;
+    let chunk: Buffer = tail.subarray(0, bytesRead);
+    if (offset === bytes.length) chunk = joinTail(bytes, next, chunk);
+    await appendFile(real, chunk);
+    offset += bytesRead;
+  }
+}
+
+/**
+ * An append continues the original's last line. When that line ends the file without a line
+ * ending and the edit changed it (a Tags line at the end of the file), start a new line instead
+ * of gluing the appended text onto the edited tag.
+ */
+function joinTail(original: Buffer, next: Buffer, tail: Buffer): Buffer {
+  if (original.length === 0 || original[original.length - 1] === 0x0a) return tail;
+  const lastLine = original.subarray(original.lastIndexOf(0x0a) + 1);
+  if (
+    next.length >= lastLine.length &&
+    next.subarray(next.length - lastLine.length).equals(lastLine)
+  )
+    return tail;
+  const eol = next.includes('\r\n') ? '\r\n' : '\n';
+  return Buffer.concat([Buffer.from(eol), tail]);
 }
 
 async function syncDirectory(dir: string): Promise<void> {

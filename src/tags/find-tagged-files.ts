@@ -2,7 +2,7 @@
  * `find` over a tree: walk markdown files, drop every file whose bytes cannot contain the tag
  * (a byte search, no parsing), and scan only the candidates with the bounded scan pool.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import PQueue from 'p-queue';
 import { decodeText, MAX_PARSE_BYTES } from '../files/read-text-file.js';
 import { ScanPool, ScanTimeoutError } from './scan-pool.js';
@@ -28,6 +28,8 @@ export interface FindOptions {
   /** Only the Tags line and front matter `tags:`. */
   tagsOnly?: boolean;
   pool?: ScanPool;
+  /** Time limit for parsing one file when no `pool` is given; the pool's default otherwise. */
+  scanTimeoutMs?: number;
 }
 
 export interface FindResult {
@@ -38,7 +40,7 @@ export interface FindResult {
 const READ_CONCURRENCY = 32;
 
 export async function findTaggedFiles(options: FindOptions): Promise<FindResult> {
-  const pool = options.pool ?? new ScanPool();
+  const pool = options.pool ?? new ScanPool({ timeoutMs: options.scanTimeoutMs });
   const needle = Buffer.from(options.pattern.prefilter, 'utf8');
   const matches = new Map<string, FileMatch>();
   const skipped: SkippedFile[] = [];
@@ -48,20 +50,21 @@ export async function findTaggedFiles(options: FindOptions): Promise<FindResult>
   };
 
   const check = async (path: string): Promise<void> => {
-    let bytes: Buffer;
+    let bytes: Buffer | null | 'too-large';
     try {
-      bytes = await readFile(path);
+      bytes = await readBounded(path, needle);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code !== 'ENOENT') skip(path, `cannot read: ${code ?? String(error)}`);
       return;
     }
+    if (bytes === null) return;
+    if (bytes === 'too-large') {
+      return skip(path, `larger than ${MAX_PARSE_BYTES} bytes, not parsed`);
+    }
     if (!bytes.includes(needle)) return;
     const file = decodeText(bytes);
     if (!file) return skip(path, 'not UTF-8 text');
-    if (bytes.length > MAX_PARSE_BYTES) {
-      return skip(path, `larger than ${MAX_PARSE_BYTES} bytes, not parsed`);
-    }
     let occurrences: TagOccurrence[];
     try {
       ({ occurrences } = await pool.scan(file.text));
@@ -98,4 +101,32 @@ export async function findTaggedFiles(options: FindOptions): Promise<FindResult>
     a.path < b.path ? -1 : a.path > b.path ? 1 : 0,
   );
   return { matches: sorted, skipped: skipped.sort((a, b) => (a.path < b.path ? -1 : 1)) };
+}
+
+const CHUNK_BYTES = 64 * 1024;
+
+/**
+ * The file's bytes; for a file over the parse limit, 'too-large' when it contains `needle`, else
+ * null (no match, not worth a warning). A large file is searched in chunks, never read whole.
+ */
+async function readBounded(path: string, needle: Buffer): Promise<Buffer | null | 'too-large'> {
+  const handle = await open(path, 'r');
+  try {
+    const { size } = await handle.stat();
+    if (size <= MAX_PARSE_BYTES) return await handle.readFile();
+    const overlap = Math.max(0, needle.length - 1);
+    const buffer = Buffer.alloc(CHUNK_BYTES + overlap);
+    let kept = 0;
+    for (let position = 0; ;) {
+      const { bytesRead } = await handle.read(buffer, kept, CHUNK_BYTES, position);
+      if (bytesRead === 0) return null;
+      const filled = kept + bytesRead;
+      if (buffer.subarray(0, filled).includes(needle)) return 'too-large';
+      kept = Math.min(overlap, filled);
+      buffer.copy(buffer, 0, filled - kept, filled);
+      position += bytesRead;
+    }
+  } finally {
+    await handle.close();
+  }
 }

@@ -15,6 +15,11 @@ export interface ScanRequest {
 export type ScanResponse =
   { id: number; occurrences: TagOccurrence[]; problems: string[] } | { id: number; error: string };
 
+/** Sent once by a worker when its modules are loaded and it can take requests. */
+export interface WorkerReady {
+  ready: true;
+}
+
 export interface ScanSummary {
   occurrences: TagOccurrence[];
   problems: string[];
@@ -44,7 +49,12 @@ interface Slot {
   worker: Worker;
   task: Task | null;
   timer: NodeJS.Timeout | null;
+  /** The worker has loaded its modules; until then its start-up is not charged to a task. */
+  ready: boolean;
 }
+
+/** A worker that has not loaded its modules by then is treated as crashed. */
+const STARTUP_LIMIT_MS = 30_000;
 
 // From the TypeScript sources (tests), the worker runs the .ts file through tsx.
 const fromSource = import.meta.url.endsWith('.ts');
@@ -84,7 +94,8 @@ export class ScanPool {
       if (!slot) return;
       const task = this.waiting.shift() as Task;
       slot.task = task;
-      slot.timer = setTimeout(() => this.onTimeout(slot), this.timeoutMs);
+      // The time limit is for parsing: a cold worker's start-up (loading remark) is not counted.
+      if (slot.ready) this.startTimer(slot);
       slot.worker.postMessage(task.request);
     }
   }
@@ -92,14 +103,33 @@ export class ScanPool {
   private spawn(): Slot | null {
     if (this.slots.length >= this.size) return null;
     const worker = new Worker(WORKER_URL, { execArgv: WORKER_EXEC_ARGV });
-    const slot: Slot = { worker, task: null, timer: null };
-    worker.on('message', (response: ScanResponse) => this.onResponse(slot, response));
+    const slot: Slot = { worker, task: null, timer: null, ready: false };
+    slot.timer = setTimeout(
+      () => this.onCrash(slot, new Error(`scan worker did not start in ${STARTUP_LIMIT_MS} ms`)),
+      STARTUP_LIMIT_MS,
+    ).unref();
+    worker.on('message', (message: ScanResponse | WorkerReady) => {
+      if ('ready' in message) this.onReady(slot);
+      else this.onResponse(slot, message);
+    });
     worker.on('error', (error) => this.onCrash(slot, error));
     worker.on('exit', (code) => {
       if (slot.task) this.onCrash(slot, new Error(`scan worker exited with code ${code}`));
     });
     this.slots.push(slot);
     return slot;
+  }
+
+  private startTimer(slot: Slot): void {
+    if (slot.timer) clearTimeout(slot.timer);
+    slot.timer = setTimeout(() => this.onTimeout(slot), this.timeoutMs);
+  }
+
+  private onReady(slot: Slot): void {
+    slot.ready = true;
+    if (slot.timer) clearTimeout(slot.timer);
+    slot.timer = null;
+    if (slot.task) this.startTimer(slot);
   }
 
   private finish(slot: Slot): Task | null {
@@ -139,6 +169,8 @@ export class ScanPool {
   }
 
   private async retire(slot: Slot): Promise<void> {
+    if (slot.timer) clearTimeout(slot.timer);
+    slot.timer = null;
     slot.worker.removeAllListeners();
     slot.worker.on('error', () => undefined);
     await slot.worker.terminate();

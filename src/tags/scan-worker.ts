@@ -1,7 +1,7 @@
 /** Worker thread body for ScanPool: runs the tag locator off the main thread. */
 import { parentPort } from 'node:worker_threads';
 import { scanTags } from './scan-tags.js';
-import type { ScanRequest, ScanResponse } from './scan-pool.js';
+import type { ScanRequest, ScanResponse, WorkerReady } from './scan-pool.js';
 
 parentPort?.on('message', (request: ScanRequest) => {
   let response: ScanResponse;
@@ -13,3 +13,6 @@ parentPort?.on('message', (request: ScanRequest) => {
   }
   parentPort?.postMessage(response);
 });
+
+// Modules are loaded: from now on the pool's time limit measures parsing only.
+parentPort?.postMessage({ ready: true } satisfies WorkerReady);

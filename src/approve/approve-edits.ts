@@ -1,0 +1,102 @@
+/**
+ * The writes of `engine tag approve`. Each one is a pure edit from `tags/edit-tags.ts` run
+ * through `editFile`, the one compare-and-swap writer, so a tag someone else changed meanwhile
+ * is never overwritten: the edit refuses with a PreconditionError and nothing is written.
+ */
+import { PreconditionError } from '../errors.js';
+import { editFile } from '../files/tag-file.js';
+import {
+  carrierTags,
+  LineOutOfRangeError,
+  removeTag,
+  swapTags,
+  TagMissingError,
+} from '../tags/edit-tags.js';
+import { LineIndex } from '../tags/line-index.js';
+import { scanTags } from '../tags/scan-tags.js';
+import { lifecycleOf, lifecycleTag } from '../tags/tag-name.js';
+
+/** Where an approved item goes: `#delegated-X` (dispatch it) or `#next-X` (queue it for later). */
+export type ApproveTarget = 'delegated' | 'next';
+
+export interface ApproveFileResult {
+  /** Each `#needs-X` changed, with the tag it became. */
+  swapped: Array<{ from: string; to: string }>;
+}
+
+/**
+ * Swaps every `#needs-X` on the Tags line and in front matter of `file` (or, with `line`, every
+ * one on that line) to `#<to>-X`, in one write. Refuses when there is none.
+ */
+export async function approveFile(
+  file: string,
+  to: ApproveTarget,
+  line?: number,
+): Promise<ApproveFileResult> {
+  let swapped: ApproveFileResult['swapped'] = [];
+  await editFile(file, (text) => {
+    const scan = scanTags(text);
+    if (line !== undefined && (line < 1 || line > scan.lines.count)) {
+      throw new LineOutOfRangeError(line, scan.lines.count);
+    }
+    const pool =
+      line === undefined ? carrierTags(scan) : scan.occurrences.filter((o) => o.line === line);
+    const needs = [...new Set(pool.map((o) => o.tag))].filter(
+      (tag) => lifecycleOf(tag)?.state === 'needs',
+    );
+    if (needs.length === 0) {
+      const where = line === undefined ? 'on Tags line' : `at line ${line}`;
+      throw new PreconditionError(`No #needs- tag found ${where} of ${file}`);
+    }
+    swapped = needs.map((tag) => ({
+      from: tag,
+      to: lifecycleTag(to, (lifecycleOf(tag) as { noun: string }).noun),
+    }));
+    let out = text;
+    for (const { from, to: next } of swapped) out = swapTags(out, [from], next, line);
+    return out;
+  });
+  return { swapped };
+}
+
+export type ItemAction = 'approve' | 'next' | 'drop';
+
+export interface ItemEdit {
+  path: string;
+  tag: string;
+  noun: string;
+  /** The line of an inline item; undefined for a Tags line / front matter item. */
+  line?: number;
+}
+
+export interface ItemEditResult {
+  /** The tag written in place of `tag` (undefined for a drop). */
+  newTag?: string;
+  /** Lines added (positive) or removed (negative) by the write: a front matter entry removed. */
+  lineDelta: number;
+}
+
+/**
+ * Applies one decision to one item: approve (`#needs-X` -> `#delegated-X`), next (-> `#next-X`)
+ * or drop (remove the tag). Throws PreconditionError when the tag is no longer where it was.
+ */
+export async function applyItemAction(edit: ItemEdit, action: ItemAction): Promise<ItemEditResult> {
+  const newTag =
+    action === 'drop'
+      ? undefined
+      : lifecycleTag(action === 'approve' ? 'delegated' : 'next', edit.noun);
+  let lineDelta = 0;
+  await editFile(edit.path, (text) => {
+    let out: string | null;
+    if (newTag === undefined) {
+      out = removeTag(text, edit.tag, edit.line);
+      // Removing from the Tags line is a no-op when the tag is gone: here that is a conflict.
+      if (out === null) throw new TagMissingError([edit.tag], edit.line, true);
+    } else {
+      out = swapTags(text, [edit.tag], newTag, edit.line);
+    }
+    lineDelta = new LineIndex(out).count - new LineIndex(text).count;
+    return out;
+  });
+  return { newTag, lineDelta };
+}

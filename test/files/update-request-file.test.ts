@@ -1,0 +1,207 @@
+/**
+ * The compare-and-swap writer, in process, with other writers injected at exact moments: during
+ * the edit (between read and check), just before our rename, and just after it.
+ */
+import {
+  appendFileSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { EngineError } from '../../src/errors.js';
+import { addTagToFile, swapTagInFile } from '../../src/files/tag-file.js';
+import { lockPathFor, updateRequestFile } from '../../src/files/update-request-file.js';
+import { makeTempDir, type TempDir } from '../cli/fixtures.js';
+
+type RenameHook = (from: string, to: string) => void;
+const hooks = vi.hoisted(() => ({
+  beforeRename: null as RenameHook | null,
+  afterRename: null as RenameHook | null,
+}));
+
+// Our rename, wrapped so a test can act just before and just after it. The test's own writes
+// use the synchronous API, which is not wrapped.
+vi.mock('node:fs/promises', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('node:fs/promises')>();
+  const rename = async (from: string, to: string): Promise<void> => {
+    hooks.beforeRename?.(from, to);
+    await actual.rename(from, to);
+    hooks.afterRename?.(from, to);
+  };
+  return { ...actual, default: { ...actual, rename }, rename };
+});
+
+let t: TempDir;
+let file: string;
+
+beforeEach(async () => {
+  t = await makeTempDir('engine-update-');
+  file = t.path('item.md');
+  hooks.beforeRename = null;
+  hooks.afterRename = null;
+});
+
+afterEach(async () => {
+  hooks.beforeRename = null;
+  hooks.afterRename = null;
+  const stray = readdirSync(t.dir).filter((n) => n.endsWith('.tmp') || n.endsWith('.engine-lock'));
+  expect(stray).toEqual([]);
+  await t.cleanup();
+});
+
+const read = () => readFile(file, 'utf8');
+
+/** Saves like an editor: whole file to a temporary file, renamed over the original. */
+function editorSave(text: string): void {
+  const temp = t.path('.item.md.swp');
+  writeFileSync(temp, text);
+  renameSync(temp, file);
+}
+
+const claim = (text: string): string => text.replace('#delegated-x', '#claimed-x');
+
+describe('updateRequestFile', () => {
+  it('re-applies the edit when an editor saved between our read and our rename', async () => {
+    writeFileSync(file, '# T\n**Tags**: #delegated-x\n');
+    let calls = 0;
+    await updateRequestFile(file, (text) => {
+      if (calls++ === 0) editorSave('# T\n**Tags**: #delegated-x\n\nA line from the editor.\n');
+      return claim(text);
+    });
+    expect(calls).toBe(2);
+    expect(await read()).toBe('# T\n**Tags**: #claimed-x\n\nA line from the editor.\n');
+  });
+
+  it('re-applies the edit when the file was rewritten in place', async () => {
+    writeFileSync(file, '# T\n**Tags**: #delegated-x\n\nold body\n');
+    let calls = 0;
+    await updateRequestFile(file, (text) => {
+      if (calls++ === 0) writeFileSync(file, '# T\n**Tags**: #delegated-x\n\nnew body\n');
+      return claim(text);
+    });
+    expect(calls).toBe(2);
+    expect(await read()).toBe('# T\n**Tags**: #claimed-x\n\nnew body\n');
+  });
+
+  it('keeps a line appended in place while the edit ran', async () => {
+    writeFileSync(file, '# T\n**Tags**: #delegated-x\n');
+    let calls = 0;
+    await updateRequestFile(file, (text) => {
+      if (calls++ === 0) appendFileSync(file, 'log 1\n');
+      return claim(text);
+    });
+    expect(await read()).toBe('# T\n**Tags**: #claimed-x\nlog 1\n');
+  });
+
+  it('carries over an append that lands between the final check and the rename', async () => {
+    writeFileSync(file, '# T\n**Tags**: #delegated-x\n\nlog 0\n');
+    hooks.beforeRename = (_from, to) => {
+      if (to === file) appendFileSync(file, 'log 1\nlog 2\n');
+    };
+    await updateRequestFile(file, claim);
+    expect(await read()).toBe('# T\n**Tags**: #claimed-x\n\nlog 0\nlog 1\nlog 2\n');
+  });
+
+  it('carries over an append by a writer that opened the file before the rename', async () => {
+    writeFileSync(file, '# T\n**Tags**: #delegated-x\n');
+    const fd = openSync(file, 'a');
+    try {
+      hooks.afterRename = (_from, to) => {
+        if (to === file) writeSync(fd, 'late line\n');
+      };
+      await updateRequestFile(file, claim);
+    } finally {
+      closeSync(fd);
+    }
+    expect(await read()).toBe('# T\n**Tags**: #claimed-x\nlate line\n');
+  });
+
+  it('starts a new line for an append after an edited last line without a line ending', async () => {
+    writeFileSync(file, '# T\n**Tags**: #a');
+    hooks.beforeRename = (_from, to) => {
+      if (to === file) appendFileSync(file, 'appended\n');
+    };
+    await addTagToFile(file, '#b');
+    expect(await read()).toBe('# T\n**Tags**: #a #b\nappended\n');
+  });
+
+  it('continues an unedited last line without a line ending as the appender meant', async () => {
+    writeFileSync(file, '# T\n**Tags**: #delegated-x\n\npartial');
+    hooks.beforeRename = (_from, to) => {
+      if (to === file) appendFileSync(file, ' line\n');
+    };
+    await updateRequestFile(file, claim);
+    expect(await read()).toBe('# T\n**Tags**: #claimed-x\n\npartial line\n');
+  });
+
+  it('gives up on a file that keeps changing, without writing', async () => {
+    writeFileSync(file, '# T\n**Tags**: #delegated-x\n');
+    let calls = 0;
+    const result = updateRequestFile(
+      file,
+      (text) => {
+        editorSave(`# T\n**Tags**: #delegated-x\n\nsave ${++calls}\n`);
+        return claim(text);
+      },
+      { retryBudgetMs: 0 },
+    );
+    await expect(result).rejects.toThrow(
+      new EngineError(`${file} kept changing while it was being updated; nothing was written`),
+    );
+    expect(calls).toBe(8);
+    expect(await read()).toBe('# T\n**Tags**: #delegated-x\n\nsave 8\n');
+  });
+
+  it('writes nothing when the edit refuses, and releases the lock', async () => {
+    writeFileSync(file, '# T\n**Tags**: #claimed-x\n');
+    const before = statSync(file);
+    await expect(swapTagInFile(file, ['#delegated-x'], '#claimed-x')).rejects.toThrow(
+      `None of '#delegated-x' found on Tags line of ${file} (already claimed?)`,
+    );
+    expect(statSync(file).ino).toBe(before.ino);
+    expect(statSync(file).mtimeMs).toBe(before.mtimeMs);
+    expect(existsSync(lockPathFor(file))).toBe(false);
+    const unchanged = await updateRequestFile(file, () => null);
+    expect(unchanged).toEqual({ changed: false, path: file });
+    expect(statSync(file).ino).toBe(before.ino);
+  });
+
+  it('takes over a stale lock left by a killed process', async () => {
+    writeFileSync(file, '# T\n**Tags**: #delegated-x\n');
+    mkdirSync(lockPathFor(file));
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(lockPathFor(file), old, old);
+    await updateRequestFile(file, claim);
+    expect(await read()).toBe('# T\n**Tags**: #claimed-x\n');
+    expect(existsSync(lockPathFor(file))).toBe(false);
+  });
+
+  it('serializes concurrent updates of one file', async () => {
+    writeFileSync(file, '# T\n**Tags**: #P1\n');
+    const tags = Array.from({ length: 12 }, (_, i) => `#t${i}`);
+    await Promise.all(tags.map((tag) => addTagToFile(file, tag)));
+    const line = (await read()).split('\n')[1] ?? '';
+    expect(line.split(' ').slice(1).sort()).toEqual(['#P1', ...tags].sort());
+  });
+
+  it('edits the target of a symlink and reports the real path', async () => {
+    writeFileSync(file, '# T\n**Tags**: #delegated-x\n');
+    const link = t.path('link.md');
+    symlinkSync('item.md', link);
+    const result = await updateRequestFile(link, claim);
+    expect(result).toEqual({ changed: true, path: file });
+    expect(await read()).toBe('# T\n**Tags**: #claimed-x\n');
+    expect(statSync(link).isFile()).toBe(true);
+    expect(existsSync(lockPathFor(file))).toBe(false);
+  });
+});
