@@ -1,0 +1,103 @@
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { watchHeadroom } from '../../src/daemon/watch-headroom.js';
+import {
+  agentStarts,
+  makeRoot,
+  startDaemon,
+  waitForReady,
+  type DaemonProcess,
+  type TestRoot,
+} from '../helpers/daemon-harness.js';
+import { CLI, runCli } from '../helpers/run-cli.js';
+import { waitFor } from '../helpers/wait-for.js';
+
+let t: TestRoot | undefined;
+let daemon: DaemonProcess | undefined;
+
+afterEach(async () => {
+  if (daemon && daemon.child.exitCode === null) await daemon.kill9();
+  daemon = undefined;
+  await t?.cleanup();
+  t = undefined;
+});
+
+describe('engine attach', () => {
+  it("attaches a terminal to the agent's own tmux window", async () => {
+    const pty = await import('node-pty').catch(() => null);
+    if (!pty) return; // node-pty is optional; the runner tests report its absence.
+    t = await makeRoot();
+    daemon = startDaemon(t, [], { TEST_AGENT_MODE: 'hold' });
+    await waitForReady(daemon);
+    for (const name of ['A', 'B']) {
+      await writeFile(join(t.sessions, `${name}.md`), `# ${name}\n**Tags**: #delegated-fix\n`);
+    }
+    await waitFor(() => agentStarts(t!).length === 2);
+    const target = join(t.sessions, 'B.md');
+    const agent = agentStarts(t).find((a) => a.file === target);
+    const pane = await waitFor(async () => {
+      const state = JSON.parse(await readFile(join(agent!.session, '.state.json'), 'utf8'));
+      return state.tmux?.pane as string | null;
+    });
+    const env = { ...process.env } as Record<string, string>;
+    delete env.TMUX;
+    delete env.TMUX_PANE;
+    const term = pty.spawn(process.execPath, [CLI, 'attach', target, '--root', t.root], {
+      cols: 120,
+      rows: 30,
+      env,
+    });
+    try {
+      const clients = await waitFor(() => {
+        try {
+          return execFileSync(
+            'tmux',
+            ['-L', t!.socket, 'list-clients', '-F', '#{client_session} #{pane_id}'],
+            { encoding: 'utf8' },
+          ).trim();
+        } catch {
+          return '';
+        }
+      });
+      expect(clients).toBe(`dispatch ${pane}`);
+    } finally {
+      term.kill();
+    }
+  });
+
+  it('says why when the request has no session', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'engine-attach-'));
+    try {
+      await writeFile(join(dir, 'R.md'), '# R\n**Tags**: #needs-fix\n');
+      const result = await runCli(['attach', 'R.md'], { cwd: dir });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe(
+        'ERROR: R.md has no **Session**: line: no agent was started for it\n',
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('inotify headroom', () => {
+  it('warns when the tree needs more than half the watch limit, and not otherwise', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'engine-headroom-'));
+    try {
+      await mkdir(join(dir, 'sub'));
+      for (let i = 0; i < 10; i++) await writeFile(join(dir, 'sub', `${i}.md`), 'x');
+      const limit = join(dir, 'limit');
+      await writeFile(limit, '16\n');
+      expect(await watchHeadroom([join(dir, 'sub')], limit)).toMatch(
+        /needs about 11 inotify watches and the limit .* is 16/,
+      );
+      await writeFile(limit, '100\n');
+      expect(await watchHeadroom([join(dir, 'sub')], limit)).toBeNull();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
