@@ -5,7 +5,6 @@ import { EngineError } from '../errors.js';
 import { readTextFile } from '../files/read-text-file.js';
 import { resolveSessionRef } from '../sessions/session-dir.js';
 import { readSessionState } from '../sessions/session-state.js';
-import { sessionReference } from '../tags/lifecycle-edits.js';
 import { tmuxArgs } from '../runners/tmux-runner.js';
 
 interface Args {
@@ -22,6 +21,7 @@ export const attachCommand: CommandModule<object, Args> = {
       .option('root', { type: 'string', default: '.' }) as never,
   handler: async (args) => {
     const { file } = await readTextFile(args.file);
+    const { sessionReference } = await import('../tags/lifecycle-edits.js');
     const ref = sessionReference(file.text);
     if (!ref)
       throw new EngineError(`${args.file} has no **Session**: line: no agent was started for it`);

@@ -1,7 +1,7 @@
 import type { CommandModule } from 'yargs';
 import { EngineError } from '../errors.js';
 import { parseTag } from '../tags/tag-name.js';
-import { awaitTag, type AwaitTarget } from '../watch/await-tag.js';
+import type { AwaitTarget } from '../watch/await-tag.js';
 import { printLine, warn } from './output.js';
 
 interface Args {
@@ -42,6 +42,7 @@ export const awaitTagCommand: CommandModule<object, Args> = {
   handler: async (args) => {
     const { target, tag } = targetOf(args);
     const seconds = parseTimeout(args.timeout);
+    const { awaitTag } = await import('../watch/await-tag.js');
     const result = await awaitTag({
       tag,
       target,

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { CommandModule } from 'yargs';
 import { parseDispatchTable } from '../dispatch/dispatch-table.js';
-import { collectStatus, type ClaimItem } from '../status/collect-status.js';
+import type { ClaimItem } from '../status/collect-status.js';
 import { printJson, printLine } from './output.js';
 import { SHIPPED_TAGS } from './paths.js';
 
@@ -29,6 +29,7 @@ export const statusCommand: CommandModule<object, Args> = {
     const table = parseDispatchTable(source, tablePath);
     const paths =
       args.paths.length > 0 ? args.paths.map((p) => resolve(p)) : [join(root, 'sessions')];
+    const { collectStatus } = await import('../status/collect-status.js');
     const report = await collectStatus(root, paths, table);
     if (args.json) return printJson(report);
     printLine(`Waiting (${report.waiting.length}), in dispatch order:`);

@@ -1,5 +1,4 @@
 import type { CommandModule } from 'yargs';
-import { addTagToFile } from '../files/tag-file.js';
 import { parseTag } from '../tags/tag-name.js';
 
 interface Args {
@@ -19,6 +18,7 @@ export const tagAddCommand: CommandModule<object, Args> = {
         describe: "Tag, e.g. '#needs-fix'",
       }),
   handler: async (args) => {
+    const { addTagToFile } = await import('../files/tag-file.js');
     await addTagToFile(args.file, parseTag(args.tag));
   },
 };

@@ -1,6 +1,6 @@
 import type { CommandModule } from 'yargs';
 import { EngineError } from '../errors.js';
-import { findTaggedFiles, type FileMatch } from '../tags/find-tagged-files.js';
+import type { FileMatch } from '../tags/find-tagged-files.js';
 import { LineIndex } from '../tags/line-index.js';
 import { parseTagPattern } from '../tags/tag-name.js';
 import { printJson, printLine, warn } from './output.js';
@@ -33,6 +33,7 @@ export const tagFindCommand: CommandModule<object, Args> = {
       .option('json', { type: 'boolean', default: false }) as never,
   handler: async (args) => {
     const pattern = parseTagPattern(args.pattern);
+    const { findTaggedFiles } = await import('../tags/find-tagged-files.js');
     const { matches, skipped } = await findTaggedFiles({
       paths: args.paths,
       pattern,

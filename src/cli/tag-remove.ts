@@ -1,5 +1,4 @@
 import type { CommandModule } from 'yargs';
-import { removeTagFromFile } from '../files/tag-file.js';
 import { parseTag } from '../tags/tag-name.js';
 import { parseLineNumber } from './arguments.js';
 
@@ -21,6 +20,7 @@ export const tagRemoveCommand: CommandModule<object, Args> = {
         describe: 'Line N must carry the tag; remove it there',
       }) as never,
   handler: async (args) => {
+    const { removeTagFromFile } = await import('../files/tag-file.js');
     await removeTagFromFile(args.file, parseTag(args.tag), parseLineNumber(args.inline));
   },
 };

@@ -1,5 +1,4 @@
 import type { CommandModule } from 'yargs';
-import { swapTagInFile } from '../files/tag-file.js';
 import { parseTag, parseTagList } from '../tags/tag-name.js';
 import { parseLineNumber } from './arguments.js';
 
@@ -28,6 +27,7 @@ export const tagSwapCommand: CommandModule<object, Args> = {
         describe: 'Swap on line N instead of the Tags line',
       }) as never,
   handler: async (args) => {
+    const { swapTagInFile } = await import('../files/tag-file.js');
     await swapTagInFile(
       args.file,
       parseTagList(args.old),

@@ -1,0 +1,189 @@
+/** The daemon side of `engine run --monitor-tags`: options to a running Daemon. */
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { Daemon } from '../daemon/daemon.js';
+import { watchHeadroom } from '../daemon/watch-headroom.js';
+import { acquireDaemonLock } from '../daemon/daemon-lock.js';
+import type { DaemonContext, DaemonOptions } from '../daemon/daemon-context.js';
+import { DEFAULT_AGENT_TEMPLATE, findProgram, splitTemplate } from '../dispatch/agent-command.js';
+import { parseDispatchTable } from '../dispatch/dispatch-table.js';
+import { parseMonitorList } from '../dispatch/monitor-list.js';
+import { EngineError } from '../errors.js';
+import type { Runner } from '../runners/runner.js';
+import { isTmuxAvailable, TmuxRunner } from '../runners/tmux-runner.js';
+import { PtyRunner } from '../runners/pty-runner.js';
+import { appendEvent } from '../sessions/event-log.js';
+import { createLogger } from './logger.js';
+import { ENGINE_SCRIPT, SHIPPED_TAGS } from './paths.js';
+import { printLine } from './output.js';
+
+export interface RunArgs {
+  args: string[];
+  'monitor-tags'?: string;
+  session?: string;
+  root: string;
+  'debounce-ms': number;
+  watch: boolean;
+  'rescan-interval-ms': number;
+  'reap-interval-ms': number;
+  'claim-grace-ms': number;
+  'stale-after': number;
+  'max-agents': number;
+  'agent-cmd'?: string;
+  runner: 'tmux' | 'pty';
+  'tmux-socket'?: string;
+  'tmux-session': string;
+  'heartbeat-ms': number;
+  'poll-ms': number;
+  once: boolean;
+  'dry-run': boolean;
+  'log-format': 'text' | 'json';
+  verbose: boolean;
+}
+
+type Args = RunArgs;
+
+export async function runDaemon(args: Args): Promise<void> {
+  // An option given twice arrives as an array: the last one wins, as in most CLIs.
+  for (const [key, value] of Object.entries(args)) {
+    if (Array.isArray(value) && key !== 'args' && key !== '_')
+      (args as unknown as Record<string, unknown>)[key] = value.at(-1);
+  }
+  const root = resolve(args.root);
+  const log = createLogger(args['log-format'], args.verbose);
+  for (const name of [
+    'debounce-ms',
+    'rescan-interval-ms',
+    'reap-interval-ms',
+    'claim-grace-ms',
+    'max-agents',
+    'heartbeat-ms',
+    'poll-ms',
+    'stale-after',
+  ] as const) {
+    if (!Number.isFinite(args[name]) || args[name] < 0)
+      throw new EngineError(`--${name} must be a number from 0 up, got '${args[name]}'`);
+  }
+  const options: DaemonOptions = {
+    root,
+    paths: args.args.length > 0 ? args.args.map((p) => resolve(p)) : [join(root, 'sessions')],
+    monitor: parseMonitorList(args['monitor-tags']),
+    debounceMs: args['debounce-ms'],
+    watch: args.watch,
+    rescanIntervalMs: Math.max(100, args['rescan-interval-ms']),
+    reapIntervalMs: Math.max(100, args['reap-interval-ms']),
+    claimGraceMs: args['claim-grace-ms'],
+    staleAfterMs: args['stale-after'] * 60_000,
+    maxAgents: Math.floor(args['max-agents']),
+    agentTemplate: splitTemplate(await agentTemplate(root, args['agent-cmd'])),
+    runner: args.runner,
+    tmuxSocket: args['tmux-socket'] ?? process.env.ENGINE_TMUX_SOCKET ?? null,
+    tmuxSession: args['tmux-session'],
+    heartbeatMs: Math.max(100, args['heartbeat-ms']),
+    pollMs: Math.max(50, args['poll-ms']),
+    engineScript: ENGINE_SCRIPT,
+  };
+  const table = parseDispatchTable(...(await dispatchTableSource(root, log)));
+  const program = options.agentTemplate[0] as string;
+  if (!findProgram(program)) {
+    throw new EngineError(
+      `The agent program '${program}' is not on PATH. Install it, or set --agent-cmd / ENGINE_AGENT_CMD (see docs/DAEMON.md)`,
+    );
+  }
+  if (options.runner === 'tmux' && !(await isTmuxAvailable())) {
+    throw new EngineError('tmux is not installed: install it, or use --runner pty');
+  }
+  const runner: Runner =
+    options.runner === 'tmux'
+      ? new TmuxRunner({ socket: options.tmuxSocket ?? undefined, session: options.tmuxSession })
+      : new PtyRunner();
+  if (runner instanceof PtyRunner) await runner.ensureLoaded();
+  const ctx: DaemonContext = {
+    options,
+    table,
+    runner,
+    log,
+    now: () => new Date(),
+    recordEvent: (event) => appendEvent(root, { ...event, time: new Date().toISOString() }),
+  };
+  const daemon = new Daemon(ctx);
+
+  if (args['dry-run']) {
+    const plan = await daemon.plan();
+    if (plan.length === 0) printLine('Nothing to dispatch.');
+    plan.forEach((item, i) =>
+      printLine(
+        `${i + 1}. ${item.file}  #delegated-${item.noun} → ${item.skill}  (weight P${item.weight}, priority ${item.tablePriority})`,
+      ),
+    );
+    await daemon.stop();
+    return;
+  }
+
+  // ENGINE_UNSAFE_NO_LOCK lets the reliability suite force two daemons onto one root.
+  const lock =
+    process.env.ENGINE_UNSAFE_NO_LOCK === '1'
+      ? { release: async () => undefined }
+      : await acquireDaemonLock(root);
+  try {
+    if (args.once) {
+      await daemon.runOnce();
+      await daemon.stop();
+      return;
+    }
+    if (options.watch) warnOnWatchHeadroom(options.paths, log);
+    await daemon.start();
+    log(
+      'info',
+      `monitoring ${options.monitor.join(',')} under ${options.paths.join(', ')} (root ${root})`,
+    );
+    await new Promise<void>((resolveStop) => {
+      const stop = () => resolveStop();
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+    log('info', 'stopping: no new claims; running agents keep running');
+    await daemon.stop();
+  } finally {
+    await lock.release();
+  }
+}
+
+async function agentTemplate(root: string, flag: string | undefined): Promise<string> {
+  if (flag) return flag;
+  if (process.env.ENGINE_AGENT_CMD) return process.env.ENGINE_AGENT_CMD;
+  const config = await readFile(join(root, 'directives', 'engine.json'), 'utf8').catch(() => null);
+  if (config !== null) {
+    let parsed: { agentCommand?: unknown };
+    try {
+      parsed = JSON.parse(config) as { agentCommand?: unknown };
+    } catch (error) {
+      throw new EngineError(
+        `directives/engine.json is not valid JSON: ${(error as Error).message}`,
+      );
+    }
+    if (parsed.agentCommand !== undefined) {
+      if (typeof parsed.agentCommand !== 'string')
+        throw new EngineError('directives/engine.json: agentCommand must be a string');
+      return parsed.agentCommand;
+    }
+  }
+  return DEFAULT_AGENT_TEMPLATE;
+}
+
+async function dispatchTableSource(
+  root: string,
+  log: ReturnType<typeof createLogger>,
+): Promise<[string, string]> {
+  const path = join(root, 'directives', 'TAGS.md');
+  const own = await readFile(path, 'utf8').catch(() => null);
+  if (own !== null) return [own, path];
+  log('warn', `no ${path}: using the §TAG_DISPATCH table shipped with engine`);
+  return [await readFile(SHIPPED_TAGS, 'utf8'), SHIPPED_TAGS];
+}
+
+function warnOnWatchHeadroom(paths: string[], log: ReturnType<typeof createLogger>): void {
+  void watchHeadroom(paths).then((report) => {
+    if (report) log('warn', report);
+  });
+}

@@ -1,0 +1,243 @@
+import { emitKeypressEvents } from 'node:readline';
+import {
+  describePlace,
+  listApprovalItems,
+  type ApprovalItem,
+  type ContextLine,
+} from '../approve/approval-items.js';
+import { approveFile, type ApproveTarget } from '../approve/approve-edits.js';
+import {
+  formatSummary,
+  reviewItems,
+  type Decision,
+  type ReviewIO,
+  type ReviewStep,
+} from '../approve/review-items.js';
+import { EngineError } from '../errors.js';
+import { LineIndex } from '../tags/line-index.js';
+import { parseLineNumber } from './arguments.js';
+import { printJson, printLine, warn } from './output.js';
+
+export interface ApproveArgs {
+  paths: string[];
+  to?: string;
+  inline?: string;
+  list: boolean;
+  json: boolean;
+}
+
+const TARGETS: readonly ApproveTarget[] = ['delegated', 'next'];
+
+type Args = ApproveArgs;
+
+/** `engine tag approve`: --list, --to, or the interactive walk. */
+export async function approve(args: Args): Promise<void> {
+  if (args.list) return listItems(args);
+  if (args.json) throw new EngineError('--json goes with --list');
+  if (args.to !== undefined) return approveOne(args);
+  if (args.inline !== undefined) {
+    throw new EngineError('--inline goes with --to delegated|next');
+  }
+  if (!process.stdin.isTTY) {
+    throw new EngineError(
+      'stdin is not a terminal: use --to delegated|next <file> to approve one file, or --list to see the pending items',
+    );
+  }
+  await interactive(args.paths);
+}
+
+async function listItems(args: Args): Promise<void> {
+  if (args.to !== undefined) throw new EngineError('--list changes nothing: leave out --to');
+  if (args.inline !== undefined) throw new EngineError('--inline goes with --to, not --list');
+  const { items, skipped } = await listApprovalItems(args.paths);
+  for (const s of skipped) warn(`skipped ${s.path}: ${s.reason}`);
+  if (args.json) {
+    printJson(
+      items.map(({ path, title, tag, line, column, place }) => ({
+        path,
+        title,
+        tag,
+        line,
+        column,
+        place,
+      })),
+    );
+    return;
+  }
+  for (const item of items) {
+    printLine(`${item.path}:${item.line}  ${item.tag}  (${placeLabel(item)})  ${item.title}`);
+  }
+}
+
+async function approveOne(args: Args): Promise<void> {
+  const to = args.to as string;
+  if (!TARGETS.includes(to as ApproveTarget)) {
+    throw new EngineError(`Invalid --to '${to}': expected delegated or next`);
+  }
+  if (args.paths.length !== 1) {
+    throw new EngineError(`--to takes exactly one file (got ${args.paths.length} paths)`);
+  }
+  await approveFile(args.paths[0] as string, to as ApproveTarget, parseLineNumber(args.inline));
+}
+
+function placeLabel(item: Pick<ApprovalItem, 'place'>): string {
+  if (item.place === 'tags-line') return 'Tags line';
+  if (item.place === 'front-matter') return 'front matter';
+  return 'inline';
+}
+
+// --- the interactive walk ----------------------------------------------------------------------
+
+const PROMPT = '[a]pprove [n]ext [h]old [d]rop [v]iew [q]uit > ';
+const KEYS: Record<string, Decision> = {
+  a: 'approve',
+  n: 'next',
+  h: 'hold',
+  d: 'drop',
+  v: 'view',
+  q: 'quit',
+};
+
+async function interactive(paths: string[]): Promise<void> {
+  const { items, skipped } = await listApprovalItems(paths);
+  for (const s of skipped) warn(`skipped ${s.path}: ${s.reason}`);
+  if (items.length === 0) {
+    printLine(`No #needs- items in ${paths.join(' ')}`);
+    return;
+  }
+  const keys = new KeyReader(process.stdin);
+  let summary;
+  try {
+    summary = await reviewItems(items, terminalIO(keys));
+  } finally {
+    keys.close();
+  }
+  printLine();
+  printLine(formatSummary(summary));
+  if (keys.signal) throw new EngineError(`Interrupted by ${keys.signal}`);
+}
+
+function terminalIO(keys: KeyReader): ReviewIO {
+  return {
+    show: (step) => {
+      const { item } = step;
+      printLine();
+      printLine(`[${step.index}/${step.total}] ${item.path}`);
+      printLine(`  ${item.title}`);
+      printLine(`  ${item.tag} ${describePlace(item)}`);
+      printContext(step.context, item.line);
+    },
+    ask: async () => {
+      process.stdout.write(PROMPT);
+      for (;;) {
+        const key = await keys.next();
+        const decision = decisionOf(key);
+        if (decision) {
+          printLine(key.quit ? '' : (key.name ?? ''));
+          return decision;
+        }
+        printLine();
+        process.stdout.write(`Press a, n, h, d, v or q. ${PROMPT}`);
+      }
+    },
+    view: (step: ReviewStep) => {
+      printLine(`--- ${step.item.path}`);
+      const lines = new LineIndex(step.text);
+      const width = String(lines.count).length;
+      for (let k = 1; k <= lines.count; k++) {
+        printLine(
+          `${k === step.item.line ? '>' : ' '} ${String(k).padStart(width)} | ${lines.lineText(k)}`,
+        );
+      }
+      printLine('---');
+    },
+    report: (message) => printLine(`  ${message}`),
+  };
+}
+
+function printContext(context: ContextLine[], line: number): void {
+  const width = String(context[context.length - 1]?.line ?? line).length;
+  for (const c of context) {
+    printLine(`  ${c.line === line ? '>' : ' '} ${String(c.line).padStart(width)} | ${c.text}`);
+  }
+}
+
+function decisionOf(key: Key): Decision | undefined {
+  if (key.quit) return 'quit';
+  if (key.ctrl || key.meta || !key.name) return undefined;
+  return KEYS[key.name.toLowerCase()];
+}
+
+interface Key {
+  name?: string;
+  ctrl?: boolean;
+  meta?: boolean;
+  /** Ctrl-C, Ctrl-D, or a signal: leave the walk. */
+  quit?: boolean;
+}
+
+/**
+ * One keypress at a time from a terminal in raw mode. The terminal's mode is restored on
+ * close, on exit, and on SIGTERM/SIGHUP (which end the walk like `q`).
+ */
+class KeyReader {
+  private readonly queue: Key[] = [];
+  private waiting: ((key: Key) => void) | null = null;
+  private readonly wasRaw: boolean;
+  private closed = false;
+  signal: NodeJS.Signals | null = null;
+
+  private readonly onKeypress = (_text: string | undefined, key: Key | undefined): void => {
+    if (!key) return;
+    const quit = key.ctrl === true && (key.name === 'c' || key.name === 'd');
+    this.push(quit ? { quit: true } : { name: key.name, ctrl: key.ctrl, meta: key.meta });
+  };
+
+  private readonly onSignal = (signal: NodeJS.Signals): void => {
+    this.signal ??= signal;
+    this.restore();
+    this.push({ quit: true });
+  };
+
+  private readonly restore = (): void => {
+    if (this.input.isTTY && this.input.isRaw !== this.wasRaw) this.input.setRawMode(this.wasRaw);
+  };
+
+  constructor(private readonly input: NodeJS.ReadStream) {
+    this.wasRaw = input.isRaw === true;
+    emitKeypressEvents(input);
+    input.setRawMode(true);
+    input.on('keypress', this.onKeypress);
+    process.on('exit', this.restore);
+    process.on('SIGTERM', this.onSignal);
+    process.on('SIGHUP', this.onSignal);
+    input.resume();
+  }
+
+  next(): Promise<Key> {
+    const key = this.queue.shift();
+    if (key) return Promise.resolve(key);
+    return new Promise((resolve) => (this.waiting = resolve));
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.restore();
+    this.input.off('keypress', this.onKeypress);
+    this.input.pause();
+    process.off('exit', this.restore);
+    process.off('SIGTERM', this.onSignal);
+    process.off('SIGHUP', this.onSignal);
+  }
+
+  private push(key: Key): void {
+    const waiting = this.waiting;
+    if (waiting) {
+      this.waiting = null;
+      waiting(key);
+    } else {
+      this.queue.push(key);
+    }
+  }
+}
