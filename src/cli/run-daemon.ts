@@ -13,6 +13,7 @@ import type { Runner } from '../runners/runner.js';
 import { isTmuxAvailable, TmuxRunner } from '../runners/tmux-runner.js';
 import { PtyRunner } from '../runners/pty-runner.js';
 import { appendEvent } from '../sessions/event-log.js';
+import { ScanPool } from '../tags/scan-pool.js';
 import { createLogger } from './logger.js';
 import { ENGINE_SCRIPT, SHIPPED_TAGS } from './paths.js';
 import { printLine } from './output.js';
@@ -93,20 +94,48 @@ export async function runDaemon(args: Args): Promise<void> {
   if (options.runner === 'tmux' && !(await isTmuxAvailable())) {
     throw new EngineError('tmux is not installed: install it, or use --runner pty');
   }
+  if (args.once && options.runner === 'pty') {
+    throw new EngineError(
+      '--once needs --runner tmux: agents under the pty runner end with the daemon',
+    );
+  }
   const runner: Runner =
     options.runner === 'tmux'
       ? new TmuxRunner({ socket: options.tmuxSocket ?? undefined, session: options.tmuxSession })
       : new PtyRunner();
   if (runner instanceof PtyRunner) await runner.ensureLoaded();
+  const pool = new ScanPool();
   const ctx: DaemonContext = {
     options,
     table,
     runner,
     log,
     now: () => new Date(),
-    recordEvent: (event) => appendEvent(root, { ...event, time: new Date().toISOString() }),
+    recordEvent: (event) =>
+      appendEvent(root, { ...event, time: new Date().toISOString() }).catch((error: unknown) =>
+        log('warn', `event log: ${String(error)}`),
+      ),
+    scan: async (text) => (await pool.scan(text)).occurrences,
   };
   const daemon = new Daemon(ctx);
+  try {
+    await runDaemonMode(args, daemon, options, log);
+  } finally {
+    await pool.close();
+    await runner.close();
+  }
+  // Agents under the pty runner are children of this process and would keep it alive: they end
+  // with the daemon (docs/DAEMON.md), and the next start requeues them.
+  if (runner instanceof PtyRunner) process.exit(0);
+}
+
+async function runDaemonMode(
+  args: Args,
+  daemon: Daemon,
+  options: DaemonOptions,
+  log: ReturnType<typeof createLogger>,
+): Promise<void> {
+  const { root } = options;
 
   if (args['dry-run']) {
     const plan = await daemon.plan();

@@ -1,8 +1,9 @@
 /**
  * Decides what a `#claimed-X` needs, from the files alone: the request file's tags and Session
  * line, and the session's `.state.json`. Dead claims are requeued (`#needs-X` + `## Recovery`)
- * in one compare-and-swap write, then the session is marked `abandoned`. A live agent is never
- * requeued, and a requeue first makes sure nothing of the session still runs.
+ * in one compare-and-swap write, then the session is marked `abandoned`. A claim is requeued only
+ * when neither its wrapper nor its agent process is alive, so a requeue never leaves an agent
+ * running; anything that cannot be judged (I/O errors, records of another tool) is left alone.
  */
 import { realpath, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
@@ -11,9 +12,7 @@ import { readTextFile } from '../files/read-text-file.js';
 import { PreconditionError } from '../errors.js';
 import { isHeartbeatStale } from '../process/heartbeat.js';
 import { checkLiveness, describeLiveness, isAlive } from '../process/process-identity.js';
-import { carrierTags } from '../tags/edit-tags.js';
 import { recoveryCount, requeueEdit, sessionReference } from '../tags/lifecycle-edits.js';
-import { scanTags } from '../tags/scan-tags.js';
 import { lifecycleTag } from '../tags/tag-name.js';
 import { resolveSessionRef } from '../sessions/session-dir.js';
 import {
@@ -25,9 +24,11 @@ import type { DaemonContext } from './daemon-context.js';
 
 export type ClaimVerdict =
   | { kind: 'alive'; session: string; state: SessionState | null }
-  | { kind: 'done' }
+  | { kind: 'done'; session: string | null }
   | { kind: 'not-claimed' }
   | { kind: 'foreign'; reason: string }
+  /** Cannot be judged now (an I/O error, a file too large to parse): keep it, look again later. */
+  | { kind: 'unknown'; reason: string }
   | { kind: 'requeued'; reason: string }
   | { kind: 'gone' };
 
@@ -40,50 +41,71 @@ export async function checkClaim(
   let text: string;
   try {
     text = (await readTextFile(file)).file.text;
-  } catch {
-    return { kind: 'gone' };
+  } catch (error) {
+    const code = (error as { cause?: NodeJS.ErrnoException }).cause?.code;
+    if (code === 'ENOENT') return { kind: 'gone' };
+    return { kind: 'unknown', reason: error instanceof Error ? error.message : String(error) };
   }
-  const tags = new Set(carrierTags(scanTags(text)).map((o) => o.tag));
-  if (!tags.has(lifecycleTag('claimed', noun))) {
-    return tags.has(lifecycleTag('done', noun)) ? { kind: 'done' } : { kind: 'not-claimed' };
+  let occurrences;
+  try {
+    occurrences = await ctx.scan(text);
+  } catch (error) {
+    return { kind: 'unknown', reason: `cannot parse ${file}: ${String(error)}` };
   }
+  const tags = new Set(occurrences.filter((o) => o.place !== 'prose').map((o) => o.tag));
   const ref = sessionReference(text);
-  if (!ref)
+  // A finished item stays finished, even if a stray #claimed-X is left beside #done-X.
+  if (tags.has(lifecycleTag('done', noun))) return { kind: 'done', session: ref };
+  if (!tags.has(lifecycleTag('claimed', noun))) return { kind: 'not-claimed' };
+  if (!ref) {
     return {
       kind: 'foreign',
       reason: 'claimed without a **Session**: line (not claimed by the daemon)',
     };
+  }
   const dir = resolveSessionRef(ctx.options.root, ref);
-  if (!dir)
+  if (!dir) {
     return {
       kind: 'foreign',
       reason: `Session line '${ref}' is not a session under ${ctx.options.root}`,
     };
+  }
 
   const read = await readSessionState(dir);
-  const graceOver = async (since: number) => ctx.now().getTime() - since > ctx.options.claimGraceMs;
-  if ('missing' in read || 'malformed' in read) {
+  const graceOver = (since: number) => ctx.now().getTime() - since > ctx.options.claimGraceMs;
+  if ('error' in read) return { kind: 'unknown', reason: `${dir}: ${read.error}` };
+  if ('malformed' in read) {
+    return {
+      kind: 'foreign',
+      reason: `${dir}/.state.json is not a session record of engine's (${read.malformed})`,
+    };
+  }
+  if ('missing' in read) {
     const since = claimTime(ref) ?? (await stat(file)).mtimeMs;
-    if (!(await graceOver(since))) return { kind: 'alive', session: ref, state: null };
-    const why =
-      'missing' in read
-        ? `no session record ${Math.round(ctx.options.claimGraceMs / 1000)} s after the claim (the daemon stopped between claim and spawn)`
-        : `session record is malformed (${read.malformed})`;
+    if (!graceOver(since)) return { kind: 'alive', session: ref, state: null };
+    const why = `no session record ${Math.round(ctx.options.claimGraceMs / 1000)} s after the claim (the daemon stopped between claim and spawn)`;
     return requeue(ctx, file, noun, ref, dir, null, why);
   }
   const state = read.state;
-  const reason = await deathReason(ctx, state, ref, graceOver);
+  const real = await realpath(file).catch(() => file);
+  if (state.noun !== noun || state.requestFile !== real) {
+    return {
+      kind: 'foreign',
+      reason: `Session line points at ${ref}, which works on #${state.noun} of ${state.requestFile}`,
+    };
+  }
+  const reason = deathReason(ctx, state, ref, graceOver);
   if (reason === null) return { kind: 'alive', session: ref, state };
   return requeue(ctx, file, noun, ref, dir, state, reason);
 }
 
 /** Null while the session may still be working; otherwise why it is dead. */
-async function deathReason(
+function deathReason(
   ctx: DaemonContext,
   state: SessionState,
   ref: string,
-  graceOver: (since: number) => Promise<boolean>,
-): Promise<string | null> {
+  graceOver: (since: number) => boolean,
+): string | null {
   const noun = state.noun;
   if (state.status === 'exited') {
     return `agent exited with code ${state.exitCode ?? 'unknown'} without marking #done-${noun}`;
@@ -91,7 +113,7 @@ async function deathReason(
   if (state.status === 'abandoned') return state.reason ?? 'session was abandoned';
   if (state.pid === null || state.startTicks === null || state.bootId === null) {
     const since = Date.parse(state.startedAt) || claimTime(ref) || 0;
-    return (await graceOver(since)) ? `the agent never started (${ref} stayed 'starting')` : null;
+    return graceOver(since) ? `the agent never started (${ref} stayed 'starting')` : null;
   }
   if (state.host !== hostname()) {
     return isHeartbeatStale(state.lastHeartbeat ?? undefined, ctx.now(), ctx.options.staleAfterMs)
@@ -127,8 +149,6 @@ async function requeue(
   state: SessionState | null,
   reason: string,
 ): Promise<ClaimVerdict> {
-  if (state?.tmux?.pane && ctx.runner.kind === 'tmux')
-    await ctx.runner.stop(state.tmux.pane).catch(() => undefined);
   let attempt = 1;
   try {
     await editFile(file, (text) => {
@@ -169,5 +189,5 @@ export function claimTime(ref: string): number | null {
   const m = /(\d{4})_(\d{2})_(\d{2})_(\d{2})(\d{2})(\d{2})_/.exec(ref);
   if (!m) return null;
   const [, y, mo, d, h, mi, s] = m.map(Number) as number[];
-  return new Date(y as number, (mo as number) - 1, d, h, mi, s).getTime();
+  return Date.UTC(y as number, (mo as number) - 1, d, h, mi, s);
 }

@@ -2,6 +2,7 @@
 import type { DispatchTable } from '../dispatch/dispatch-table.js';
 import type { Runner } from '../runners/runner.js';
 import type { EventInput } from '../sessions/event-log.js';
+import type { TagOccurrence } from '../tags/scan-tags.js';
 
 export type LogLevel = 'info' | 'warn' | 'error' | 'debug';
 export type LogFn = (level: LogLevel, message: string, fields?: Record<string, unknown>) => void;
@@ -38,5 +39,8 @@ export interface DaemonContext {
   runner: Runner;
   log: LogFn;
   now(): Date;
+  /** Best effort: a full disk must not stop the daemon. */
   recordEvent(event: EventInput): Promise<void>;
+  /** Tags of a text, parsed off the main thread with a time limit. */
+  scan(text: string): Promise<TagOccurrence[]>;
 }

@@ -6,6 +6,7 @@
  * everything back from request files and `.state.json`.
  */
 import { readFile, realpath, stat } from 'node:fs/promises';
+import { sep } from 'node:path';
 import { hostname } from 'node:os';
 import PQueue from 'p-queue';
 import { PreconditionError } from '../errors.js';
@@ -13,7 +14,6 @@ import { editFile } from '../files/tag-file.js';
 import { decodeText, MAX_PARSE_BYTES } from '../files/read-text-file.js';
 import { fillTemplate } from '../dispatch/agent-command.js';
 import { queuePriority, weightOf, compareOrder, type OrderKey } from '../dispatch/work-order.js';
-import { ScanPool } from '../tags/scan-pool.js';
 import type { TagOccurrence } from '../tags/scan-tags.js';
 import {
   claimEdit,
@@ -34,6 +34,7 @@ import { checkClaim, type ClaimVerdict } from './claim-check.js';
 import type { DaemonContext } from './daemon-context.js';
 import { RequestWatcher } from './request-watcher.js';
 import { failpoint } from './failpoint.js';
+import { isSessionDone, markSessionDone, takeStartToken } from '../sessions/session-markers.js';
 import { SessionIndex } from './session-index.js';
 
 /** A `#delegated-X` found in a settled request file. */
@@ -46,7 +47,6 @@ export interface WorkItem extends OrderKey {
 export class Daemon {
   private readonly ctx: DaemonContext;
   private readonly queue: PQueue;
-  private readonly pool = new ScanPool();
   private readonly patterns: TagPattern[];
   private readonly sessions: SessionIndex;
   private readonly watcher: RequestWatcher;
@@ -62,6 +62,8 @@ export class Daemon {
   private stopping = false;
   /** --once does not wait for agents, so it adopts none. */
   private adopting = true;
+  /** Whether start() ran: --dry-run and --once record no start or stop. */
+  private started = false;
 
   constructor(ctx: DaemonContext) {
     this.ctx = ctx;
@@ -82,6 +84,7 @@ export class Daemon {
   /** Reaps, then watches. Resolves once the first pass over the tree has been made. */
   async start(): Promise<void> {
     await this.sessions.load();
+    this.started = true;
     await this.ctx.recordEvent({ event: 'daemon-started', pid: process.pid, host: hostname() });
     await this.readyItems();
     await this.reap();
@@ -121,8 +124,7 @@ export class Daemon {
     this.queue.clear();
     await this.watcher.close();
     await Promise.allSettled([...this.inFlight]);
-    await this.pool.close();
-    await this.ctx.recordEvent({ event: 'daemon-stopped', pid: process.pid });
+    if (this.started) await this.ctx.recordEvent({ event: 'daemon-stopped', pid: process.pid });
   }
 
   /** Resolves when nothing is queued or running (tests and --once use it). */
@@ -174,6 +176,13 @@ export class Daemon {
     const occurrences = await this.scan(path);
     if (!occurrences) return [];
     const file = await realpath(path).catch(() => path);
+    if (!(await this.isInsideWatchedPaths(file))) {
+      this.warnOnce(
+        `outside:${path}`,
+        `skipped ${path}: it resolves to ${file}, outside the watched paths; never written through`,
+      );
+      return [];
+    }
     const carriers = occurrences.filter((o) => o.place !== 'prose');
     const tags = carriers.map((o) => o.tag);
     const claimed = new Set(
@@ -218,7 +227,7 @@ export class Daemon {
     if (bytes.length > MAX_PARSE_BYTES)
       return this.skip(path, `larger than ${MAX_PARSE_BYTES} bytes`);
     try {
-      return (await this.pool.scan(decoded.text)).occurrences;
+      return await this.ctx.scan(decoded.text);
     } catch (error) {
       return this.skip(path, error instanceof Error ? error.message : String(error));
     }
@@ -246,6 +255,7 @@ export class Daemon {
       const read = await readSessionState(dir);
       if (!('state' in read) || read.state.noun !== item.noun) continue;
       if (read.state.status !== 'starting' && read.state.status !== 'running') continue;
+      if (await isSessionDone(dir)) continue;
       const verdict = await this.sessionAlive(read.state);
       if (!verdict) continue;
       try {
@@ -267,6 +277,15 @@ export class Daemon {
       return true;
     }
     return false;
+  }
+
+  private watchedRoots: string[] | null = null;
+
+  private async isInsideWatchedPaths(file: string): Promise<boolean> {
+    this.watchedRoots ??= await Promise.all(
+      this.ctx.options.paths.map((p) => realpath(p).catch(() => p)),
+    );
+    return this.watchedRoots.some((root) => file === root || file.startsWith(`${root}${sep}`));
   }
 
   private async sessionAlive(state: SessionState): Promise<boolean> {
@@ -301,6 +320,9 @@ export class Daemon {
   private async claimAndSpawn(item: WorkItem): Promise<string | null> {
     const { options } = this.ctx;
     failpoint('after-read');
+    // A live session already on this item (an editor saved an older copy over its claim):
+    // restore that claim instead of starting a second agent.
+    if (await this.restoreClaim(item)) return null;
     const ref = newSessionRef(item.noun, item.file, this.ctx.now());
     let attempt = 1;
     let priorSession: string | null = null;
@@ -385,7 +407,7 @@ export class Daemon {
           dir,
         ],
         cwd: options.root,
-        env: { ENGINE_ROOT: options.root },
+        env: { ENGINE_ROOT: options.root, PATH: process.env.PATH ?? '' },
         logFile: `${dir}/transcript.log`,
       });
       failpoint('after-spawn');
@@ -401,6 +423,12 @@ export class Daemon {
       });
     } catch (error) {
       const reason = `spawn failed: ${error instanceof Error ? error.message : String(error)}`;
+      // tmux may have started the window although the call failed: whoever takes the start
+      // token first wins. If the wrapper has it, the agent runs and is watched like any other.
+      if (!(await takeStartToken(dir))) {
+        this.ctx.log('warn', `${reason}, but the agent started anyway (${ref}); watching it`);
+        return ref;
+      }
       await writeSessionState(dir, { ...state, status: 'abandoned', reason, endedAt: now });
       await this.ctx.recordEvent({
         event: 'spawn-failed',
@@ -417,29 +445,53 @@ export class Daemon {
   }
 
   /** Polls the claim (a condition on files) until the agent is done or its claim was requeued. */
-  private async watchUntilEnded(file: string, noun: string): Promise<ClaimVerdict> {
+  private async watchUntilEnded(file: string, noun: string): Promise<ClaimVerdict | null> {
     for (;;) {
-      const verdict = await checkClaim(this.ctx, file, noun);
-      if (verdict.kind !== 'alive') {
+      let verdict: ClaimVerdict | null = null;
+      try {
+        verdict = await checkClaim(this.ctx, file, noun);
+      } catch (error) {
+        this.ctx.log('error', `checking ${file}: ${String(error)}; will look again`);
+      }
+      if (verdict && verdict.kind !== 'alive' && verdict.kind !== 'unknown') {
         await this.recordEnd(file, noun, verdict);
         return verdict;
       }
+      if (verdict?.kind === 'unknown')
+        this.warnOnce(
+          `unknown:${file}:${verdict.reason}`,
+          `cannot judge the claim on ${file} now: ${verdict.reason}`,
+        );
       if (this.stopping) return verdict;
       await new Promise((resolve) => setTimeout(resolve, this.ctx.options.pollMs));
     }
   }
 
   private async recordEnd(file: string, noun: string, verdict: ClaimVerdict): Promise<void> {
-    if (verdict.kind === 'done') {
-      this.ctx.log('info', `done: ${file} (#done-${noun})`);
-      await this.ctx.recordEvent({ event: 'done', file, noun });
+    if (verdict.kind === 'foreign') {
+      this.warnOnce(`foreign:${file}\0${noun}`, `${file}: ${verdict.reason}; left alone`);
     }
+    if (verdict.kind !== 'done') return;
+    // The session is finished, even if its agent stays open: never restore a claim onto it.
+    if (verdict.session) {
+      const dir = resolveSessionRef(this.ctx.options.root, verdict.session);
+      if (dir) await markSessionDone(dir);
+    }
+    this.ctx.log('info', `done: ${file} (#done-${noun})`);
+    await this.ctx.recordEvent({
+      event: 'done',
+      file,
+      noun,
+      session: verdict.session ?? undefined,
+    });
   }
 
   private scheduleReap(): void {
     if (this.stopping) return;
     this.reapTimer = setTimeout(() => {
-      void this.track(this.reap()).finally(() => this.scheduleReap());
+      void this.track(this.reap())
+        .catch((error: unknown) => this.ctx.log('error', `reap: ${String(error)}`))
+        .finally(() => this.scheduleReap());
     }, this.ctx.options.reapIntervalMs);
   }
 
@@ -453,15 +505,27 @@ export class Daemon {
       for (const noun of [...nouns]) {
         const key = `${file}\0${noun}`;
         if (this.tracked.has(key) || this.stopping) continue;
-        const verdict = await checkClaim(this.ctx, file, noun);
+        let verdict: ClaimVerdict;
+        try {
+          verdict = await checkClaim(this.ctx, file, noun);
+        } catch (error) {
+          this.ctx.log('error', `checking ${file}: ${String(error)}; will look again`);
+          continue;
+        }
         if (verdict.kind === 'alive') {
           alive++;
           if (verdict.state) this.adopt(file, noun, verdict.session);
           continue;
         }
+        if (verdict.kind === 'unknown') {
+          this.warnOnce(
+            `unknown:${key}:${verdict.reason}`,
+            `cannot judge the claim on ${file} now: ${verdict.reason}`,
+          );
+          continue;
+        }
         nouns.delete(noun);
-        if (verdict.kind === 'foreign')
-          this.warnOnce(`foreign:${key}`, `${file}: ${verdict.reason}; left alone`);
+        if (nouns.size === 0) this.claimedFiles.delete(file);
         await this.recordEnd(file, noun, verdict);
       }
     }
@@ -474,7 +538,7 @@ export class Daemon {
     if (!this.adopting || this.tracked.has(key)) return;
     this.tracked.add(key);
     this.ctx.log('info', `adopted running agent for ${file} (${session})`);
-    void this.ctx.recordEvent({ event: 'adopted', file, noun, session });
+    void this.ctx.recordEvent({ event: 'adopted', file, noun, session }).catch(() => undefined);
     void this.queue
       .add(
         async () => {

@@ -9,6 +9,7 @@ import { EngineError } from '../errors.js';
 import { failpoint } from '../daemon/failpoint.js';
 import { readProcessIdentity, selfIdentity } from '../process/process-identity.js';
 import { appendEvent } from './event-log.js';
+import { takeStartToken } from './session-markers.js';
 import { readSessionState, writeSessionState, type SessionState } from './session-state.js';
 
 export interface RunSessionOptions {
@@ -21,12 +22,12 @@ export async function runSession(options: RunSessionOptions): Promise<number> {
   const read = await readSessionState(options.sessionDir);
   if (!('state' in read)) {
     throw new EngineError(
-      `No usable session record in ${options.sessionDir}: ${'malformed' in read ? read.malformed : 'missing'}`,
+      `No usable session record in ${options.sessionDir}: ${'malformed' in read ? read.malformed : 'error' in read ? read.error : 'missing'}`,
     );
   }
-  // A session runs once: a second wrapper (a retried spawn, a human re-running the command)
-  // must not start a second agent for the same claim.
-  if (read.state.status !== 'starting' || read.state.pid !== null) {
+  // A session runs once: a second wrapper (a retried spawn, a human re-running the command), or
+  // one the daemon already gave up on, must not start an agent. The start token decides, once.
+  if (read.state.status !== 'starting' || read.state.pid !== null || !(await takeStartToken(options.sessionDir))) {
     throw new EngineError(`Session ${options.sessionDir} already ran (status ${read.state.status}); it is never reused`);
   }
   const me = selfIdentity();

@@ -1,5 +1,5 @@
 /**
- * Session directories: `<root>/sessions/<date>_<time>_<NOUN>_<slug>_<rand>/`, one per claim and
+ * Session directories: `<root>/sessions/<date>_<time>_<NOUN>_<slug>_<rand>/` (UTC), one per claim and
  * never reused; a requeued item gets a fresh one that points at the prior one.
  */
 import { randomBytes } from 'node:crypto';
@@ -14,8 +14,8 @@ function pad(n: number, width = 2): string {
 
 /** The session's path relative to the root, e.g. `sessions/2026_11_22_074512_FIX_login-bug_3f9a`. */
 export function newSessionRef(noun: string, requestFile: string, now: Date): string {
-  const date = `${now.getFullYear()}_${pad(now.getMonth() + 1)}_${pad(now.getDate())}`;
-  const time = `${pad(now.getHours())}${pad(now.getMinutes())}${pad(now.getSeconds())}`;
+  const date = `${now.getUTCFullYear()}_${pad(now.getUTCMonth() + 1)}_${pad(now.getUTCDate())}`;
+  const time = `${pad(now.getUTCHours())}${pad(now.getUTCMinutes())}${pad(now.getUTCSeconds())}`;
   const slug =
     basename(requestFile, extname(requestFile))
       .toLowerCase()
@@ -23,7 +23,7 @@ export function newSessionRef(noun: string, requestFile: string, now: Date): str
       .replace(/^-+|-+$/g, '')
       .slice(0, 40) || 'request';
   const nounPart = noun.toUpperCase().replace(/[^A-Z0-9]+/g, '_');
-  return posix.join(SESSIONS_DIR, `${date}_${time}_${nounPart}_${slug}_${randomBytes(2).toString('hex')}`);
+  return posix.join(SESSIONS_DIR, `${date}_${time}_${nounPart}_${slug}_${randomBytes(4).toString('hex')}`);
 }
 
 /** Creates the directory; it must not exist (a session is never reused). */

@@ -58,7 +58,11 @@ export function statePath(sessionDir: string): string {
   return join(sessionDir, STATE_FILE);
 }
 
-export type StateRead = { state: SessionState } | { missing: true } | { malformed: string };
+export type StateRead =
+  | { state: SessionState }
+  | { missing: true }
+  | { malformed: string }
+  | { error: string };
 
 /** Reads a state record; a missing or malformed record is a value, not an exception. */
 export async function readSessionState(sessionDir: string): Promise<StateRead> {
@@ -67,7 +71,7 @@ export async function readSessionState(sessionDir: string): Promise<StateRead> {
     raw = await readFile(statePath(sessionDir), 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { missing: true };
-    return { malformed: `cannot read: ${(error as Error).message}` };
+    return { error: `cannot read .state.json: ${(error as Error).message}` };
   }
   try {
     const value = JSON.parse(raw) as Partial<SessionState>;

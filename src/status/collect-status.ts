@@ -134,8 +134,11 @@ async function describeClaim(
   const dir = session ? resolveSessionRef(root, session) : null;
   if (!dir) return base;
   const read = await readSessionState(dir);
-  if (!('state' in read))
-    return { ...base, liveness: 'missing' in read ? 'no session record' : read.malformed };
+  if (!('state' in read)) {
+    const why =
+      'missing' in read ? 'no session record' : 'malformed' in read ? read.malformed : read.error;
+    return { ...base, liveness: why };
+  }
   const s = read.state;
   const item: ClaimItem = {
     ...base,

@@ -5,30 +5,33 @@
  * precondition on the text it is given, so inside the compare-and-swap writer it is atomic.
  */
 import { carrierTags, lineEnding, swapTags, TagMissingError, applySplices } from './edit-tags.js';
+import { LineIndex } from './line-index.js';
 import { scanTags } from './scan-tags.js';
-import { lifecycleTag } from './tag-name.js';
+import { lifecycleOf, lifecycleTag } from './tag-name.js';
 
 const SESSION_LINE = /^\*\*Session\*\*:[ \t]*(.*?)[ \t]*$/;
 
-/** The session a claim points at: the `**Session**:` line directly below the Tags line. */
+/**
+ * The session a claim points at: the first line that starts with `**Session**:`. The claim writes
+ * it directly below the Tags line; found anywhere, so a line an agent inserts in between does not
+ * orphan the claim. A plain line search: the poller reads it every second without parsing.
+ */
 export function sessionReference(text: string): string | null {
-  const scan = scanTags(text);
-  const line = sessionLineNumber(text, scan);
+  const line = sessionLineNumber(text);
   if (line === null) return null;
-  const value = SESSION_LINE.exec(scan.lines.lineText(line))?.[1];
+  const value = SESSION_LINE.exec(new LineIndex(text).lineText(line))?.[1];
   return value ? value : null;
 }
 
-function sessionLineNumber(text: string, scan = scanTags(text)): number | null {
-  const after = scan.tagsLine ? scan.tagsLine.line + 1 : null;
-  if (after === null || after > scan.lines.count) return null;
-  return SESSION_LINE.test(scan.lines.lineText(after)) ? after : null;
+function sessionLineNumber(text: string): number | null {
+  const match = /^\*\*Session\*\*:/m.exec(text);
+  return match ? new LineIndex(text).lineOf(match.index) : null;
 }
 
 /** Sets (or with null, removes) the `**Session**:` line below the Tags line. */
 function withSessionLine(text: string, session: string | null): string {
   const scan = scanTags(text);
-  const existing = sessionLineNumber(text, scan);
+  const existing = sessionLineNumber(text);
   const eol = lineEnding(text);
   if (existing !== null) {
     const span = scan.lines.span(existing);
@@ -50,6 +53,10 @@ function withSessionLine(text: string, session: string | null): string {
 
 /** `#delegated-X` → `#claimed-X` and the Session line, or TagMissingError when not delegated. */
 export function claimEdit(text: string, noun: string, session: string): string {
+  // One claim per request file: a second noun waits until the first is done or requeued (the
+  // file then changes, and is read again), so the one Session line always names the one claim.
+  const claimed = carrierTags(scanTags(text)).find((o) => lifecycleOf(o.tag)?.state === 'claimed');
+  if (claimed) throw new TagMissingError([lifecycleTag('delegated', noun)], undefined, true);
   const swapped = swapTags(text, [lifecycleTag('delegated', noun)], lifecycleTag('claimed', noun));
   return withSessionLine(ensureTagsLine(swapped), session);
 }

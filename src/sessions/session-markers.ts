@@ -1,0 +1,34 @@
+/**
+ * Marker files in a session directory, each created by one party and never rewritten:
+ * `.started` (who may start the agent) and `.done` (the item was seen done; the session is over).
+ */
+import { open, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+
+const START_TOKEN = '.started';
+const DONE_MARK = '.done';
+
+/**
+ * The right to start a session's agent, taken once (O_EXCL): by the wrapper when it starts, or
+ * by the daemon when a spawn failed, so an agent can never start on a session the daemon gave up.
+ */
+export async function takeStartToken(dir: string): Promise<boolean> {
+  try {
+    await (await open(join(dir, START_TOKEN), 'wx')).close();
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  }
+}
+
+export async function markSessionDone(dir: string): Promise<void> {
+  await (await open(join(dir, DONE_MARK), 'a').catch(() => null))?.close();
+}
+
+export async function isSessionDone(dir: string): Promise<boolean> {
+  return stat(join(dir, DONE_MARK)).then(
+    () => true,
+    () => false,
+  );
+}
