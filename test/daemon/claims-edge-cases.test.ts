@@ -132,7 +132,7 @@ describe('claims: edge cases', () => {
     try {
       await waitFor(
         () =>
-          outputs.filter((o) => /INFO  monitoring |ERROR: another daemon/.test(o())).length === 5,
+          outputs.filter((o) => /INFO {2}monitoring |ERROR: another daemon/.test(o())).length === 5,
         {
           message: 'every daemon decided',
         },
