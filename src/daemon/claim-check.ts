@@ -15,6 +15,7 @@ import { checkLiveness, describeLiveness, isAlive } from '../process/process-ide
 import { recoveryCount, requeueEdit, sessionReference } from '../tags/lifecycle-edits.js';
 import { lifecycleTag } from '../tags/tag-name.js';
 import { resolveSessionRef } from '../sessions/session-dir.js';
+import { startTokenTime, takeStartToken } from '../sessions/session-markers.js';
 import {
   readSessionState,
   writeSessionState,
@@ -75,10 +76,25 @@ export async function checkClaim(
   const graceOver = (since: number) => ctx.now().getTime() - since > ctx.options.claimGraceMs;
   if ('error' in read) return { kind: 'unknown', reason: `${dir}: ${read.error}` };
   if ('malformed' in read) {
-    return {
-      kind: 'foreign',
-      reason: `${dir}/.state.json is not a session record of engine's (${read.malformed})`,
-    };
+    // No agent can run before its wrapper takes the start token: without one, requeueing is safe.
+    // With one, an agent may be running that nothing identifies any more: leave it to a human.
+    if ((await startTokenTime(dir)) !== null) {
+      return {
+        kind: 'foreign',
+        reason: `${dir}/.state.json is malformed (${read.malformed}) and an agent may be running`,
+      };
+    }
+    const since = claimTime(ref) ?? (await stat(file)).mtimeMs;
+    if (!graceOver(since)) return { kind: 'alive', session: ref, state: null };
+    return requeue(
+      ctx,
+      file,
+      noun,
+      ref,
+      dir,
+      null,
+      `session record is malformed (${read.malformed}) and no agent ever started`,
+    );
   }
   if ('missing' in read) {
     const since = claimTime(ref) ?? (await stat(file)).mtimeMs;
@@ -96,6 +112,13 @@ export async function checkClaim(
   }
   const reason = deathReason(ctx, state, ref, graceOver);
   if (reason === null) return { kind: 'alive', session: ref, state };
+  // A wrapper that never recorded its pid may still be starting: take its start token first, so
+  // it can no longer run an agent on the requeued item. If it took the token, it writes its pid
+  // right after; only when that has not happened within the grace period is it dead.
+  if (state.status === 'starting' && state.pid === null && !(await takeStartToken(dir))) {
+    const taken = await startTokenTime(dir);
+    if (taken === null || !graceOver(taken)) return { kind: 'alive', session: ref, state };
+  }
   return requeue(ctx, file, noun, ref, dir, state, reason);
 }
 

@@ -220,8 +220,17 @@ export class Daemon {
   }
 
   private async scan(path: string): Promise<TagOccurrence[] | null> {
-    const bytes = await readFile(path).catch(() => null);
-    if (!bytes || (!bytes.includes('delegated-') && !bytes.includes('claimed-'))) return null;
+    // Only regular files: opening a pipe named *.md would block a worker thread for good.
+    const info = await stat(path).catch(() => null);
+    if (!info?.isFile()) return null;
+    let bytes: Buffer;
+    try {
+      bytes = await readFile(path);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      return code === 'ENOENT' ? null : this.skip(path, `cannot read: ${code ?? String(error)}`);
+    }
+    if (!bytes.includes('delegated-') && !bytes.includes('claimed-')) return null;
     const decoded = decodeText(bytes);
     if (!decoded) return this.skip(path, 'not UTF-8 text');
     if (bytes.length > MAX_PARSE_BYTES)
@@ -454,6 +463,7 @@ export class Daemon {
         this.ctx.log('error', `checking ${file}: ${String(error)}; will look again`);
       }
       if (verdict && verdict.kind !== 'alive' && verdict.kind !== 'unknown') {
+        this.forgetClaim(file, noun);
         await this.recordEnd(file, noun, verdict);
         return verdict;
       }
@@ -465,6 +475,13 @@ export class Daemon {
       if (this.stopping) return verdict;
       await new Promise((resolve) => setTimeout(resolve, this.ctx.options.pollMs));
     }
+  }
+
+  /** The claim ended: the reaper no longer looks at it (a new claim is found when the file changes). */
+  private forgetClaim(file: string, noun: string): void {
+    const nouns = this.claimedFiles.get(file);
+    nouns?.delete(noun);
+    if (nouns?.size === 0) this.claimedFiles.delete(file);
   }
 
   private async recordEnd(file: string, noun: string, verdict: ClaimVerdict): Promise<void> {
@@ -524,8 +541,7 @@ export class Daemon {
           );
           continue;
         }
-        nouns.delete(noun);
-        if (nouns.size === 0) this.claimedFiles.delete(file);
+        this.forgetClaim(file, noun);
         await this.recordEnd(file, noun, verdict);
       }
     }

@@ -4,6 +4,7 @@
  * mtime with the last pass) runs periodically and after every burst. Each changed file is
  * handed on only after it has been quiet for the debounce period.
  */
+import type { Stats } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import chokidar, { type FSWatcher } from 'chokidar';
@@ -51,7 +52,9 @@ export class RequestWatcher {
   private async watch(): Promise<void> {
     const watcher = chokidar.watch(this.options.paths, {
       ignoreInitial: true,
-      ignored: (path, stats) => isIgnored(path, stats?.isFile() ?? false),
+      // Like the reconcile walk: symlinked directories are not followed, so loops cannot occur.
+      followSymlinks: false,
+      ignored: (path, stats) => isIgnored(path, stats),
     });
     this.watcher = watcher;
     watcher.on('all', (_event, path) => this.touch(path));
@@ -135,8 +138,11 @@ export class RequestWatcher {
   }
 }
 
-function isIgnored(path: string, isFile: boolean): boolean {
+function isIgnored(path: string, stats: Stats | undefined): boolean {
   const name = basename(path);
   if (name === 'node_modules' || name === '.git' || name.endsWith('.engine-lock')) return true;
-  return isFile && (!isMarkdownPath(name) || name.endsWith('.tmp'));
+  if (!stats) return false;
+  // Pipes, sockets and devices named *.md would block a reader: never touch them.
+  if (!stats.isFile() && !stats.isDirectory()) return true;
+  return stats.isFile() && (!isMarkdownPath(name) || name.endsWith('.tmp'));
 }

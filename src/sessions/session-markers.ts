@@ -32,3 +32,11 @@ export async function isSessionDone(dir: string): Promise<boolean> {
     () => false,
   );
 }
+
+/** When the start token was taken (ms since the epoch), or null when it was not. */
+export async function startTokenTime(dir: string): Promise<number | null> {
+  return stat(join(dir, START_TOKEN)).then(
+    (info) => info.mtimeMs,
+    () => null,
+  );
+}

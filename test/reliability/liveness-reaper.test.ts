@@ -1,0 +1,265 @@
+/**
+ * Liveness through the daemon's reaper: `engine run --monitor-tags --once` on a root with crafted
+ * claims and session records, one per kind of process identity, and a running daemon that must
+ * requeue a dead claim within one reap interval. Each claim must end requeued (dead) or left
+ * alone (alive), as docs/DAEMON.md's table says.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { chownSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { afterEach, describe, expect, it } from 'vitest';
+import { readProcessIdentity, type ProcessIdentity } from '../../src/process/process-identity.js';
+import {
+  AS_NOBODY,
+  canRunAsNobody,
+  Children,
+  NOBODY,
+  procUid,
+  startZombie,
+} from '../process/spawned.js';
+import { AGENT_CMD } from '../helpers/daemon-harness.js';
+import { CLI } from '../helpers/run-cli.js';
+import {
+  craftClaim,
+  craftedState,
+  read,
+  recordFigure,
+  sessionRef,
+  Scenario,
+  tagsOf,
+  waitFor,
+  waitForTag,
+} from './support.js';
+
+const children = new Children();
+let s: Scenario | undefined;
+afterEach(async () => {
+  await children.killAll();
+  await s?.close();
+  s = undefined;
+});
+
+async function sleeper(): Promise<ProcessIdentity> {
+  const child = children.spawn('sleep', ['60']);
+  return waitFor(() => readProcessIdentity(child.pid!));
+}
+
+/** A pid no process has: a child that was started, killed and reaped. */
+async function deadPid(): Promise<ProcessIdentity> {
+  const child = children.spawn('true', []);
+  const identity = readProcessIdentity(child.pid!) ?? {
+    pid: child.pid!,
+    startTicks: '1',
+    bootId: readProcessIdentity(process.pid)!.bootId,
+    host: hostname(),
+  };
+  await new Promise((resolve) =>
+    child.exitCode !== null ? resolve(null) : child.once('exit', resolve),
+  );
+  return identity;
+}
+
+const wrapper = (id: ProcessIdentity) => ({
+  pid: id.pid,
+  startTicks: id.startTicks,
+  bootId: id.bootId,
+  host: id.host,
+});
+
+interface Expectation {
+  name: string;
+  verdict: 'requeued' | 'left alone';
+  reason?: RegExp;
+}
+
+async function verdicts(files: Map<string, Expectation>): Promise<string[]> {
+  const wrong: string[] = [];
+  for (const [file, want] of files) {
+    const text = await read(file);
+    const tags = tagsOf(text);
+    const got = tags.includes('#needs-fix')
+      ? 'requeued'
+      : tags.includes('#claimed-fix')
+        ? 'left alone'
+        : `?? ${tags.join(' ')}`;
+    if (got !== want.verdict) wrong.push(`${want.name}: ${got}, expected ${want.verdict}`);
+    else if (want.reason && !want.reason.test(text))
+      wrong.push(`${want.name}: reason does not match ${want.reason}:\n${text}`);
+    if (!text.includes('Human text.')) wrong.push(`${want.name}: lost the human text`);
+  }
+  return wrong;
+}
+
+describe('the reaper classifies each crafted claim (engine run --once)', () => {
+  it('reused pid, zombie, dead, exited, previous boot, other host fresh/stale, alive', async () => {
+    s = await Scenario.open();
+    const live = await sleeper();
+    const zombie = await startZombie(children);
+    const zombieId = readProcessIdentity(zombie.pid)!;
+    const dead = await deadPid();
+    const agentAlive = await sleeper();
+    const long = 10 * 60_000;
+    const cases: [string, Record<string, unknown> | null, Expectation][] = [
+      [
+        'reused',
+        { ...wrapper(live), startTicks: String(Number(live.startTicks) - 500) },
+        {
+          name: 'pid reused by an unrelated process',
+          verdict: 'requeued',
+          reason: /another process/,
+        },
+      ],
+      ['zombie', wrapper(zombieId), { name: 'zombie', verdict: 'requeued', reason: /zombie/ }],
+      ['dead', wrapper(dead), { name: 'dead pid', verdict: 'requeued', reason: /is gone/ }],
+      [
+        'exited',
+        { ...wrapper(dead), status: 'exited', exitCode: 7 },
+        { name: 'exited', verdict: 'requeued', reason: /exited with code 7/ },
+      ],
+      [
+        'boot',
+        { ...wrapper(live), bootId: '00000000-0000-0000-0000-000000000000' },
+        { name: "previous boot's boot id", verdict: 'requeued', reason: /boot/ },
+      ],
+      [
+        'hostfresh',
+        { ...wrapper(live), host: 'another-host.example', lastHeartbeat: new Date().toISOString() },
+        { name: 'other host, fresh heartbeat', verdict: 'left alone' },
+      ],
+      [
+        'hoststale',
+        {
+          ...wrapper(live),
+          host: 'another-host.example',
+          lastHeartbeat: new Date(Date.now() - 2 * 3600_000).toISOString(),
+        },
+        {
+          name: 'other host, stale heartbeat',
+          verdict: 'requeued',
+          reason: /no heartbeat from host/,
+        },
+      ],
+      ['alive', wrapper(live), { name: 'live wrapper', verdict: 'left alone' }],
+      [
+        'agentalive',
+        { ...wrapper(dead), agentPid: agentAlive.pid, agentStartTicks: agentAlive.startTicks },
+        { name: 'wrapper dead, agent alive', verdict: 'left alone' },
+      ],
+      [
+        'starting',
+        { status: 'starting', startedAt: new Date(Date.now() - long).toISOString() },
+        { name: "'starting' past the grace period", verdict: 'requeued', reason: /never started/ },
+      ],
+      [
+        'norecord',
+        null,
+        {
+          name: 'no .state.json past the grace period',
+          verdict: 'requeued',
+          reason: /no session record/,
+        },
+      ],
+    ];
+    const files = new Map<string, Expectation>();
+    for (const [tag, over, want] of cases) {
+      const ref = sessionRef(long, tag);
+      const file = s.file(`${tag}.md`);
+      const state = over === null ? null : craftedState(s.root, file, ref, over);
+      files.set(await craftClaim(s, `${tag}.md`, ref, state), want);
+    }
+    const { code, output } = await s.once();
+    expect(code, output).toBe(0);
+    const wrong = await verdicts(files);
+    recordFigure('liveness-reaper', { cases: files.size, misclassified: wrong.length });
+    expect(wrong, output).toEqual([]);
+    // Nothing the reaper judged was killed: the unrelated process that reused the pid lives.
+    expect(readProcessIdentity(live.pid)).not.toBeNull();
+  });
+
+  it.skipIf(!canRunAsNobody())(
+    'a live process of another user (EPERM to kill(pid,0)) is alive; a dead one is requeued',
+    async () => {
+      s = await Scenario.open();
+      const rootOwned = await sleeper(); // the daemon runs as nobody: root's process is EPERM
+      const dead = await deadPid();
+      const long = 10 * 60_000;
+      const files = new Map<string, Expectation>();
+      for (const [tag, id, want] of [
+        ['eperm', rootOwned, { name: "another user's live process", verdict: 'left alone' }],
+        ['gone', dead, { name: 'dead pid (as nobody)', verdict: 'requeued', reason: /is gone/ }],
+      ] as const) {
+        const ref = sessionRef(long, tag);
+        const file = s.file(`${tag}.md`);
+        files.set(
+          await craftClaim(s, `${tag}.md`, ref, craftedState(s.root, file, ref, wrapper(id))),
+          want as Expectation,
+        );
+      }
+      execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, s.root]);
+      chownSync(s.root, NOBODY, NOBODY);
+      const child = spawn(
+        'setpriv',
+        [
+          ...AS_NOBODY,
+          process.execPath,
+          CLI,
+          'run',
+          '--monitor-tags',
+          '--once',
+          '--root',
+          s.root,
+          '--tmux-socket',
+          s.t.socket,
+          '--agent-cmd',
+          AGENT_CMD,
+          '--claim-grace-ms',
+          '1000',
+        ],
+        { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, HOME: '/tmp' } },
+      );
+      s.track(child);
+      let output = '';
+      child.stderr.setEncoding('utf8').on('data', (d: string) => (output += d));
+      await waitFor(() => child.pid !== undefined && procUid(child.pid) === NOBODY, {
+        message: 'the daemon to run as nobody',
+      }).catch(() => undefined);
+      const code = await new Promise((resolve) => child.once('exit', resolve));
+      expect(code, output).toBe(0);
+      const wrong = await verdicts(files);
+      recordFigure('liveness-eperm', { cases: files.size, misclassified: wrong.length });
+      expect(wrong, output).toEqual([]);
+    },
+  );
+});
+
+describe('a running daemon requeues a dead claim within one reap interval', () => {
+  it('from the moment it reads the claim', async () => {
+    s = await Scenario.open();
+    const reapMs = 300;
+    const d = s.start(['--reap-interval-ms', String(reapMs), '--debounce-ms', '100']);
+    await waitFor(() => d.output().includes('monitoring '));
+    const dead = await deadPid();
+    const samples: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const ref = sessionRef(60_000, `late${i}`);
+      const file = s.file(`late${i}.md`);
+      await craftClaim(s, `late${i}.md`, ref, craftedState(s.root, file, ref, wrapper(dead)));
+      // The daemon reads the file once it settles (debounce), then the next reap requeues it.
+      const readAt = Date.now();
+      await waitForTag(file, ['#needs-fix'], 10_000);
+      samples.push(Date.now() - readAt);
+    }
+    const worst = Math.max(...samples);
+    recordFigure('reap-latency', {
+      reapIntervalMs: reapMs,
+      debounceMs: 100,
+      worstMs: worst,
+      samples,
+    });
+    // Debounce + one reap interval + the time to read and write, with room for a loaded machine.
+    expect(worst).toBeLessThan(100 + reapMs + 1500);
+    const sessions = await readdir(s.sessions);
+    expect(sessions.filter((n) => n.startsWith('20')).length).toBe(3);
+  });
+});
