@@ -86,7 +86,8 @@ export class Daemon {
     await this.sessions.load();
     this.started = true;
     await this.ctx.recordEvent({ event: 'daemon-started', pid: process.pid, host: hostname() });
-    await this.readyItems();
+    // Only claims matter before the first reap; delegated items come with the first reconcile.
+    await this.readyItems(['claimed-']);
     await this.reap();
     await this.watcher.start();
     this.scheduleReap();
@@ -111,7 +112,10 @@ export class Daemon {
     const ready: WorkItem[] = [];
     for (const item of items) {
       const info = await stat(item.file).catch(() => null);
-      if (info && Date.now() - info.mtimeMs >= this.ctx.options.debounceMs) ready.push(item);
+      // First ready first: the file that has been quiet longest.
+      if (info && Date.now() - info.mtimeMs >= this.ctx.options.debounceMs) {
+        ready.push({ ...item, readyAt: info.mtimeMs });
+      }
     }
     return ready.sort(compareOrder);
   }
@@ -132,6 +136,15 @@ export class Daemon {
     return this.queue.onIdle();
   }
 
+  private spawning: Promise<unknown> = Promise.resolve();
+
+  /** Runs `task` after every earlier one has finished (launches, one at a time). */
+  private serially<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.spawning.then(task);
+    this.spawning = run.catch(() => undefined);
+    return run;
+  }
+
   private track<T>(promise: Promise<T>): Promise<T> {
     this.inFlight.add(promise);
     void promise
@@ -140,11 +153,17 @@ export class Daemon {
     return promise;
   }
 
-  private async readyItems(): Promise<WorkItem[]> {
+  /** Reads every file that contains one of `needles` (a byte prefilter), in parallel. */
+  private async readyItems(needles = ['delegated-', 'claimed-']): Promise<WorkItem[]> {
+    const reads = new PQueue({ concurrency: 16 });
     const items: WorkItem[] = [];
     for (const root of this.ctx.options.paths) {
-      for await (const path of walkMarkdownFiles(root)) items.push(...(await this.itemsIn(path)));
+      for await (const path of walkMarkdownFiles(root)) {
+        await reads.onSizeLessThan(64);
+        void reads.add(async () => items.push(...(await this.itemsIn(path, needles))));
+      }
     }
+    await reads.onIdle();
     return items;
   }
 
@@ -172,8 +191,8 @@ export class Daemon {
   }
 
   /** The `#delegated-X` work items a file carries now (Tags line or front matter only). */
-  private async itemsIn(path: string): Promise<WorkItem[]> {
-    const occurrences = await this.scan(path);
+  private async itemsIn(path: string, needles?: string[]): Promise<WorkItem[]> {
+    const occurrences = await this.scan(path, needles);
     if (!occurrences) return [];
     const file = await realpath(path).catch(() => path);
     if (!(await this.isInsideWatchedPaths(file))) {
@@ -219,7 +238,10 @@ export class Daemon {
     return items;
   }
 
-  private async scan(path: string): Promise<TagOccurrence[] | null> {
+  private async scan(
+    path: string,
+    needles = ['delegated-', 'claimed-'],
+  ): Promise<TagOccurrence[] | null> {
     // Only regular files: opening a pipe named *.md would block a worker thread for good.
     const info = await stat(path).catch(() => null);
     if (!info?.isFile()) return null;
@@ -230,7 +252,7 @@ export class Daemon {
       const code = (error as NodeJS.ErrnoException).code;
       return code === 'ENOENT' ? null : this.skip(path, `cannot read: ${code ?? String(error)}`);
     }
-    if (!bytes.includes('delegated-') && !bytes.includes('claimed-')) return null;
+    if (!needles.some((needle) => bytes.includes(needle))) return null;
     const decoded = decodeText(bytes);
     if (!decoded) return this.skip(path, 'not UTF-8 text');
     if (bytes.length > MAX_PARSE_BYTES)
@@ -315,11 +337,11 @@ export class Daemon {
   private async dispatch(item: WorkItem, key: string): Promise<void> {
     this.pending.delete(key);
     if (this.stopping) return;
-    const ref = await this.track(this.claimAndSpawn(item));
-    if (!ref) return;
+    // Tracked from the claim on: the reaper must not judge a claim whose launch is still queued.
     this.tracked.add(key);
     try {
-      await this.watchUntilEnded(item.file, item.noun);
+      const ref = await this.track(this.claimAndSpawn(item));
+      if (ref) await this.watchUntilEnded(item.file, item.noun);
     } finally {
       this.tracked.delete(key);
     }
@@ -401,23 +423,28 @@ export class Daemon {
       heartbeatMs: options.heartbeatMs,
       reason: null,
     };
-    await writeSessionState(dir, state);
-    failpoint('after-state');
     try {
-      const launched = await this.ctx.runner.launch({
-        name: `agent-${item.noun}-${Math.floor(Date.now() / 1000)}`,
-        argv: [
-          process.execPath,
-          options.engineScript,
-          'run',
-          item.skill,
-          item.file,
-          '--session',
-          dir,
-        ],
-        cwd: options.root,
-        env: { ENGINE_ROOT: options.root, PATH: process.env.PATH ?? '' },
-        logFile: `${dir}/transcript.log`,
+      // Launches run one at a time; the record is written right before its own launch, so the
+      // grace period for a wrapper to start counts from the launch, not from the queue.
+      const launched = await this.serially(async () => {
+        state.startedAt = this.ctx.now().toISOString();
+        await writeSessionState(dir, state);
+        failpoint('after-state');
+        return this.ctx.runner.launch({
+          name: `agent-${item.noun}-${Math.floor(Date.now() / 1000)}`,
+          argv: [
+            process.execPath,
+            options.engineScript,
+            'run',
+            item.skill,
+            item.file,
+            '--session',
+            dir,
+          ],
+          cwd: options.root,
+          env: { ENGINE_ROOT: options.root, PATH: process.env.PATH ?? '' },
+          logFile: `${dir}/transcript.log`,
+        });
       });
       failpoint('after-spawn');
       this.ctx.log('info', `spawned ${launched.windowName} (${launched.target}) for ${item.file}`);

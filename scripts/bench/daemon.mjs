@@ -1,0 +1,95 @@
+/**
+ * Starts the real daemon (the built CLI) on a generated tree, on its own tmux server
+ * (`--tmux-socket bench-<pid>-<n>`), with a trivial agent: the agent command is
+ * `engine tag swap {file} #claimed-X #done-X` itself, one process that marks the item done.
+ */
+import { spawn } from 'node:child_process';
+import {
+  ENGINE,
+  NODE,
+  forgetPid,
+  killTmuxServer,
+  registerPid,
+  registerSocket,
+  sleep,
+} from './lib.mjs';
+
+const quote = (value) => `'${value.replace(/'/g, `'\\''`)}'`;
+
+export const TRIVIAL_AGENT = `${quote(NODE)} ${quote(ENGINE)} tag swap {file} {tag} '#done-{noun}'`;
+
+let sockets = 0;
+
+/**
+ * Spawns `engine run --monitor-tags` on `tree` with `extra` options. `ready` resolves with the
+ * milliseconds from spawn to the daemon's `monitoring ...` line (it prints it once its first pass
+ * over the tree is made and the watch is ready).
+ */
+export function startDaemon(tree, extra = []) {
+  const socket = `bench-${process.pid}-${++sockets}`;
+  registerSocket(socket);
+  // BENCH_DAEMON_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the daemon.
+  const nodeArgs = (process.env.BENCH_DAEMON_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const args = [
+    ...nodeArgs,
+    ENGINE,
+    'run',
+    '--monitor-tags',
+    '--root',
+    tree.dir,
+    '--tmux-socket',
+    socket,
+    '--agent-cmd',
+    TRIVIAL_AGENT,
+    '--max-agents',
+    '0',
+    ...extra,
+  ];
+  const started = process.hrtime.bigint();
+  const child = spawn(NODE, args, {
+    env: { ...process.env, TMUX: '', TMUX_PANE: '' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  registerPid(child.pid);
+  let output = '';
+  const exited = new Promise((resolve) =>
+    child.on('exit', (code, signal) => resolve(code ?? signal)),
+  );
+  const ready = new Promise((resolve, reject) => {
+    child.stderr.setEncoding('utf8').on('data', (chunk) => {
+      const before = output.length;
+      output += chunk;
+      if (output.length > 1_000_000) output = output.slice(-500_000);
+      if (output.indexOf('monitoring ', Math.max(0, before - 20)) >= 0)
+        resolve(Number(process.hrtime.bigint() - started) / 1e6);
+    });
+    void exited.then((code) =>
+      reject(new Error(`daemon exited (${code}) before ready:\n${output}`)),
+    );
+  });
+  ready.catch(() => undefined);
+  return {
+    pid: child.pid,
+    socket,
+    args,
+    ready,
+    exited,
+    output: () => output,
+    /** SIGTERM (SIGKILL after 15 s), then the tmux server by its socket. */
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        const timedOut = await Promise.race([
+          exited.then(() => false),
+          sleep(15_000).then(() => true),
+        ]);
+        if (timedOut) {
+          child.kill('SIGKILL');
+          await exited;
+        }
+      }
+      forgetPid(child.pid);
+      killTmuxServer(socket);
+    },
+  };
+}

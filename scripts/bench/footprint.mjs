@@ -1,0 +1,50 @@
+/**
+ * Benchmark 4: footprint. A daemon with the default timings (debounce 3 s, reconcile every 60 s,
+ * reap every 30 s) on the tree: time from spawn to ready (its `monitoring` line), resident memory
+ * (VmRSS, and the peak VmHWM) and inotify watches at ready, and CPU (utime + stime of all its
+ * threads, from /proc/<pid>/stat) while idle over a window that starts `settleS` after ready.
+ * With the default 60 s reconcile period a 60 s window holds exactly one periodic reconcile pass
+ * (the first comes 60 s after ready), so the figure is the long-run idle average.
+ */
+import { cpuSeconds, inotifyWatches, memoryMb, round, sleep } from './lib.mjs';
+
+export async function benchFootprint(tree, daemon, { idleS, settleS }) {
+  const readyMs = await daemon.ready;
+  const readyAt = Date.now();
+  const atReady = memoryMb(daemon.pid);
+  const watches = inotifyWatches(daemon.pid);
+  const cpuAtReady = cpuSeconds(daemon.pid);
+  await sleep(Math.max(0, readyAt + settleS * 1000 - Date.now()));
+  const cpu0 = cpuSeconds(daemon.pid);
+  const end = Date.now() + idleS * 1000;
+  let maxRss = 0;
+  const samples = [];
+  while (Date.now() < end) {
+    const m = memoryMb(daemon.pid);
+    if (!m)
+      throw new Error(`daemon ${daemon.pid} exited during the idle window:\n${daemon.output()}`);
+    maxRss = Math.max(maxRss, m.rss);
+    samples.push(round(m.rss));
+    await sleep(Math.min(1000, Math.max(0, end - Date.now())));
+  }
+  const cpu1 = cpuSeconds(daemon.pid);
+  const atEnd = memoryMb(daemon.pid);
+  return {
+    files: tree.files,
+    readyMs: round(readyMs),
+    startupCpuS: round(cpuAtReady, 2),
+    rssAtReadyMb: round(atReady?.rss),
+    rssAfterIdleMb: round(atEnd?.rss),
+    rssMaxIdleMb: round(maxRss),
+    peakRssMb: round(atEnd?.hwm),
+    inotifyWatches: watches,
+    idleWindowS: idleS,
+    idleCpuS: round(cpu1 - cpu0, 2),
+    idleCpuPercentOfCore: round(((cpu1 - cpu0) / idleS) * 100, 2),
+    warnings: daemon
+      .output()
+      .split('\n')
+      .filter((line) => / (WARN|ERROR) /.test(line))
+      .slice(0, 5),
+  };
+}

@@ -1,0 +1,204 @@
+/** Formats bench results as markdown tables (printed, stored in the JSON, pasted into the doc). */
+
+const fmt = (value, unit = '') => (value === null || value === undefined ? '–' : `${value}${unit}`);
+const int = (n) => (typeof n === 'number' ? n.toLocaleString('en-US') : fmt(n));
+const secs = (ms) => (typeof ms === 'number' ? `${(ms / 1000).toFixed(1)} s` : '–');
+
+function table(header, rows) {
+  const line = (cells) => `| ${cells.join(' | ')} |`;
+  return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
+}
+
+const TARGET_SIZE = 50_000;
+
+export function targets(results) {
+  const out = [];
+  const find = results.find?.find((f) => f.files === TARGET_SIZE);
+  if (find) {
+    const e = find.tools.engine;
+    out.push({
+      target: 'find at 50,000 files: at most 1.5x rg wall time',
+      result: `${e.ratioToRg}x (${e.wallMs.median} ms vs ${find.tools.rg.wallMs.median} ms)`,
+      met: e.ratioToRg <= 1.5,
+    });
+    out.push({
+      target: 'find: zero false positives, zero misses',
+      result: `${e.falsePositives} false positives, ${e.misses} misses`,
+      met: e.falsePositives === 0 && e.misses === 0,
+    });
+  }
+  for (const l of results.latency ?? []) {
+    out.push({
+      target: `latency p95 under 150 ms beyond the debounce (${l.debounceMs} ms debounce, ${l.measured} trials)`,
+      result: `p95 ${l.beyondDebounceMs.p95} ms`,
+      met:
+        l.beyondDebounceMs.p95 !== null && l.beyondDebounceMs.p95 < 150 && l.failures.length === 0,
+    });
+  }
+  const t = results.throughput;
+  if (t) {
+    out.push({
+      target: `throughput: ${t.items} items delegated to done in under 30 s`,
+      result: t.allDoneMs === null ? `not all done (${t.done}/${t.items})` : secs(t.allDoneMs),
+      met: t.allDoneMs !== null && t.allDoneMs < 30_000,
+    });
+  }
+  const f = results.footprint?.find((x) => x.files === TARGET_SIZE);
+  if (f) {
+    out.push({
+      target: 'ready in under 3 s at 50,000 files',
+      result: secs(f.readyMs),
+      met: f.readyMs < 3000,
+    });
+    out.push({
+      target: 'under 150 MB resident at 50,000 files',
+      result: `${f.rssAfterIdleMb} MB (${f.rssAtReadyMb} MB at ready, peak ${f.peakRssMb} MB)`,
+      met: Math.max(f.rssAfterIdleMb, f.rssAtReadyMb) < 150,
+    });
+    out.push({
+      target: 'under 1% of a core idle at 50,000 files',
+      result: `${f.idleCpuPercentOfCore}% over ${f.idleWindowS} s`,
+      met: f.idleCpuPercentOfCore < 1,
+    });
+  }
+  return out;
+}
+
+export function formatTables(results) {
+  const parts = [];
+  const m = results.machine;
+  parts.push(
+    `Machine: ${m.cores} x ${m.cpu}, ${m.memoryGb} GB, ${m.distro ?? m.os} (${m.os}), Node ${m.node}, ` +
+      `${m.ripgrep ?? 'no rg'}, ${m.grep ?? ''}, ${m.tmux ?? ''}, temp dir on ${m.tmpFs ?? '?'}; ` +
+      `load average ${m.loadAverageAtStart?.join(' ')} at start, ${m.loadAverageAtEnd?.join(' ') ?? '?'} at end. ` +
+      `Seed ${results.config.seed}; ${results.totalSeconds ?? '?'} s in all.`,
+  );
+  if (results.find?.length) {
+    const runs = results.find[0].tools.engine.runs;
+    const fpm = (t) => `${t.falsePositives} / ${t.misses}`;
+    parts.push(
+      `### 1. find: wall time, median of ${runs} alternating runs (CPU time in brackets)\n\n` +
+        table(
+          [
+            'Files',
+            'engine',
+            'rg -l',
+            'grep two-pass',
+            'engine / rg',
+            'grep / rg',
+            'FP / misses: engine',
+            'rg',
+            'grep',
+          ],
+          results.find.map((f) => {
+            const { engine, rg } = f.tools;
+            const grep = f.tools['grep-2pass'];
+            const w = (t) =>
+              `${int(t.wallMs.median)} ms${t.cpuMs ? ` (${int(t.cpuMs.median)})` : ''}`;
+            return [
+              int(f.files),
+              w(engine),
+              w(rg),
+              w(grep),
+              `${engine.ratioToRg}x`,
+              `${grep.ratioToRg}x`,
+              fpm(engine),
+              fpm(rg),
+              fpm(grep),
+            ];
+          }),
+        ) +
+        `\n\nGround truth per tree: ${results.find.map((f) => `${int(f.files)} files: ${int(f.positives)} tagged, ${int(f.decoys)} decoys`).join('; ')}.`,
+    );
+  }
+  if (results.latency?.length) {
+    const files = results.config.daemonSize;
+    parts.push(
+      `### 2. Detection latency beyond the debounce, ${int(files)} files (write #delegated-X until the file shows #claimed-X)\n\n` +
+        table(
+          ['Debounce', 'Trials', 'p50', 'p95', 'max', 'min', 'failed'],
+          results.latency.map((l) => [
+            `${int(l.debounceMs)} ms`,
+            l.measured,
+            fmt(l.beyondDebounceMs.p50, ' ms'),
+            fmt(l.beyondDebounceMs.p95, ' ms'),
+            fmt(l.beyondDebounceMs.max, ' ms'),
+            fmt(l.beyondDebounceMs.min, ' ms'),
+            l.failures.length,
+          ]),
+        ),
+    );
+  }
+  const t = results.throughput;
+  if (t) {
+    parts.push(
+      `### 3. Throughput: ${t.items} items delegated at once, no cap, trivial agent, ${int(results.config.daemonSize)} files, debounce ${t.debounceMs} ms (times from the first write)\n\n` +
+        table(
+          [
+            'All claimed',
+            'All spawned',
+            'All done',
+            'Claims/s',
+            'Spawns/s',
+            'Done/s',
+            'Daemon CPU',
+            'Daemon peak RSS',
+            'Agent windows (peak seen)',
+          ],
+          [
+            [
+              secs(t.allClaimedMs),
+              secs(t.allSpawnedMs),
+              secs(t.allDoneMs),
+              fmt(t.claimsPerSecond),
+              fmt(t.spawnsPerSecond),
+              fmt(t.donePerSecond),
+              fmt(t.daemonCpuSeconds, ' s'),
+              fmt(t.daemonPeakRssMb, ' MB'),
+              fmt(t.peakAgentWindows),
+            ],
+          ],
+        ) +
+        `\n\nFirst claim after ${secs(t.firstClaimMs)}; ${t.claimed} claimed, ${t.spawned} spawned, ${t.done} done` +
+        `${t.timedOut ? ' (timed out)' : ''}; rates are per second over each phase's span (first to last event).`,
+    );
+  }
+  if (results.footprint?.length) {
+    parts.push(
+      `### 4. Footprint (default timings: debounce 3 s, reconcile every 60 s)\n\n` +
+        table(
+          [
+            'Files',
+            'Ready',
+            'Start-up CPU',
+            'RSS at ready',
+            'RSS after idle',
+            'Peak RSS',
+            'inotify watches',
+            'Idle CPU (% of a core)',
+          ],
+          results.footprint.map((f) => [
+            int(f.files),
+            secs(f.readyMs),
+            fmt(f.startupCpuS, ' s'),
+            fmt(f.rssAtReadyMb, ' MB'),
+            fmt(f.rssAfterIdleMb, ' MB'),
+            fmt(f.peakRssMb, ' MB'),
+            int(f.inotifyWatches),
+            `${fmt(f.idleCpuPercentOfCore, '%')} over ${f.idleWindowS} s`,
+          ]),
+        ),
+    );
+  }
+  const goals = targets(results);
+  if (goals.length) {
+    parts.push(
+      '### Targets\n\n' +
+        table(
+          ['Target', 'Result', 'Met'],
+          goals.map((g) => [g.target, g.result, g.met ? 'yes' : '**no**']),
+        ),
+    );
+  }
+  return parts.join('\n\n');
+}

@@ -1,0 +1,276 @@
+#!/usr/bin/env node
+/**
+ * `npm run bench`: generates seeded trees, runs the four benchmarks, prints a table and writes
+ * the results as JSON (scripts/bench/results.json, or $BENCH_OUT). See docs/BENCHMARKS.md.
+ *
+ * Environment (all optional):
+ *   BENCH_SIZES=10000,50000,100000   tree sizes for find and footprint
+ *   BENCH_DAEMON_SIZE=50000          tree for latency and throughput (default: the size nearest 50,000)
+ *   BENCH_SEED=1                     generator seed
+ *   BENCH_FIND_RUNS=3                timed rounds per size (tools alternate in each round)
+ *   BENCH_SHORT_DEBOUNCE_MS=200      short debounce for the latency trials
+ *   BENCH_LATENCY_SHORT=100          trials at the short debounce
+ *   BENCH_LATENCY_DEFAULT=20         trials at the default debounce (3000 ms)
+ *   BENCH_THROUGHPUT_ITEMS=500       items delegated at once
+ *   BENCH_THROUGHPUT_TIMEOUT_S=300   give up waiting for them after this long
+ *   BENCH_IDLE_S=60                  idle window for CPU (the reconcile period is 60 s)
+ *   BENCH_ONLY=find,latency,throughput,footprint
+ *   BENCH_OUT=path.json              where to write the JSON
+ *   BENCH_KEEP_TREES=1               keep the generated trees (printed paths)
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem, release, platform } from 'node:os';
+import { join } from 'node:path';
+import { benchFind } from './find.mjs';
+import { generateTree } from './gen-tree.mjs';
+import { startDaemon } from './daemon.mjs';
+import { benchLatency, pickFiles } from './latency.mjs';
+import { benchThroughput } from './throughput.mjs';
+import { benchFootprint } from './footprint.mjs';
+import {
+  ENGINE,
+  REPO,
+  benchTmp,
+  installCleanupHandlers,
+  inotifyWatchesInUse,
+  log,
+  maxUserWatches,
+  registerDir,
+  round,
+} from './lib.mjs';
+import { formatTables } from './report.mjs';
+
+const env = process.env;
+const num = (name, fallback) => (env[name] ? Number(env[name]) : fallback);
+const config = {
+  sizes: (env.BENCH_SIZES ?? '10000,50000,100000').split(',').map(Number),
+  seed: num('BENCH_SEED', 1),
+  findRuns: num('BENCH_FIND_RUNS', 3),
+  shortDebounceMs: num('BENCH_SHORT_DEBOUNCE_MS', 200),
+  latencyShort: num('BENCH_LATENCY_SHORT', 100),
+  latencyDefault: num('BENCH_LATENCY_DEFAULT', 20),
+  throughputItems: num('BENCH_THROUGHPUT_ITEMS', 500),
+  throughputTimeoutS: num('BENCH_THROUGHPUT_TIMEOUT_S', 300),
+  idleS: num('BENCH_IDLE_S', 60),
+  settleS: num('BENCH_SETTLE_S', 5),
+  only: new Set((env.BENCH_ONLY ?? 'find,latency,throughput,footprint').split(',')),
+  out: env.BENCH_OUT ?? join(REPO, 'scripts', 'bench', 'results.json'),
+};
+config.daemonSize = num(
+  'BENCH_DAEMON_SIZE',
+  [...config.sizes].sort((a, b) => Math.abs(a - 50_000) - Math.abs(b - 50_000))[0],
+);
+const DEFAULT_DEBOUNCE_MS = 3000;
+
+function version(cmd, args) {
+  try {
+    return execFileSync(cmd, args, { encoding: 'utf8' }).split('\n')[0].trim();
+  } catch {
+    return null;
+  }
+}
+
+/** ripgrep is a comparison tool only: installed here when missing, never a product dependency. */
+function ensureRipgrep() {
+  if (version('rg', ['--version'])) return;
+  log('rg is missing: installing the Debian package ripgrep (apt-get install -y ripgrep)');
+  const sudo = process.getuid?.() === 0 ? [] : ['sudo', '-n'];
+  const apt = (...args) =>
+    execFileSync(
+      sudo[0] ?? 'apt-get',
+      [...sudo.slice(1), ...(sudo.length ? ['apt-get'] : []), ...args],
+      {
+        stdio: 'inherit',
+        env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+      },
+    );
+  try {
+    apt('install', '-y', 'ripgrep');
+  } catch {
+    apt('update');
+    apt('install', '-y', 'ripgrep');
+  }
+  if (!version('rg', ['--version'])) throw new Error('ripgrep could not be installed');
+}
+
+function machine() {
+  const cpuList = cpus();
+  return {
+    cpu: cpuList[0]?.model ?? 'unknown',
+    cores: cpuList.length,
+    memoryGb: round(totalmem() / 2 ** 30, 1),
+    os: `${platform()} ${release()}`,
+    distro: version('sh', ['-c', '. /etc/os-release && echo "$PRETTY_NAME"']),
+    node: process.version,
+    ripgrep: version('rg', ['--version']),
+    grep: version('grep', ['--version']),
+    tmux: version('tmux', ['-V']),
+    tmpFs: version('sh', [
+      '-c',
+      `df -T ${JSON.stringify(benchTmp().replace(/\/[^/]*$/, ''))} | tail -1 | awk '{print $2}'`,
+    ]),
+    maxUserWatches: maxUserWatches(),
+    loadAverageAtStart: loadavg().map((v) => round(v, 2)),
+  };
+}
+
+async function main() {
+  installCleanupHandlers();
+  const startedAt = Date.now();
+  if (!existsSync(ENGINE)) throw new Error(`${ENGINE} is missing: run npm run build first`);
+  if (!version('tmux', ['-V'])) throw new Error('tmux is required for the daemon benchmarks');
+  if (config.only.has('find')) ensureRipgrep();
+  const results = {
+    date: new Date().toISOString(),
+    command: 'npm run bench',
+    config: { ...config, only: [...config.only] },
+    machine: machine(),
+  };
+  log(
+    `machine: ${results.machine.cores} x ${results.machine.cpu}, load ${results.machine.loadAverageAtStart.join(' ')}`,
+  );
+
+  // Trees: one per size, seeded; file i is the same in every tree.
+  const tmp = benchTmp();
+  mkdirSync(tmp, { recursive: true });
+  registerDir(tmp);
+  const trees = new Map();
+  const allSizes = [...new Set([...config.sizes, config.daemonSize])].sort((a, b) => a - b);
+  for (const size of allSizes) {
+    const t = Date.now();
+    const tree = generateTree(join(tmp, `t${size}`), size, config.seed);
+    trees.set(size, tree);
+    log(
+      `generated ${size} files (${round(tree.bytes / size)} B average, ${tree.truth['tags-line'].length} tags-line, ` +
+        `${tree.truth.inline.length} inline, ${tree.truth.decoy.length} decoys) in ${Date.now() - t} ms: ${tree.dir}`,
+    );
+  }
+
+  if (config.only.has('find')) {
+    results.find = [];
+    for (const size of config.sizes)
+      results.find.push(await benchFind(trees.get(size), config.findRuns));
+  }
+
+  const daemonTree = trees.get(config.daemonSize);
+  const needsDaemonA =
+    config.only.has('footprint') || config.only.has('latency') || config.only.has('throughput');
+  let daemonA = null;
+  if (needsDaemonA) {
+    // Daemon A: default timings on the daemon tree. Its idle window is the footprint figure at that
+    // size; then it serves the latency trials at the default debounce, then the throughput run.
+    daemonA = startDaemon(daemonTree, []);
+    const readyA = await daemonA.ready;
+    log(`daemon on ${config.daemonSize} files ready in ${round(readyA)} ms (pid ${daemonA.pid})`);
+  }
+
+  if (config.only.has('footprint')) {
+    results.footprint = await footprints(trees, daemonA);
+    for (const f of results.footprint)
+      log(
+        `footprint ${f.files}: ready ${f.readyMs} ms, RSS ${f.rssAtReadyMb} MB, ${f.inotifyWatches} watches, ` +
+          `idle CPU ${f.idleCpuPercentOfCore}% over ${f.idleWindowS} s`,
+      );
+  }
+
+  const used = new Set();
+  const take = (count, seed) => {
+    const files = pickFiles(daemonTree, count, seed, used);
+    files.forEach((i) => used.add(i));
+    return files;
+  };
+  results.latency = [];
+  if (config.only.has('latency') && config.latencyDefault > 0) {
+    results.latency.push(
+      await benchLatency(daemonTree, daemonA, {
+        debounceMs: DEFAULT_DEBOUNCE_MS,
+        files: take(config.latencyDefault, 11),
+      }),
+    );
+  }
+  if (config.only.has('throughput')) {
+    results.throughput = await benchThroughput(daemonTree, daemonA, {
+      files: take(config.throughputItems, 13),
+      debounceMs: DEFAULT_DEBOUNCE_MS,
+      timeoutMs: config.throughputTimeoutS * 1000,
+    });
+    log(`throughput: ${JSON.stringify(results.throughput)}`);
+  }
+  if (daemonA) await daemonA.stop();
+
+  if (config.only.has('latency') && config.latencyShort > 0) {
+    const daemonB = startDaemon(daemonTree, ['--debounce-ms', String(config.shortDebounceMs)]);
+    await daemonB.ready;
+    results.latency.push(
+      await benchLatency(daemonTree, daemonB, {
+        debounceMs: config.shortDebounceMs,
+        files: take(config.latencyShort, 17),
+      }),
+    );
+    await daemonB.stop();
+  }
+  results.latency.sort((a, b) => a.debounceMs - b.debounceMs);
+  for (const l of results.latency)
+    log(
+      `latency at ${l.debounceMs} ms: ${JSON.stringify(l.beyondDebounceMs)} (${l.measured}/${l.trials})`,
+    );
+
+  results.machine.loadAverageAtEnd = loadavg().map((v) => round(v, 2));
+  results.totalSeconds = round((Date.now() - startedAt) / 1000);
+  const tables = formatTables(results);
+  results.table = tables;
+  await writeJson(config.out, results);
+  process.stdout.write(`\n${tables}\n\nJSON: ${config.out}\n`);
+  if (env.BENCH_KEEP_TREES === '1') process.stdout.write(`Trees kept under ${tmp}\n`);
+}
+
+/**
+ * Footprint at every size. The daemon-tree size reuses daemon A. The others start one after the
+ * other (each after the previous is ready, so start-ups never overlap) and their idle windows run
+ * side by side when the inotify limit has room for all of them at once, else one after another.
+ */
+async function footprints(trees, daemonA) {
+  const opts = { idleS: config.idleS, settleS: config.settleS };
+  const others = config.sizes.filter((s) => s !== config.daemonSize).sort((a, b) => b - a);
+  const dirs = (n) => Math.ceil(n / 100) + 1;
+  const need = others.reduce((sum, s) => sum + s + dirs(s), 0);
+  const headroom = maxUserWatches() - inotifyWatchesInUse();
+  const together = need + 20_000 < headroom;
+  log(
+    `footprint: ${together ? 'idle windows side by side' : 'one size at a time'} ` +
+      `(need ${need} watches, ${headroom} free)`,
+  );
+  const results = [];
+  const pending = [];
+  if (config.sizes.includes(config.daemonSize))
+    pending.push(benchFootprint(trees.get(config.daemonSize), daemonA, opts));
+  for (const size of others) {
+    if (!together) await Promise.all(pending.splice(0)).then((r) => results.push(...r));
+    const daemon = startDaemon(trees.get(size), []);
+    await daemon.ready;
+    log(`daemon on ${size} files ready (pid ${daemon.pid})`);
+    pending.push(benchFootprint(trees.get(size), daemon, opts).finally(() => daemon.stop()));
+  }
+  results.push(...(await Promise.all(pending)));
+  return results.sort((a, b) => a.files - b.files);
+}
+
+async function writeJson(path, data) {
+  let text = `${JSON.stringify(data, null, 2)}\n`;
+  try {
+    const prettier = await import('prettier');
+    text = await prettier.format(text, { parser: 'json', printWidth: 100 });
+  } catch {
+    // prettier is a devDependency; plain JSON is fine without it
+  }
+  writeFileSync(path, text);
+}
+
+main().then(
+  () => process.exit(0),
+  (error) => {
+    process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+    process.exit(1);
+  },
+);
