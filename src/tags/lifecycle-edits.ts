@@ -9,7 +9,8 @@ import { LineIndex } from './line-index.js';
 import { scanTags } from './scan-tags.js';
 import { lifecycleOf, lifecycleTag } from './tag-name.js';
 
-const SESSION_LINE = /^\*\*Session\*\*:[ \t]*(.*?)[ \t]*$/;
+/** The first `**Session**:` line; its value without surrounding blanks (or a CR). */
+const SESSION_LINE = /^\*\*Session\*\*:[ \t]*(.*?)[ \t]*\r?$/m;
 
 /**
  * The session a claim points at: the first line that starts with `**Session**:`. The claim writes
@@ -17,14 +18,11 @@ const SESSION_LINE = /^\*\*Session\*\*:[ \t]*(.*?)[ \t]*$/;
  * orphan the claim. A plain line search: the poller reads it every second without parsing.
  */
 export function sessionReference(text: string): string | null {
-  const line = sessionLineNumber(text);
-  if (line === null) return null;
-  const value = SESSION_LINE.exec(new LineIndex(text).lineText(line))?.[1];
-  return value ? value : null;
+  return SESSION_LINE.exec(text)?.[1] || null;
 }
 
 function sessionLineNumber(text: string): number | null {
-  const match = /^\*\*Session\*\*:/m.exec(text);
+  const match = SESSION_LINE.exec(text);
   return match ? new LineIndex(text).lineOf(match.index) : null;
 }
 

@@ -18,6 +18,7 @@ const entry = {
 describe('claimEdit', () => {
   it('swaps #delegated-X to #claimed-X and writes the Session line below the Tags line, in one edit', () => {
     const text = '# T\r\n**Tags**: #delegated-fix #P1\r\n\r\nBody `#delegated-fix`\r\n';
+    expect(sessionReference(claimEdit(text, 'fix', 'sessions/s1'))).toBe('sessions/s1');
     expect(claimEdit(text, 'fix', 'sessions/s1')).toBe(
       '# T\r\n**Tags**: #claimed-fix #P1\r\n**Session**: sessions/s1\r\n\r\nBody `#delegated-fix`\r\n',
     );
