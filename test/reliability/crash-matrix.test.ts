@@ -6,6 +6,7 @@
  * (never stuck #claimed, never lost); the test then re-approves it, as a human would, and checks
  * that it completes exactly once. Figure: duplicates and lost items over the matrix (both 0).
  */
+import { checkLiveness, readProcessIdentity } from '../../src/process/process-identity.js';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -66,13 +67,13 @@ interface Outcome {
   requeued: boolean;
 }
 
+/**
+ * Alive as the product judges it: a zombie is dead. (An agent whose wrapper was killed too is
+ * reparented, and may stay a zombie for a while; kill(pid, 0) still answers for it.)
+ */
 function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
+  const identity = readProcessIdentity(pid);
+  return identity !== null && checkLiveness(identity) === 'alive';
 }
 
 async function runCase(c: Case): Promise<Outcome> {
