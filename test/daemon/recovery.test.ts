@@ -60,8 +60,11 @@ describe('recovery of dead claims', () => {
     expect(text).toContain(`**Prior Session**: sessions/`);
     expect(text).not.toContain('#claimed-implementation');
     expect(text).not.toContain('**Session**:');
-    const state = JSON.parse(await readFile(join(agent!.session, '.state.json'), 'utf8'));
-    expect(state.status).toBe('abandoned');
+    // The session is marked after the request file is requeued, so it may lag the file.
+    await waitFor(async () => {
+      const state = JSON.parse(await readFile(join(agent!.session, '.state.json'), 'utf8'));
+      return state.status === 'abandoned';
+    });
   });
 
   it('treats a pid now used by another process as dead', async () => {
