@@ -14,6 +14,7 @@ import { isTmuxAvailable, TmuxRunner } from '../runners/tmux-runner.js';
 import { PtyRunner } from '../runners/pty-runner.js';
 import { appendEvent } from '../sessions/event-log.js';
 import { ScanPool } from '../tags/scan-pool.js';
+import { scanTagsFast } from '../tags/scan-fast.js';
 import { createLogger } from './logger.js';
 import { ENGINE_SCRIPT, SHIPPED_TAGS } from './paths.js';
 import { printLine } from './output.js';
@@ -115,7 +116,8 @@ export async function runDaemon(args: Args): Promise<void> {
       appendEvent(root, { ...event, time: new Date().toISOString() }).catch((error: unknown) =>
         log('warn', `event log: ${String(error)}`),
       ),
-    scan: async (text) => (await pool.scan(text)).occurrences,
+    // The fast path decides most files on this thread; remark runs in the bounded pool.
+    scan: async (text) => scanTagsFast(text)?.occurrences ?? (await pool.scan(text)).occurrences,
   };
   const daemon = new Daemon(ctx);
   try {

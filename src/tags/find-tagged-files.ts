@@ -1,14 +1,18 @@
 /**
  * `find` over a tree: walk markdown files, drop every file whose bytes cannot contain the tag
- * (a byte search, no parsing), and scan only the candidates with the bounded scan pool.
+ * (a byte search, no parsing), decide most candidates with the line scanner and send the rest to
+ * remark in the bounded scan pool. Walking and reading are synchronous (see BoundedReader), with a
+ * pause every few hundred files so the pool's replies and time limits are served.
  */
-import { open, stat } from 'node:fs/promises';
+import { statSync, type Stats } from 'node:fs';
 import PQueue from 'p-queue';
 import { decodeText, MAX_PARSE_BYTES } from '../files/read-text-file.js';
+import { BoundedReader, type BoundedRead } from './bounded-reader.js';
 import { ScanPool, ScanTimeoutError } from './scan-pool.js';
 import type { TagOccurrence } from './scan-tags.js';
+import { scanTagsFast } from './scan-fast.js';
 import type { TagPattern } from './tag-name.js';
-import { walkMarkdownFiles } from './walk-markdown.js';
+import { walkMarkdownFilesSync } from './walk-markdown.js';
 
 export interface FileMatch {
   /** The given path joined with the file's path below it. */
@@ -37,63 +41,75 @@ export interface FindResult {
   skipped: SkippedFile[];
 }
 
-const READ_CONCURRENCY = 32;
+/** Texts waiting for remark; bounds memory when many candidates need the slow path. */
+const MAX_PENDING_SCANS = 64;
+const FILES_BETWEEN_PAUSES = 256;
 
 export async function findTaggedFiles(options: FindOptions): Promise<FindResult> {
   const pool = options.pool ?? new ScanPool({ timeoutMs: options.scanTimeoutMs });
-  const needle = Buffer.from(options.pattern.prefilter, 'utf8');
+  const reader = new BoundedReader(Buffer.from(options.pattern.prefilter, 'utf8'));
   const matches = new Map<string, FileMatch>();
   const skipped: SkippedFile[] = [];
-  const queue = new PQueue({ concurrency: READ_CONCURRENCY });
+  const slowScans = new PQueue();
   const skip = (path: string, reason: string): void => {
     skipped.push({ path, reason });
   };
+  const record = (path: string, text: string, occurrences: TagOccurrence[]): void => {
+    const wanted = occurrences.filter(
+      (o) => options.pattern.matches(o.tag) && (!options.tagsOnly || o.place !== 'prose'),
+    );
+    if (wanted.length > 0) matches.set(path, { path, occurrences: wanted, text });
+  };
+  const scanSlowly = async (path: string, text: string): Promise<void> => {
+    try {
+      record(path, text, (await pool.scan(text)).occurrences);
+    } catch (error) {
+      const reason =
+        error instanceof ScanTimeoutError ? error.message : `parse failed: ${String(error)}`;
+      skip(path, reason);
+    }
+  };
 
   const check = async (path: string): Promise<void> => {
-    let bytes: Buffer | null | 'too-large';
+    let read: BoundedRead;
     try {
-      bytes = await readBounded(path, needle);
+      read = reader.read(path);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code !== 'ENOENT') skip(path, `cannot read: ${code ?? String(error)}`);
       return;
     }
-    if (bytes === null) return;
-    if (bytes === 'too-large') {
+    if (read.kind === 'no-match') return;
+    if (read.kind === 'too-large') {
       return skip(path, `larger than ${MAX_PARSE_BYTES} bytes, not parsed`);
     }
-    if (!bytes.includes(needle)) return;
-    const file = decodeText(bytes);
+    if (!read.bytes.includes(reader.needle)) return;
+    const file = decodeText(read.bytes);
     if (!file) return skip(path, 'not UTF-8 text');
-    let occurrences: TagOccurrence[];
-    try {
-      ({ occurrences } = await pool.scan(file.text));
-    } catch (error) {
-      const reason =
-        error instanceof ScanTimeoutError ? error.message : `parse failed: ${String(error)}`;
-      return skip(path, reason);
-    }
-    const wanted = occurrences.filter(
-      (o) => options.pattern.matches(o.tag) && (!options.tagsOnly || o.place !== 'prose'),
-    );
-    if (wanted.length > 0) matches.set(path, { path, occurrences: wanted, text: file.text });
+    const fast = scanTagsFast(file.text);
+    if (fast) return record(path, file.text, fast.occurrences);
+    await slowScans.onSizeLessThan(MAX_PENDING_SCANS);
+    void slowScans.add(() => scanSlowly(path, file.text));
   };
 
   try {
+    let sincePause = 0;
     for (const given of options.paths) {
-      const info = await stat(given).catch(() => null);
+      const info = statOrNull(given);
       if (!info) continue;
-      if (info.isFile()) {
-        void queue.add(() => check(given));
-        continue;
-      }
-      for await (const path of walkMarkdownFiles(given, (p) => skip(p.path, p.reason))) {
+      const paths = info.isFile()
+        ? [given]
+        : walkMarkdownFilesSync(given, (p) => skip(p.path, p.reason));
+      for (const path of paths) {
         if (matches.has(path)) continue;
-        await queue.onSizeLessThan(READ_CONCURRENCY * 2);
-        void queue.add(() => check(path));
+        await check(path);
+        if (++sincePause === FILES_BETWEEN_PAUSES) {
+          sincePause = 0;
+          await new Promise((resolve) => setImmediate(resolve));
+        }
       }
     }
-    await queue.onIdle();
+    await slowScans.onIdle();
   } finally {
     if (!options.pool) await pool.close();
   }
@@ -103,30 +119,10 @@ export async function findTaggedFiles(options: FindOptions): Promise<FindResult>
   return { matches: sorted, skipped: skipped.sort((a, b) => (a.path < b.path ? -1 : 1)) };
 }
 
-const CHUNK_BYTES = 64 * 1024;
-
-/**
- * The file's bytes; for a file over the parse limit, 'too-large' when it contains `needle`, else
- * null (no match, not worth a warning). A large file is searched in chunks, never read whole.
- */
-async function readBounded(path: string, needle: Buffer): Promise<Buffer | null | 'too-large'> {
-  const handle = await open(path, 'r');
+function statOrNull(path: string): Stats | null {
   try {
-    const { size } = await handle.stat();
-    if (size <= MAX_PARSE_BYTES) return await handle.readFile();
-    const overlap = Math.max(0, needle.length - 1);
-    const buffer = Buffer.alloc(CHUNK_BYTES + overlap);
-    let kept = 0;
-    for (let position = 0; ;) {
-      const { bytesRead } = await handle.read(buffer, kept, CHUNK_BYTES, position);
-      if (bytesRead === 0) return null;
-      const filled = kept + bytesRead;
-      if (buffer.subarray(0, filled).includes(needle)) return 'too-large';
-      kept = Math.min(overlap, filled);
-      buffer.copy(buffer, 0, filled - kept, filled);
-      position += bytesRead;
-    }
-  } finally {
-    await handle.close();
+    return statSync(path);
+  } catch {
+    return null;
   }
 }

@@ -1,7 +1,10 @@
 /**
  * Lists the markdown files under a path. Skips `.git`, `node_modules` and our own lock
  * directories; follows symlinks to files but never symlinked directories, so loops cannot occur.
+ * The async walk is for the daemon, which must keep serving events; the sync walk is for one-shot
+ * commands, where a tree of 50,000 files lists several times faster without a promise per entry.
  */
+import { readdirSync, statSync, type Dirent } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -18,6 +21,34 @@ export interface WalkProblem {
   reason: string;
 }
 
+type EntryKind = 'directory' | 'file' | 'link' | 'other';
+
+function classify(entry: Dirent): EntryKind {
+  if (entry.isDirectory()) {
+    const skipped = SKIPPED_DIRECTORIES.has(entry.name) || entry.name.endsWith('.engine-lock');
+    return skipped ? 'other' : 'directory';
+  }
+  if (!isMarkdownPath(entry.name)) return 'other';
+  if (entry.isFile()) return 'file';
+  return entry.isSymbolicLink() ? 'link' : 'other';
+}
+
+/** The entries of one listing worth visiting, by name, each with its path below `dir`. */
+function* visited(dir: string, entries: Dirent[]): Generator<{ path: string; kind: EntryKind }> {
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const entry of entries) {
+    const kind = classify(entry);
+    if (kind !== 'other') yield { path: join(dir, entry.name), kind };
+  }
+}
+
+function listingProblem(dir: string, error: unknown): WalkProblem | null {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' || code === 'ENOTDIR'
+    ? null
+    : { path: dir, reason: `cannot list: ${code}` };
+}
+
 /** Yields markdown file paths below `dir`, each as `dir` joined with the path below it. */
 export async function* walkMarkdownFiles(
   dir: string,
@@ -27,23 +58,41 @@ export async function* walkMarkdownFiles(
   try {
     entries = await readdir(dir, { withFileTypes: true });
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code !== 'ENOENT' && code !== 'ENOTDIR')
-      onProblem({ path: dir, reason: `cannot list: ${code}` });
+    const problem = listingProblem(dir, error);
+    if (problem) onProblem(problem);
     return;
   }
-  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  for (const entry of entries) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) {
-      if (SKIPPED_DIRECTORIES.has(entry.name) || entry.name.endsWith('.engine-lock')) continue;
-      yield* walkMarkdownFiles(path, onProblem);
-    } else if (isMarkdownPath(entry.name)) {
-      if (entry.isFile()) yield path;
-      else if (entry.isSymbolicLink()) {
-        const target = await stat(path).catch(() => null);
-        if (target?.isFile()) yield path;
-      }
-    }
+  for (const { path, kind } of visited(dir, entries)) {
+    if (kind === 'directory') yield* walkMarkdownFiles(path, onProblem);
+    else if (kind === 'file') yield path;
+    else if (kind === 'link' && (await stat(path).catch(() => null))?.isFile()) yield path;
+  }
+}
+
+function isFileSync(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** {@link walkMarkdownFiles} without yielding to the event loop. */
+export function* walkMarkdownFilesSync(
+  dir: string,
+  onProblem: (problem: WalkProblem) => void = () => undefined,
+): Generator<string> {
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch (error) {
+    const problem = listingProblem(dir, error);
+    if (problem) onProblem(problem);
+    return;
+  }
+  for (const { path, kind } of visited(dir, entries)) {
+    if (kind === 'directory') yield* walkMarkdownFilesSync(path, onProblem);
+    else if (kind === 'file') yield path;
+    else if (kind === 'link' && isFileSync(path)) yield path;
   }
 }

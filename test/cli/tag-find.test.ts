@@ -194,9 +194,11 @@ describe('engine tag find', () => {
   });
 
   it('skips a file that takes too long to parse, names it, and returns the others', async () => {
-    const hostile = `# H\n**Tags**: #needs-x\n\n${'*a'.repeat(30_000)}\n`;
+    // The HTML line makes the line scanner hand the file to remark, which is slow on the emphasis run.
+    const hostile = `# H\n**Tags**: #needs-x\n\n<br>\n\n${'*a'.repeat(30_000)}\n`;
     await tree({
       's/a.md': '**Tags**: #needs-x\n',
+      's/emphasis-run.md': `**Tags**: #needs-x\n\n${'*a'.repeat(30_000)}\n`,
       's/hostile.md': hostile,
       's/m.md': '# M\n\nText #needs-x\n',
       's/z.md': '---\ntags: [needs-x]\n---\n',
@@ -207,7 +209,8 @@ describe('engine tag find', () => {
     });
     expect(Date.now() - started).toBeLessThan(20_000);
     expect(result.code).toBe(0);
-    expect(result.stdout).toBe(lines('s/a.md', 's/m.md', 's/z.md'));
+    // The same emphasis run without HTML is decided by the line scanner, in linear time.
+    expect(result.stdout).toBe(lines('s/a.md', 's/emphasis-run.md', 's/m.md', 's/z.md'));
     expect(result.stderr).toBe('WARN: skipped s/hostile.md: parsing took longer than 1500 ms\n');
   });
 
