@@ -5,7 +5,8 @@ export class LineIndex {
 
   constructor(text: string) {
     this.text = text;
-    for (let i = 0; i < text.length; i++) if (text[i] === '\n') this.starts.push(i + 1);
+    for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1))
+      this.starts.push(i + 1);
   }
 
   /** Number of lines; a final line ending does not start a new line. */

@@ -55,8 +55,11 @@ export function scanTagsFast(text: string): TagScan | null {
   }
 }
 
+// One instance: an error's stack trace costs more than scanning a typical file.
+const UNDECIDED = new Undecided();
+
 function undecided(): never {
-  throw new Undecided();
+  throw UNDECIDED;
 }
 
 function scan(text: string): TagScan {
@@ -88,9 +91,10 @@ function scan(text: string): TagScan {
   let inParagraph = false;
   // After a line that is list content or indented code, deeper lines continue whichever it was.
   let ambiguous = false;
-  const proseLine = (span: LineSpan): void => {
+  /** `heading`: the line is a whole ATX heading, so no code span reaches past it. */
+  const proseLine = (span: LineSpan, heading = false): void => {
     if (tagsLine === null && text.startsWith(TAGS_LINE_PREFIX, span.start)) tagsLine = span;
-    collectLineTags(text, span, lines, prose);
+    collectLineTags(text, span, heading, lines, prose);
   };
 
   for (let n = first; n <= lines.count; n++) {
@@ -144,7 +148,7 @@ function scan(text: string): TagScan {
     }
     const atx = ATX.exec(rest);
     if (atx) {
-      proseLine(span);
+      proseLine(span, true);
       if ((atx[1] as string).length === 1 && h1EndLine === null) {
         // A level-1 heading is the title only at the top level, not inside a list item.
         if (nested || (indent > 0 && inList)) undecided();
@@ -228,7 +232,12 @@ function frontMatterBlock(
 }
 
 /** The code spans of one line, as [start, end) offsets; undecided unless every run pairs up. */
-function codeSpans(text: string, start: number, end: number): Array<[number, number]> {
+function codeSpans(
+  text: string,
+  start: number,
+  end: number,
+  heading: boolean,
+): Array<[number, number]> {
   const spans: Array<[number, number]> = [];
   let i = text.indexOf('`', start);
   let runs = 0;
@@ -248,8 +257,13 @@ function codeSpans(text: string, start: number, end: number): Array<[number, num
       }
       j = text.indexOf('`', j + candidate);
     }
-    // An unpaired run may pair with one on another line of the same paragraph.
-    if (closed === -1) undecided();
+    if (closed === -1) {
+      // An unpaired run may pair with one on another line of the same paragraph; in a heading
+      // it is literal text, and the next run may open a span.
+      if (!heading) undecided();
+      i = text.indexOf('`', i + length);
+      continue;
+    }
     spans.push([i, closed + length]);
     i = text.indexOf('`', closed + length);
   }
@@ -304,12 +318,13 @@ function linkDestinations(
 function collectLineTags(
   text: string,
   span: LineSpan,
+  heading: boolean,
   lines: LineIndex,
   into: TagOccurrence[],
 ): void {
   const { start, end } = span;
   const line = text.slice(start, end);
-  const code = line.includes('`') ? codeSpans(text, start, end) : [];
+  const code = line.includes('`') ? codeSpans(text, start, end, heading) : [];
   if (code.length === 0) {
     if (UNDECIDED_INLINE.test(line)) undecided();
   } else {

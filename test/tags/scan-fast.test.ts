@@ -230,6 +230,14 @@ describe('the fast tag locator', () => {
   });
 
   it.each([
+    ['an unpaired backtick', '### Block: build `git #needs-x\n'],
+    ['an unpaired run before a code span', '# a ` b ``c #needs-y`` #needs-x\n'],
+  ])('decides a heading with %s: no code span reaches past it', (_what, text) => {
+    expect(agree(text)).toBe(true);
+    expect(scanTagsFast(text)?.occurrences.map((o) => o.tag)).toEqual(['#needs-x']);
+  });
+
+  it.each([
     ['HTML', 'a <span>#needs-x</span>\n'],
     ['an HTML block', '<div>\n\n```\n</div>\n#needs-x\n'],
     ['a block quote', '> #needs-x\n'],
