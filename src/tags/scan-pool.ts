@@ -4,10 +4,9 @@
  * and the caller learns which text was skipped and why; one hostile file never stalls the rest.
  */
 import { availableParallelism } from 'node:os';
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { TagOccurrence } from './scan-tags.js';
+import { startWorker } from './start-worker.js';
 
 export interface ScanRequest {
   id: number;
@@ -58,19 +57,6 @@ interface Slot {
 /** A worker that has not loaded its modules by then is treated as crashed. */
 const STARTUP_LIMIT_MS = 30_000;
 
-// Run from the TypeScript sources (tests), the worker registers tsx in its own thread, then loads
-// the .ts file; `--import tsx` in a worker's execArgv does not take effect on Node 20.
-const fromSource = import.meta.url.endsWith('.ts');
-
-function startWorker(): Worker {
-  if (!fromSource) return new Worker(new URL('./scan-worker.js', import.meta.url));
-  const tsxPackage = pathToFileURL(createRequire(import.meta.url).resolve('tsx/package.json'));
-  const tsx = new URL('dist/esm/api/index.mjs', tsxPackage).href;
-  const worker = new URL('./scan-worker.ts', import.meta.url).href;
-  const code = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(worker)}); });`;
-  return new Worker(code, { eval: true });
-}
-
 export class ScanPool {
   private readonly size: number;
   private readonly timeoutMs: number;
@@ -112,7 +98,7 @@ export class ScanPool {
 
   private spawn(): Slot | null {
     if (this.slots.length >= this.size) return null;
-    const worker = startWorker();
+    const worker = startWorker('scan-worker');
     const slot: Slot = { worker, task: null, timer: null, ready: false };
     slot.timer = setTimeout(
       () => this.onCrash(slot, new Error(`scan worker did not start in ${STARTUP_LIMIT_MS} ms`)),

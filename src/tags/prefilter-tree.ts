@@ -1,0 +1,129 @@
+/**
+ * `find`'s prefilter over whole trees, on every core: the main thread and the workers take
+ * units (a directory, or a batch of files) from one queue, so trees of any shape are shared out
+ * as they are discovered. A small tree is done by the main thread before a worker is up.
+ */
+import { statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import type { Worker } from 'node:worker_threads';
+import { BoundedReader } from './bounded-reader.js';
+import { runUnit, type PrefilterUnit, type UnitResult } from './prefilter-unit.js';
+import { startWorker } from './start-worker.js';
+
+export interface PrefilterOptions {
+  /** Threads in all, the main thread included; default: the number of cores, at most 4. */
+  threads?: number;
+  /** Whether the main thread takes units too (default true); false leaves them to the workers. */
+  inline?: boolean;
+}
+
+interface Helper {
+  worker: Worker;
+  ready: boolean;
+  unit: PrefilterUnit | null;
+}
+
+/** Yields each unit's result; pausing the consumer pauses the walk. */
+export async function* prefilterTree(
+  paths: string[],
+  needle: Buffer,
+  options: PrefilterOptions = {},
+): AsyncGenerator<UnitResult> {
+  const queue = initialUnits(paths);
+  const reader = new BoundedReader(needle);
+  const finished: UnitResult[] = [];
+  let helpers: Helper[] = [];
+  let wake: (() => void) | null = null;
+  const notify = (): void => {
+    wake?.();
+    wake = null;
+  };
+  const dispatch = (): void => {
+    // Results wait while the consumer is paused; at most two per worker pile up.
+    if (finished.length > 2 * helpers.length) return;
+    for (const helper of helpers) {
+      if (!helper.ready || helper.unit || queue.length === 0) continue;
+      helper.unit = queue.pop() as PrefilterUnit;
+      helper.worker.postMessage(helper.unit);
+    }
+  };
+  // A worker that fails gives its unit back; the main thread runs it and meets the same error.
+  const lose = (helper: Helper): void => {
+    if (helper.unit) queue.push(helper.unit);
+    helper.unit = null;
+    helpers = helpers.filter((h) => h !== helper);
+    void helper.worker.terminate();
+    notify();
+  };
+
+  const threads = options.threads ?? Math.min(4, availableParallelism());
+  let started = false;
+  // Workers start once there is work to share: one small directory never pays for a thread.
+  const startHelpers = (): void => {
+    started = true;
+    for (let i = 1; i < threads; i++) {
+      const helper: Helper = {
+        worker: startWorker('prefilter-worker', { workerData: needle }),
+        ready: false,
+        unit: null,
+      };
+      helper.worker.on('message', (message: UnitResult | { ready: true }) => {
+        if ('ready' in message) helper.ready = true;
+        else {
+          helper.unit = null;
+          queue.push(...message.units);
+          finished.push(message);
+        }
+        dispatch();
+        notify();
+      });
+      helper.worker.on('error', () => lose(helper));
+      helper.worker.on('exit', () => lose(helper));
+      helpers.push(helper);
+    }
+  };
+
+  try {
+    for (;;) {
+      if (!started && (queue.length >= 2 || options.inline === false)) startHelpers();
+      dispatch();
+      const fromWorker = finished.shift();
+      if (fromWorker) {
+        yield fromWorker;
+        continue;
+      }
+      const inline = options.inline !== false || helpers.length === 0;
+      const unit = inline ? queue.pop() : undefined;
+      if (unit) {
+        const result = runUnit(unit, reader);
+        queue.push(...result.units);
+        yield result;
+        // Let the workers' results and the scan pool's replies in.
+        await new Promise((resolve) => setImmediate(resolve));
+        continue;
+      }
+      if (queue.length === 0 && helpers.every((h) => !h.unit)) return;
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+      });
+    }
+  } finally {
+    const stopping = helpers;
+    helpers = [];
+    await Promise.all(stopping.map((h) => h.worker.terminate()));
+  }
+}
+
+function initialUnits(paths: string[]): PrefilterUnit[] {
+  const units: PrefilterUnit[] = [];
+  for (const path of paths) {
+    let info;
+    try {
+      info = statSync(path);
+    } catch {
+      continue;
+    }
+    units.push(info.isFile() ? { kind: 'files', paths: [path] } : { kind: 'directory', path });
+  }
+  return units.reverse();
+}

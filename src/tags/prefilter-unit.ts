@@ -1,0 +1,67 @@
+/**
+ * One unit of `find`'s prefilter, run on the main thread or in a worker: list a directory or
+ * read a batch of files, keep the files whose bytes hold the needle, and locate their tags with
+ * the fast path. Texts the fast path declines come back with `occurrences: null`, for remark.
+ */
+import { decodeText, MAX_PARSE_BYTES } from '../files/read-text-file.js';
+import type { BoundedReader } from './bounded-reader.js';
+import type { TagOccurrence } from './scan-tags.js';
+import { scanTagsFast } from './scan-fast.js';
+import { listMarkdownDirectorySync } from './walk-markdown.js';
+
+export type PrefilterUnit =
+  { kind: 'directory'; path: string } | { kind: 'files'; paths: string[] };
+
+export interface Candidate {
+  path: string;
+  text: string;
+  occurrences: TagOccurrence[] | null;
+}
+
+export interface UnitResult {
+  /** More work found: subdirectories, and the files of a large directory in batches. */
+  units: PrefilterUnit[];
+  candidates: Candidate[];
+  skipped: Array<{ path: string; reason: string }>;
+}
+
+/** Files read per unit: small enough to balance threads, large enough to keep messages few. */
+export const FILES_PER_UNIT = 256;
+
+export function runUnit(unit: PrefilterUnit, reader: BoundedReader): UnitResult {
+  const result: UnitResult = { units: [], candidates: [], skipped: [] };
+  let files: string[];
+  if (unit.kind === 'directory') {
+    const listing = listMarkdownDirectorySync(unit.path, (p) => result.skipped.push(p));
+    for (const path of listing.directories) result.units.push({ kind: 'directory', path });
+    files = listing.files.slice(0, FILES_PER_UNIT);
+    for (let i = FILES_PER_UNIT; i < listing.files.length; i += FILES_PER_UNIT) {
+      result.units.push({ kind: 'files', paths: listing.files.slice(i, i + FILES_PER_UNIT) });
+    }
+  } else {
+    files = unit.paths;
+  }
+  for (const path of files) checkFile(path, reader, result);
+  return result;
+}
+
+function checkFile(path: string, reader: BoundedReader, result: UnitResult): void {
+  const skip = (reason: string): void => {
+    result.skipped.push({ path, reason });
+  };
+  let read;
+  try {
+    read = reader.read(path);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT') skip(`cannot read: ${code ?? String(error)}`);
+    return;
+  }
+  if (read.kind === 'no-match') return;
+  if (read.kind === 'too-large') return skip(`larger than ${MAX_PARSE_BYTES} bytes, not parsed`);
+  if (!read.bytes.includes(reader.needle)) return;
+  const file = decodeText(read.bytes);
+  if (!file) return skip('not UTF-8 text');
+  const occurrences = scanTagsFast(file.text)?.occurrences ?? null;
+  result.candidates.push({ path, text: file.text, occurrences });
+}

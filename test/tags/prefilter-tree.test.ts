@@ -1,0 +1,67 @@
+/**
+ * `find`'s prefilter gives the same answer however its units are shared out: all on the main
+ * thread, all in a worker, or both. Real files, a real worker thread.
+ */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FILES_PER_UNIT, type UnitResult } from '../../src/tags/prefilter-unit.js';
+import { prefilterTree, type PrefilterOptions } from '../../src/tags/prefilter-tree.js';
+
+const NEEDLE = Buffer.from('#needs-x');
+let dir: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'engine-prefilter-'));
+  // A flat directory larger than one unit, nested directories, and files that are skipped.
+  await mkdir(join(dir, 'flat'));
+  for (let i = 0; i < FILES_PER_UNIT * 2 + 10; i++) {
+    const text = i % 7 === 0 ? `# F${i}\n**Tags**: #needs-x\n` : `# F${i}\nplain\n`;
+    await writeFile(join(dir, 'flat', `f${i}.md`), text);
+  }
+  for (let d = 0; d < 12; d++) {
+    await mkdir(join(dir, 'deep', `d${d}`, 'inner'), { recursive: true });
+    await writeFile(join(dir, 'deep', `d${d}`, 'a.md'), 'Text #needs-x\n');
+    await writeFile(join(dir, 'deep', `d${d}`, 'inner', 'b.md'), '`#needs-x` only in code\n');
+    await writeFile(join(dir, 'deep', `d${d}`, 'inner', 'c.md'), '<b>#needs-x</b>\n');
+  }
+  await writeFile(join(dir, 'binary.md'), Buffer.from([0x23, 0, 0xff, ...NEEDLE]));
+});
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function collect(options: PrefilterOptions) {
+  const results: UnitResult[] = [];
+  for await (const result of prefilterTree([dir], NEEDLE, options)) results.push(result);
+  const candidates = results.flatMap((r) => r.candidates);
+  const summary = candidates
+    .map((c) => `${c.path.slice(dir.length)} ${c.occurrences?.map((o) => o.tag).join(',') ?? '?'}`)
+    .sort();
+  const skipped = results.flatMap((r) =>
+    r.skipped.map((s) => `${s.path.slice(dir.length)}: ${s.reason}`),
+  );
+  return { summary, skipped: skipped.sort(), units: results.length };
+}
+
+describe('prefilterTree', () => {
+  it('finds the same candidates on the main thread, in a worker, and on both', async () => {
+    const alone = await collect({ threads: 1 });
+    expect(alone.summary).toContain('/flat/f0.md #needs-x');
+    expect(alone.summary).toContain('/deep/d0/a.md #needs-x');
+    expect(alone.summary).toContain('/deep/d0/inner/b.md ');
+    // HTML is left to remark.
+    expect(alone.summary).toContain('/deep/d0/inner/c.md ?');
+    expect(alone.summary.filter((s) => s.startsWith('/flat/'))).toHaveLength(
+      Math.ceil((FILES_PER_UNIT * 2 + 10) / 7),
+    );
+    expect(alone.skipped).toContain('/binary.md: not UTF-8 text');
+    // A large directory is split into batches, each its own unit.
+    expect(alone.units).toBeGreaterThanOrEqual(1 + 1 + 12 * 2 + 3);
+
+    expect(await collect({ threads: 2, inline: false })).toEqual(alone);
+    expect(await collect({ threads: 3 })).toEqual(alone);
+  });
+});
