@@ -1,11 +1,4 @@
-import { spawnSync } from 'node:child_process';
-import { resolve } from 'node:path';
 import type { CommandModule } from 'yargs';
-import { EngineError } from '../errors.js';
-import { readTextFile } from '../files/read-text-file.js';
-import { resolveSessionRef } from '../sessions/session-dir.js';
-import { readSessionState } from '../sessions/session-state.js';
-import { tmuxArgs } from '../runners/tmux-runner.js';
 
 interface Args {
   file: string;
@@ -19,38 +12,6 @@ export const attachCommand: CommandModule<object, Args> = {
     yargs
       .positional('file', { type: 'string', demandOption: true })
       .option('root', { type: 'string', default: '.' }) as never,
-  handler: async (args) => {
-    const { file } = await readTextFile(args.file);
-    const { sessionReference } = await import('../tags/lifecycle-edits.js');
-    const ref = sessionReference(file.text);
-    if (!ref)
-      throw new EngineError(`${args.file} has no **Session**: line: no agent was started for it`);
-    const dir = resolveSessionRef(resolve(args.root), ref);
-    if (!dir)
-      throw new EngineError(
-        `${args.file}: Session '${ref}' is not under ${resolve(args.root)} (use --root)`,
-      );
-    const read = await readSessionState(dir);
-    if (!('state' in read)) throw new EngineError(`No usable session record in ${dir}`);
-    const tmux = read.state.tmux;
-    if (!tmux?.pane)
-      throw new EngineError(
-        `Session ${ref} has no tmux window (runner ${read.state.runner}, status ${read.state.status})`,
-      );
-    const env = { ...process.env };
-    const inside = env.TMUX !== undefined;
-    const socket = tmux.socket ?? undefined;
-    const run = (...argv: string[]) =>
-      spawnSync('tmux', tmuxArgs(socket, ...argv), { stdio: 'inherit', env });
-    if (run('select-window', '-t', tmux.pane).status !== 0) {
-      throw new EngineError(
-        `The agent's tmux window ${tmux.pane} is gone (status ${read.state.status})`,
-      );
-    }
-    const result =
-      inside && socket === undefined
-        ? run('switch-client', '-t', tmux.pane)
-        : run('attach-session', '-t', `=${tmux.session}`);
-    process.exitCode = result.status ?? 1;
-  },
+  // Loaded on use: the other commands do not pay for tmux and session modules.
+  handler: async (args) => (await import('./attach-session.js')).attach(args),
 };

@@ -4,7 +4,17 @@
  * (unlike gray-matter's `---js` engine). Entries are located by source offset so edits keep
  * every other byte.
  */
-import { isMap, isScalar, isSeq, parseDocument, type Node as YamlNode } from 'yaml';
+import { createRequire } from 'node:module';
+import type * as Yaml from 'yaml';
+
+const require = createRequire(import.meta.url);
+let yaml: typeof Yaml | null = null;
+
+// Loaded on first use: most request files have no front matter, and loading the package costs
+// about as much as the rest of a tag command's start-up.
+function loadYaml(): typeof Yaml {
+  return (yaml ??= require('yaml') as typeof Yaml);
+}
 
 export interface FrontMatterTag {
   tag: string;
@@ -26,7 +36,8 @@ export function scanFrontMatterTags(
   const contentEnd = Math.max(contentStart, text.lastIndexOf('\n', end - 1) + 1);
   if (contentStart <= 0) return { tags: [], problems: [] };
   const source = text.slice(contentStart, contentEnd);
-  let document: ReturnType<typeof parseDocument>;
+  const { isMap, isScalar, isSeq, parseDocument } = loadYaml();
+  let document: Yaml.Document.Parsed;
   try {
     document = parseDocument(source, { uniqueKeys: false });
   } catch (error) {
@@ -40,7 +51,7 @@ export function scanFrontMatterTags(
   }
   const root = document.contents;
   if (!isMap(root)) return { tags: [], problems: [] };
-  const value = root.get('tags', true) as YamlNode | undefined;
+  const value = root.get('tags', true) as Yaml.Node | undefined;
   if (!value) return { tags: [], problems: [] };
   const scalars = isSeq(value) ? value.items.filter(isScalar) : isScalar(value) ? [value] : [];
   const tags: FrontMatterTag[] = [];
