@@ -79,10 +79,9 @@ const importBackend: Loader = async (kind) =>
 
 /**
  * The backend to watch with. @parcel/watcher needs a prebuilt binary for this platform: when it
- * cannot load, chokidar is used. When it loads but cannot subscribe to a tree (twice: a file
- * removed during its initial walk fails it once) that still exists, that tree is watched with
- * chokidar. Either
- * fallback is told to `onFallback` in one line.
+ * cannot load, chokidar is used. When it loads but cannot subscribe to a tree that still exists
+ * (twice: a file removed during its initial walk fails it once; an unreadable directory fails it
+ * always), that tree is watched with chokidar. Either fallback is told to `onFallback` in one line.
  */
 export async function loadWatchBackend(
   kind: WatcherKind,
