@@ -1,8 +1,9 @@
 /**
  * Benchmark 4: footprint. A daemon with the default timings (debounce 3 s, reconcile every 60 s,
- * reap every 30 s) and the given watch backend (`--watcher`) on the tree: time from spawn to ready (its `monitoring` line), resident memory
- * (VmRSS, and the peak VmHWM) and inotify watches at ready, and CPU (utime + stime of all its
- * threads, from /proc/<pid>/stat) while idle over a window that starts `settleS` after ready.
+ * reap every 30 s) and the given watch backend (`--watcher`) on the tree: time from spawn to
+ * ready (its `monitoring` line), resident memory (VmRSS, and the peak VmHWM) and inotify watches
+ * at ready, and CPU (utime + stime of all its threads, from /proc/<pid>/stat) while idle over a
+ * window that starts `settleS` after ready.
  * With the default 60 s reconcile period a 60 s window holds exactly one periodic reconcile pass
  * (the first comes 60 s after ready), so the figure is the long-run idle average.
  */

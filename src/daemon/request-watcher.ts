@@ -2,8 +2,8 @@
  * Notices request files that changed. Watch events are hints: inotify drops events under
  * bursts without telling anyone, so a reconcile pass (stat every markdown file, compare size and
  * mtime with the last pass) runs periodically, after every burst, after a watch error, and after
- * a watch had to be opened again. Each changed file is handed on only after it has been quiet for the debounce
- * period.
+ * a watch had to be opened again. Each changed file is handed on only after it has been quiet
+ * for the debounce period.
  */
 import { statSync, type BigIntStats } from 'node:fs';
 import { isMarkdownPath, walkMarkdownFiles } from '../tags/walk-markdown.js';

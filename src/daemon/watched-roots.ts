@@ -5,8 +5,9 @@
  * file over the old one, and a directory created later must be noticed. A watch dies with its
  * directory, so a directory deleted and re-created, or replaced, is watched again: an event on
  * the path itself, or the identity check of every path each `checkIntervalMs`, re-plans the
- * watches, and a backend that no longer covers its tree (stale) is reopened. Changes made while a path was not watched were never reported, so every watch opened
- * after start calls `onReopened` (the request watcher then reconciles).
+ * watches, and a backend that no longer covers its tree (stale) is reopened. Changes made while
+ * a path was not watched were never reported, so every watch opened after start calls
+ * `onReopened` (the request watcher then reconciles).
  */
 import { watch as watchDirectory } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
