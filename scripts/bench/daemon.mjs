@@ -4,6 +4,7 @@
  * `engine tag swap {file} #claimed-X #done-X` itself, one process that marks the item done.
  */
 import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import {
   ENGINE,
   NODE,
@@ -23,9 +24,10 @@ let sockets = 0;
 /**
  * Spawns `engine run --monitor-tags` on `tree` with `extra` options. `ready` resolves with the
  * milliseconds from spawn to the daemon's `monitoring ...` line (it prints it once its first pass
- * over the tree is made and the watch is ready).
+ * over the tree is made and the watch is ready). A `root` other than the tree's own (one daemon
+ * per root) holds that daemon's lock and state, and it watches the tree's sessions/ all the same.
  */
-export function startDaemon(tree, extra = []) {
+export function startDaemon(tree, extra = [], { root = tree.dir } = {}) {
   const socket = `bench-${process.pid}-${++sockets}`;
   registerSocket(socket);
   // BENCH_DAEMON_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the daemon.
@@ -36,7 +38,8 @@ export function startDaemon(tree, extra = []) {
     'run',
     '--monitor-tags',
     '--root',
-    tree.dir,
+    root,
+    ...(root === tree.dir ? [] : [join(tree.dir, 'sessions')]),
     '--tmux-socket',
     socket,
     '--agent-cmd',

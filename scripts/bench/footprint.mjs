@@ -1,14 +1,15 @@
 /**
  * Benchmark 4: footprint. A daemon with the default timings (debounce 3 s, reconcile every 60 s,
- * reap every 30 s) on the tree: time from spawn to ready (its `monitoring` line), resident memory
- * (VmRSS, and the peak VmHWM) and inotify watches at ready, and CPU (utime + stime of all its
- * threads, from /proc/<pid>/stat) while idle over a window that starts `settleS` after ready.
+ * reap every 30 s) and the given watch backend (`--watcher`) on the tree: time from spawn to
+ * ready (its `monitoring` line), resident memory (VmRSS, and the peak VmHWM) and inotify watches
+ * at ready, and CPU (utime + stime of all its threads, from /proc/<pid>/stat) while idle over a
+ * window that starts `settleS` after ready.
  * With the default 60 s reconcile period a 60 s window holds exactly one periodic reconcile pass
  * (the first comes 60 s after ready), so the figure is the long-run idle average.
  */
 import { cpuSeconds, inotifyWatches, memoryMb, round, sleep } from './lib.mjs';
 
-export async function benchFootprint(tree, daemon, { idleS, settleS }) {
+export async function benchFootprint(tree, daemon, { idleS, settleS, watcher }) {
   const readyMs = await daemon.ready;
   const readyAt = Date.now();
   const atReady = memoryMb(daemon.pid);
@@ -31,6 +32,7 @@ export async function benchFootprint(tree, daemon, { idleS, settleS }) {
   const atEnd = memoryMb(daemon.pid);
   return {
     files: tree.files,
+    watcher,
     readyMs: round(readyMs),
     startupCpuS: round(cpuAtReady, 2),
     rssAtReadyMb: round(atReady?.rss),

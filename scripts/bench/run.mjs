@@ -14,12 +14,14 @@
  *   BENCH_THROUGHPUT_ITEMS=500       items delegated at once
  *   BENCH_THROUGHPUT_TIMEOUT_S=300   give up waiting for them after this long
  *   BENCH_IDLE_S=60                  idle window for CPU (the reconcile period is 60 s)
+ *   BENCH_WATCHERS=parcel,chokidar   watch backends measured by footprint (--watcher); latency
+ *                                    and throughput use the default, parcel
  *   BENCH_ONLY=find,latency,throughput,footprint
  *   BENCH_OUT=path.json              where to write the JSON
  *   BENCH_KEEP_TREES=1               keep the generated trees (printed paths)
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem, release, platform } from 'node:os';
 import { join } from 'node:path';
 import { benchFind } from './find.mjs';
@@ -54,6 +56,7 @@ const config = {
   throughputTimeoutS: num('BENCH_THROUGHPUT_TIMEOUT_S', 300),
   idleS: num('BENCH_IDLE_S', 60),
   settleS: num('BENCH_SETTLE_S', 5),
+  watchers: (env.BENCH_WATCHERS ?? 'parcel,chokidar').split(','),
   only: new Set((env.BENCH_ONLY ?? 'find,latency,throughput,footprint').split(',')),
   out: env.BENCH_OUT ?? join(REPO, 'scripts', 'bench', 'results.json'),
 };
@@ -62,6 +65,8 @@ config.daemonSize = num(
   [...config.sizes].sort((a, b) => Math.abs(a - 50_000) - Math.abs(b - 50_000))[0],
 );
 const DEFAULT_DEBOUNCE_MS = 3000;
+/** The default backend: latency and throughput run on it. */
+const DEFAULT_WATCHER = 'parcel';
 
 function version(cmd, args) {
   try {
@@ -160,7 +165,7 @@ async function main() {
   if (needsDaemonA) {
     // Daemon A: default timings on the daemon tree. Its idle window is the footprint figure at that
     // size; then it serves the latency trials at the default debounce, then the throughput run.
-    daemonA = startDaemon(daemonTree, []);
+    daemonA = startDaemon(daemonTree, ['--watcher', DEFAULT_WATCHER]);
     const readyA = await daemonA.ready;
     log(`daemon on ${config.daemonSize} files ready in ${round(readyA)} ms (pid ${daemonA.pid})`);
   }
@@ -169,7 +174,7 @@ async function main() {
     results.footprint = await footprints(trees, daemonA);
     for (const f of results.footprint)
       log(
-        `footprint ${f.files}: ready ${f.readyMs} ms, RSS ${f.rssAtReadyMb} MB, ${f.inotifyWatches} watches, ` +
+        `footprint ${f.files} (${f.watcher}): ready ${f.readyMs} ms, RSS ${f.rssAtReadyMb} MB, ${f.inotifyWatches} watches, ` +
           `idle CPU ${f.idleCpuPercentOfCore}% over ${f.idleWindowS} s`,
       );
   }
@@ -200,7 +205,12 @@ async function main() {
   if (daemonA) await daemonA.stop();
 
   if (config.only.has('latency') && config.latencyShort > 0) {
-    const daemonB = startDaemon(daemonTree, ['--debounce-ms', String(config.shortDebounceMs)]);
+    const daemonB = startDaemon(daemonTree, [
+      '--watcher',
+      DEFAULT_WATCHER,
+      '--debounce-ms',
+      String(config.shortDebounceMs),
+    ]);
     await daemonB.ready;
     results.latency.push(
       await benchLatency(daemonTree, daemonB, {
@@ -226,34 +236,52 @@ async function main() {
 }
 
 /**
- * Footprint at every size. The daemon-tree size reuses daemon A. The others start one after the
- * other (each after the previous is ready, so start-ups never overlap) and their idle windows run
- * side by side when the inotify limit has room for all of them at once, else one after another.
+ * Footprint at every size, with every backend in BENCH_WATCHERS. The daemon-tree size with the
+ * default backend reuses daemon A. The others start one after the other, largest first (each
+ * after the previous is ready, so start-ups never overlap) and their idle windows run side by side
+ * when the inotify limit has room for all of them at once, else one after another.
  */
 async function footprints(trees, daemonA) {
   const opts = { idleS: config.idleS, settleS: config.settleS };
-  const others = config.sizes.filter((s) => s !== config.daemonSize).sort((a, b) => b - a);
+  const reuseA =
+    config.sizes.includes(config.daemonSize) && config.watchers.includes(DEFAULT_WATCHER);
+  const others = config.watchers
+    .flatMap((watcher) => config.sizes.map((size) => ({ watcher, size })))
+    .filter((r) => !(reuseA && r.watcher === DEFAULT_WATCHER && r.size === config.daemonSize))
+    .sort((a, b) => b.size - a.size);
   const dirs = (n) => Math.ceil(n / 100) + 1;
-  const need = others.reduce((sum, s) => sum + s + dirs(s), 0);
+  // parcel: one watch per directory; chokidar: one per directory and markdown file.
+  const watches = ({ watcher, size }) => dirs(size) + (watcher === 'chokidar' ? size : 0);
+  const need = others.reduce((sum, r) => sum + watches(r), 0);
   const headroom = maxUserWatches() - inotifyWatchesInUse();
   const together = need + 20_000 < headroom;
   log(
-    `footprint: ${together ? 'idle windows side by side' : 'one size at a time'} ` +
+    `footprint: ${together ? 'idle windows side by side' : 'one daemon at a time'} ` +
       `(need ${need} watches, ${headroom} free)`,
   );
   const results = [];
   const pending = [];
-  if (config.sizes.includes(config.daemonSize))
-    pending.push(benchFootprint(trees.get(config.daemonSize), daemonA, opts));
-  for (const size of others) {
+  if (reuseA)
+    pending.push(
+      benchFootprint(trees.get(config.daemonSize), daemonA, { ...opts, watcher: DEFAULT_WATCHER }),
+    );
+  for (const { watcher, size } of others) {
     if (!together) await Promise.all(pending.splice(0)).then((r) => results.push(...r));
-    const daemon = startDaemon(trees.get(size), []);
+    const tree = trees.get(size);
+    // Daemon A may hold the tree's own root: the other backends get a root of their own.
+    const root = watcher === DEFAULT_WATCHER ? tree.dir : `${tree.dir}-${watcher}`;
+    if (root !== tree.dir) {
+      mkdirSync(join(root, 'directives'), { recursive: true });
+      copyFileSync(join(tree.dir, 'directives', 'TAGS.md'), join(root, 'directives', 'TAGS.md'));
+    }
+    const daemon = startDaemon(tree, ['--watcher', watcher], { root });
     await daemon.ready;
-    log(`daemon on ${size} files ready (pid ${daemon.pid})`);
-    pending.push(benchFootprint(trees.get(size), daemon, opts).finally(() => daemon.stop()));
+    log(`daemon on ${size} files with ${watcher} ready (pid ${daemon.pid})`);
+    pending.push(benchFootprint(tree, daemon, { ...opts, watcher }).finally(() => daemon.stop()));
   }
   results.push(...(await Promise.all(pending)));
-  return results.sort((a, b) => a.files - b.files);
+  const order = (f) => config.watchers.indexOf(f.watcher);
+  return results.sort((a, b) => order(a) - order(b) || a.files - b.files);
 }
 
 async function writeJson(path, data) {

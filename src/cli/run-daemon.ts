@@ -3,8 +3,9 @@ import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Daemon } from '../daemon/daemon.js';
 import { watchHeadroom } from '../daemon/watch-headroom.js';
+import { loadWatchBackend, type WatcherKind } from '../daemon/watch-backend.js';
 import { acquireDaemonLock } from '../daemon/daemon-lock.js';
-import type { DaemonContext, DaemonOptions } from '../daemon/daemon-context.js';
+import type { DaemonContext, DaemonOptions, LogFn } from '../daemon/daemon-context.js';
 import { DEFAULT_AGENT_TEMPLATE, findProgram, splitTemplate } from '../dispatch/agent-command.js';
 import { parseDispatchTable } from '../dispatch/dispatch-table.js';
 import { parseMonitorList } from '../dispatch/monitor-list.js';
@@ -26,6 +27,7 @@ export interface RunArgs {
   root: string;
   'debounce-ms': number;
   watch: boolean;
+  watcher: WatcherKind;
   'rescan-interval-ms': number;
   'reap-interval-ms': number;
   'claim-grace-ms': number;
@@ -72,6 +74,10 @@ export async function runDaemon(args: Args): Promise<void> {
     monitor: parseMonitorList(args['monitor-tags']),
     debounceMs: args['debounce-ms'],
     watch: args.watch,
+    watcher:
+      args.watch && !args.once && !args['dry-run']
+        ? await usableWatcher(args.watcher, log)
+        : args.watcher,
     rescanIntervalMs: Math.max(100, args['rescan-interval-ms']),
     reapIntervalMs: Math.max(100, args['reap-interval-ms']),
     claimGraceMs: args['claim-grace-ms'],
@@ -162,7 +168,7 @@ async function runDaemonMode(
       await daemon.stop();
       return;
     }
-    if (options.watch) warnOnWatchHeadroom(options.paths, log);
+    if (options.watch) warnOnWatchHeadroom(options.paths, options.watcher, log);
     await daemon.start();
     log(
       'info',
@@ -213,8 +219,13 @@ async function dispatchTableSource(
   return [await readFile(SHIPPED_TAGS, 'utf8'), SHIPPED_TAGS];
 }
 
-function warnOnWatchHeadroom(paths: string[], log: ReturnType<typeof createLogger>): void {
-  void watchHeadroom(paths).then((report) => {
+/** The backend that will watch: chokidar where @parcel/watcher cannot load (said once, here). */
+async function usableWatcher(requested: WatcherKind, log: LogFn): Promise<WatcherKind> {
+  return (await loadWatchBackend(requested, (message) => log('warn', message))).kind;
+}
+
+function warnOnWatchHeadroom(paths: string[], watcher: WatcherKind, log: LogFn): void {
+  void watchHeadroom(paths, { watcher }).then((report) => {
     if (report) log('warn', report);
   });
 }

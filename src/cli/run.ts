@@ -5,6 +5,7 @@
 import { resolve } from 'node:path';
 import type { CommandModule } from 'yargs';
 import { EngineError } from '../errors.js';
+import { WATCHER_KINDS } from '../daemon/watch-backend.js';
 import type { RunArgs as Args } from './run-daemon.js';
 
 export const runCommand: CommandModule<object, Args> = {
@@ -38,6 +39,12 @@ export const runCommand: CommandModule<object, Args> = {
         type: 'boolean',
         default: true,
         describe: 'Watch files for changes; --no-watch relies on reconcile passes only',
+      })
+      .option('watcher', {
+        choices: WATCHER_KINDS,
+        default: 'parcel' as const,
+        describe:
+          'File watch backend: parcel (@parcel/watcher, one inotify watch per directory) or chokidar (one per file; used anyway where parcel cannot load)',
       })
       .option('rescan-interval-ms', {
         type: 'number',

@@ -3,6 +3,7 @@ import type { DispatchTable } from '../dispatch/dispatch-table.js';
 import type { Runner } from '../runners/runner.js';
 import type { EventInput } from '../sessions/event-log.js';
 import type { TagOccurrence } from '../tags/scan-tags.js';
+import type { WatcherKind } from './watch-backend.js';
 
 export type LogLevel = 'info' | 'warn' | 'error' | 'debug';
 export type LogFn = (level: LogLevel, message: string, fields?: Record<string, unknown>) => void;
@@ -16,6 +17,8 @@ export interface DaemonOptions {
   debounceMs: number;
   /** false: reconcile passes only, no file watch. */
   watch: boolean;
+  /** The watch backend: parcel (one inotify watch per directory) or chokidar (per file). */
+  watcher: WatcherKind;
   rescanIntervalMs: number;
   reapIntervalMs: number;
   claimGraceMs: number;

@@ -76,6 +76,7 @@ export class Daemon {
       debounceMs: ctx.options.debounceMs,
       rescanIntervalMs: ctx.options.rescanIntervalMs,
       watch: ctx.options.watch,
+      watcher: ctx.options.watcher,
       onSettled: (path) => this.track(this.evaluate(path)),
       onError: (error) => ctx.log('warn', `watcher: ${error.message}`),
     });

@@ -1,14 +1,14 @@
 /**
- * Notices request files that changed. chokidar events are hints: inotify drops events under
+ * Notices request files that changed. Watch events are hints: inotify drops events under
  * bursts without telling anyone, so a reconcile pass (stat every markdown file, compare size and
- * mtime with the last pass) runs periodically and after every burst. Each changed file is
- * handed on only after it has been quiet for the debounce period.
+ * mtime with the last pass) runs periodically, after every burst, after a watch error, and after
+ * a watch had to be opened again. Each changed file is handed on only after it has been quiet
+ * for the debounce period.
  */
-import type { Stats } from 'node:fs';
-import { stat } from 'node:fs/promises';
-import { basename } from 'node:path';
-import chokidar, { type FSWatcher } from 'chokidar';
+import { statSync, type BigIntStats } from 'node:fs';
 import { isMarkdownPath, walkMarkdownFiles } from '../tags/walk-markdown.js';
+import { loadWatchBackend, type WatcherKind } from './watch-backend.js';
+import { WatchedRoots } from './watched-roots.js';
 
 export interface RequestWatcherOptions {
   paths: string[];
@@ -21,6 +21,8 @@ export interface RequestWatcherOptions {
   burstSize?: number;
   /** false: no file watch at all, reconcile passes only (network filesystems without inotify). */
   watch?: boolean;
+  /** The watch backend (default parcel); chokidar is used where parcel cannot load or watch. */
+  watcher?: WatcherKind;
 }
 
 interface Seen {
@@ -30,12 +32,13 @@ interface Seen {
 
 export class RequestWatcher {
   private readonly options: RequestWatcherOptions;
-  private watcher: FSWatcher | null = null;
+  private roots: WatchedRoots | null = null;
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly seen = new Map<string, Seen>();
   private rescanTimer: NodeJS.Timeout | null = null;
   private eventsSinceReconcile = 0;
   private reconciling: Promise<void> | null = null;
+  private reconcileAgain = false;
   private closed = false;
 
   constructor(options: RequestWatcherOptions) {
@@ -50,16 +53,22 @@ export class RequestWatcher {
   }
 
   private async watch(): Promise<void> {
-    const watcher = chokidar.watch(this.options.paths, {
-      ignoreInitial: true,
-      // Like the reconcile walk: symlinked directories are not followed, so loops cannot occur.
-      followSymlinks: false,
-      ignored: (path, stats) => isIgnored(path, stats),
+    const backend = await loadWatchBackend(this.options.watcher ?? 'parcel', (message) =>
+      this.options.onError(new Error(message)),
+    );
+    if (this.closed) return;
+    this.roots = new WatchedRoots({
+      paths: this.options.paths,
+      backend,
+      onChange: (path) => this.touch(path),
+      // A watch that failed may have lost events.
+      onError: (error) => {
+        this.options.onError(error);
+        void this.reconcile();
+      },
+      onReopened: () => void this.reconcile(),
     });
-    this.watcher = watcher;
-    watcher.on('all', (_event, path) => this.touch(path));
-    watcher.on('error', (error) => this.options.onError(error as Error));
-    await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
+    await this.roots.start();
   }
 
   async close(): Promise<void> {
@@ -67,7 +76,7 @@ export class RequestWatcher {
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
     if (this.rescanTimer) clearTimeout(this.rescanTimer);
-    await this.watcher?.close();
+    await this.roots?.close();
     await this.reconciling;
   }
 
@@ -92,9 +101,21 @@ export class RequestWatcher {
     );
   }
 
-  /** Stats every markdown file; new or changed ones (size or mtime) are touched. */
+  /**
+   * Stats every markdown file; new or changed ones (size or mtime) are touched. Asked for while a
+   * pass runs, one more pass follows it: the running one may have passed the change already.
+   */
   reconcile(): Promise<void> {
-    this.reconciling ??= this.runReconcile().finally(() => {
+    if (this.reconciling) {
+      this.reconcileAgain = true;
+      return this.reconciling;
+    }
+    this.reconciling = (async () => {
+      do {
+        this.reconcileAgain = false;
+        await this.runReconcile();
+      } while (this.reconcileAgain && !this.closed);
+    })().finally(() => {
       this.reconciling = null;
     });
     return this.reconciling;
@@ -107,7 +128,7 @@ export class RequestWatcher {
       for await (const path of walkMarkdownFiles(root)) {
         if (this.closed) return;
         present.add(path);
-        const info = await stat(path, { bigint: true }).catch(() => null);
+        const info = statOrUndefined(path);
         if (!info) continue;
         const before = this.seen.get(path);
         if (before && before.size === info.size && before.mtimeNs === info.mtimeNs) continue;
@@ -138,11 +159,16 @@ export class RequestWatcher {
   }
 }
 
-function isIgnored(path: string, stats: Stats | undefined): boolean {
-  const name = basename(path);
-  if (name === 'node_modules' || name === '.git' || name.endsWith('.engine-lock')) return true;
-  if (!stats) return false;
-  // Pipes, sockets and devices named *.md would block a reader: never touch them.
-  if (!stats.isFile() && !stats.isDirectory()) return true;
-  return stats.isFile() && (!isMarkdownPath(name) || name.endsWith('.tmp'));
+/**
+ * Synchronous on purpose: the pass stats every markdown file every rescan interval, and a stat
+ * through a promise costs about four times the CPU (measured at 50,000 files: 1.9 s against
+ * 0.46 s a pass, walk included). The walk awaits each directory listing, so the loop is held for
+ * one directory's stats at a time.
+ */
+function statOrUndefined(path: string): BigIntStats | undefined {
+  try {
+    return statSync(path, { bigint: true, throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
 }

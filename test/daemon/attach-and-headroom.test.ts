@@ -89,13 +89,24 @@ describe('inotify headroom', () => {
     try {
       await mkdir(join(dir, 'sub'));
       for (let i = 0; i < 10; i++) await writeFile(join(dir, 'sub', `${i}.md`), 'x');
-      const limit = join(dir, 'limit');
-      await writeFile(limit, '16\n');
-      expect(await watchHeadroom([join(dir, 'sub')], limit)).toMatch(
-        /needs about 11 inotify watches and the limit .* is 16/,
+      await writeFile(join(dir, 'sub', 'notes.txt'), 'x');
+      for (let i = 0; i < 4; i++) await mkdir(join(dir, 'sub', `d${i}`));
+      await mkdir(join(dir, 'sub', 'node_modules'));
+      const limitFile = join(dir, 'limit');
+      await writeFile(limitFile, '16\n');
+      // chokidar: one watch per markdown file and directory (15); parcel: one per directory (5).
+      expect(await watchHeadroom([join(dir, 'sub')], { watcher: 'chokidar', limitFile })).toMatch(
+        /needs about 15 inotify watches with chokidar and the limit .* is 16/,
       );
-      await writeFile(limit, '100\n');
-      expect(await watchHeadroom([join(dir, 'sub')], limit)).toBeNull();
+      expect(await watchHeadroom([join(dir, 'sub')], { watcher: 'parcel', limitFile })).toBeNull();
+      await writeFile(limitFile, '8\n');
+      expect(await watchHeadroom([join(dir, 'sub')], { watcher: 'parcel', limitFile })).toMatch(
+        /needs about 5 inotify watches with parcel/,
+      );
+      await writeFile(limitFile, '100\n');
+      expect(
+        await watchHeadroom([join(dir, 'sub')], { watcher: 'chokidar', limitFile }),
+      ).toBeNull();
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

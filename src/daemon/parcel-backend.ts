@@ -1,0 +1,71 @@
+/**
+ * @parcel/watcher: one recursive subscription per tree, one inotify watch per directory, read by
+ * its own thread (so a busy event loop does not overflow the kernel queue), no record per file in
+ * JavaScript. It does not follow symlinked directories. On Linux it watches a directory that
+ * arrives, but neither looks inside it nor watches the directories already in it: the files a new
+ * directory holds when it is reported are reported here from a listing, and a directory that
+ * arrives holding directories (mkdir -p, a tree moved in) makes the subscription stale, to be
+ * opened again. Importing this module throws where no prebuilt binary exists for the platform.
+ */
+import { lstat, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import parcel from '@parcel/watcher';
+import {
+  isIgnoredDirectoryName,
+  type IgnoreRules,
+  type WatchBackend,
+  type WatchEventType,
+  type WatchHandlers,
+} from './watch-backend.js';
+
+const TYPES: Record<parcel.EventType, WatchEventType> = {
+  create: 'add',
+  update: 'change',
+  delete: 'unlink',
+};
+
+export const parcelBackend: WatchBackend = {
+  kind: 'parcel',
+  async subscribe(dir, ignore, handlers) {
+    const subscription = await parcel.subscribe(
+      dir,
+      (error, events) => {
+        if (error) {
+          handlers.onError(error);
+          handlers.onStale();
+        }
+        for (const event of events) {
+          handlers.onEvent(TYPES[event.type], event.path);
+          if (event.type === 'create') void lookInside(event.path, ignore, handlers);
+        }
+      },
+      { ignore: ignoreGlobs(ignore) },
+    );
+    return { close: () => subscription.unsubscribe() };
+  },
+};
+
+/** Globs relative to the watched directory: never descended into, never reported. */
+function ignoreGlobs(rules: IgnoreRules): string[] {
+  return [
+    ...rules.directoryNames.map((name) => `**/${name}`),
+    ...rules.directorySuffixes.map((suffix) => `**/*${suffix}`),
+  ];
+}
+
+/** `path` was just created: if it is a directory, what it already holds was never reported. */
+async function lookInside(
+  path: string,
+  ignore: IgnoreRules,
+  handlers: WatchHandlers,
+): Promise<void> {
+  const info = await lstat(path).catch(() => null);
+  if (!info?.isDirectory()) return;
+  const entries = await readdir(path, { withFileTypes: true }).catch(() => null);
+  if (!entries) return;
+  if (entries.some((e) => e.isDirectory() && !isIgnoredDirectoryName(e.name, ignore))) {
+    handlers.onStale();
+    return;
+  }
+  for (const entry of entries) handlers.onEvent('add', join(path, entry.name));
+}

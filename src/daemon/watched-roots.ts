@@ -1,0 +1,257 @@
+/**
+ * Keeps every monitored path watched, whatever happens to it. A directory is watched as a tree
+ * by the backend. A file, or a path that does not exist yet, is watched through a plain watch of
+ * its parent directory (non-recursive), filtered to that name: editors save by renaming a new
+ * file over the old one, and a directory created later must be noticed. A watch dies with its
+ * directory, so a directory deleted and re-created, or replaced, is watched again: an event on
+ * the path itself, or the identity check of every path each `checkIntervalMs`, re-plans the
+ * watches, and a backend that no longer covers its tree (stale) is reopened. Changes made while
+ * a path was not watched were never reported, so every watch opened after start calls
+ * `onReopened` (the request watcher then reconciles).
+ */
+import { watch as watchDirectory } from 'node:fs';
+import { realpath, stat } from 'node:fs/promises';
+import { basename, dirname, join, sep } from 'node:path';
+import type { BigIntStats } from 'node:fs';
+import {
+  IGNORE_RULES,
+  type Subscription,
+  type WatchBackend,
+  type WatchEventType,
+} from './watch-backend.js';
+
+export interface WatchedRootsOptions {
+  paths: string[];
+  backend: WatchBackend;
+  onChange: (path: string) => void;
+  onError: (error: Error) => void;
+  /** A watch was opened after start: changes made before it opened were not reported. */
+  onReopened: () => void;
+  checkIntervalMs?: number;
+}
+
+interface Target {
+  /** The directory and its identity; a new key means a new watch. */
+  key: string;
+  dir: string;
+  /** null: the whole tree below `dir`; else only these entries of `dir`. */
+  names: ReadonlySet<string> | null;
+}
+
+interface OpenWatch {
+  target: Target;
+  watch: Subscription;
+}
+
+/** A watch that failed to open is retried after this long (ENOSPC would fail every second). */
+const RETRY_FAILED_MS = 30_000;
+
+export class WatchedRoots {
+  private readonly options: WatchedRootsOptions;
+  private readonly roots: Set<string>;
+  private readonly open = new Map<string, OpenWatch>();
+  /** Open watches an event says may be dead: closed and opened again by the next sync. */
+  private readonly stale = new Set<string>();
+  private readonly failed = new Map<string, { message: string; at: number }>();
+  private timer: NodeJS.Timeout | null = null;
+  private syncing: Promise<void> | null = null;
+  private syncAgain = false;
+  private started = false;
+  private closed = false;
+
+  constructor(options: WatchedRootsOptions) {
+    this.options = options;
+    this.roots = new Set(options.paths);
+  }
+
+  /** Resolves once every path that exists is watched. */
+  async start(): Promise<void> {
+    await this.sync();
+    this.started = true;
+    if (!this.closed)
+      this.timer = setInterval(() => void this.sync(), this.options.checkIntervalMs ?? 1000);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.syncing;
+    const open = [...this.open.values()];
+    this.open.clear();
+    await Promise.all(open.map((o) => this.closeWatch(o)));
+  }
+
+  /** Brings the open watches in line with the paths as they are now; runs one at a time. */
+  private sync(): Promise<void> {
+    if (this.syncing) {
+      this.syncAgain = true;
+      return this.syncing;
+    }
+    this.syncing = (async () => {
+      do {
+        this.syncAgain = false;
+        await this.syncOnce().catch((error: unknown) => this.options.onError(asError(error)));
+      } while (this.syncAgain && !this.closed);
+    })().finally(() => {
+      this.syncing = null;
+    });
+    return this.syncing;
+  }
+
+  private async syncOnce(): Promise<void> {
+    const targets = await this.plan();
+    for (const [key, open] of [...this.open]) {
+      if (targets.has(key) && !this.stale.has(key)) continue;
+      this.open.delete(key);
+      this.stale.delete(key);
+      await this.closeWatch(open);
+    }
+    let opened = false;
+    for (const [key, target] of targets) {
+      if (this.closed) return;
+      if (this.open.has(key)) continue;
+      const failure = this.failed.get(key);
+      if (failure && Date.now() - failure.at < RETRY_FAILED_MS) continue;
+      let watch: Subscription;
+      try {
+        watch = await this.openWatch(target);
+      } catch (error) {
+        const message = asError(error).message;
+        if (failure?.message !== message)
+          this.options.onError(new Error(`cannot watch ${target.dir}: ${message}`));
+        this.failed.set(key, { message, at: Date.now() });
+        continue;
+      }
+      this.failed.delete(key);
+      if (this.closed) {
+        await watch.close();
+        return;
+      }
+      this.open.set(key, { target, watch });
+      opened = true;
+    }
+    if (opened) {
+      // A path may have changed while its watch was being opened, unseen by the new watch.
+      const now = await this.plan();
+      if (now.size !== targets.size || [...now.keys()].some((key) => !targets.has(key)))
+        this.syncAgain = true;
+    }
+    if (opened && this.started) this.options.onReopened();
+  }
+
+  /** What should be watched now: each path as a tree, or as an entry of its parent. */
+  private async plan(): Promise<Map<string, Target>> {
+    const trees = new Map<string, string>();
+    const parents = new Map<string, { id: string; names: Set<string> }>();
+    for (const root of this.roots) {
+      const info = await statOrNull(root);
+      if (info?.isDirectory()) {
+        trees.set(root, identity(info));
+        continue;
+      }
+      const parent = dirname(root);
+      const parentInfo = await statOrNull(parent);
+      if (!parentInfo?.isDirectory()) continue;
+      const entry = parents.get(parent) ?? { id: identity(parentInfo), names: new Set<string>() };
+      entry.names.add(basename(root));
+      parents.set(parent, entry);
+    }
+    const underTree = (path: string, self: string | null): boolean =>
+      [...trees.keys()].some((dir) => dir !== self && (path === dir || isBelow(path, dir)));
+    const targets = new Map<string, Target>();
+    for (const [dir, id] of trees) {
+      if (underTree(dir, dir)) continue;
+      const key = `tree\0${dir}\0${id}`;
+      targets.set(key, { key, dir, names: null });
+    }
+    for (const [dir, { id, names }] of parents) {
+      if (underTree(dir, null)) continue;
+      const key = `entries\0${dir}\0${id}\0${[...names].sort().join('\0')}`;
+      targets.set(key, { key, dir, names });
+    }
+    return targets;
+  }
+
+  private async openWatch(target: Target): Promise<Subscription> {
+    const onEvent = (type: WatchEventType, path: string): void => this.changed(type, path);
+    // A watch that misses part of its tree, or died, is closed and opened again by the next sync.
+    const onStale = (): void => {
+      this.stale.add(target.key);
+      void this.sync();
+    };
+    const onError = (error: Error): void => this.options.onError(error);
+    if (target.names === null) {
+      // A symlinked root: its target is watched, and paths are reported under the root as given.
+      const real = await realpath(target.dir);
+      return this.options.backend.subscribe(real, IGNORE_RULES, {
+        onEvent: (type, path) => onEvent(type, target.dir + path.slice(real.length)),
+        onError,
+        onStale,
+      });
+    }
+    return watchEntries(target.dir, target.names, {
+      onEvent,
+      onError: (error) => {
+        onError(error);
+        onStale();
+      },
+    });
+  }
+
+  private async closeWatch(open: OpenWatch): Promise<void> {
+    await open.watch.close().catch((error: unknown) => this.options.onError(asError(error)));
+  }
+
+  /**
+   * An event on a monitored path re-plans the watches now. A watched directory itself removed (or
+   * moved away: it may come back with the same identity) means its watch died: it is reopened.
+   */
+  private changed(type: WatchEventType, path: string): void {
+    if (this.closed) return;
+    let check = this.roots.has(path);
+    if (type === 'unlink') {
+      for (const [key, open] of this.open) {
+        if (open.target.dir !== path) continue;
+        this.stale.add(key);
+        check = true;
+      }
+    }
+    if (check) void this.sync();
+    this.options.onChange(path);
+  }
+}
+
+/** A non-recursive watch of `dir` that reports only the entries named in `names`. */
+function watchEntries(
+  dir: string,
+  names: ReadonlySet<string>,
+  handlers: {
+    onEvent: (type: WatchEventType, path: string) => void;
+    onError: (error: Error) => void;
+  },
+): Subscription {
+  const watcher = watchDirectory(dir, (_event, name) => {
+    // No name: dir itself changed (removed, moved): its watch may be dead.
+    if (name === null) handlers.onEvent('unlink', dir);
+    else if (names.has(name)) handlers.onEvent('change', join(dir, name));
+  });
+  watcher.on('error', (error) => handlers.onError(error));
+  return { close: async () => watcher.close() };
+}
+
+function statOrNull(path: string): Promise<BigIntStats | null> {
+  return stat(path, { bigint: true }).catch(() => null);
+}
+
+/** Device, inode and birth time: a directory re-created with a recycled inode is still new. */
+function identity(info: BigIntStats): string {
+  return `${info.dev}:${info.ino}:${info.birthtimeNs}`;
+}
+
+function isBelow(path: string, dir: string): boolean {
+  return path.startsWith(dir.endsWith(sep) ? dir : `${dir}${sep}`);
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
