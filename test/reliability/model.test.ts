@@ -290,7 +290,7 @@ async function runSequence(commands: Command[]): Promise<void> {
         expect(agents.length, `one agent per claim of ITEM-${i}`).toBe(started[i]);
         const text = await read(files[i]!);
         for (const line of lines[i]!) expect(text, `human line kept in ITEM-${i}`).toContain(line);
-        expect(text).toContain('Human text.');
+        expect(text, `first human line kept in ITEM-${i}`).toContain('Human text.');
         const state = model.items[i];
         const want = state === 'dead' ? 'claimed' : state;
         expect(await tagOf(i), `ITEM-${i} agrees with the model`).toBe(`#${want}-fix`);
