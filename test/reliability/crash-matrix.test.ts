@@ -137,7 +137,9 @@ async function runCase(c: Case): Promise<Outcome> {
       text = await waitForTag(file, ['#done-fix'], 40_000);
     }
     // Let the daemon see the end of the claim before counting.
-    await waitFor(() => events(s.root).some((e) => e.event === 'done' || e.event === 'exited'));
+    await waitFor(() => events(s.root).some((e) => e.event === 'done' || e.event === 'exited'), {
+      message: `the end of the claim in the event log; ${daemon.output().slice(-3000)}`,
+    });
 
     const tags = tagsOf(text);
     const agents = s.agents();

@@ -47,7 +47,10 @@ const REQUEST = '# R\n**Tags**: #delegated-fix\n\nHuman text.\n';
 async function stillDispatches(scenario: Scenario, name: string): Promise<void> {
   const file = scenario.file(name);
   await writeFile(file, REQUEST);
-  await waitForTag(file, ['#done-fix'], 30_000);
+  await waitFor(async () => tagsOf(await read(file)).includes('#done-fix'), {
+    timeoutMs: 30_000,
+    message: `${name} to carry #done-fix; ${scenario.daemons.at(-1)?.output().slice(-3000)}`,
+  });
 }
 
 describe('hostile files: a logged skip or a clear error, and the daemon keeps running', () => {
@@ -193,8 +196,9 @@ describe('hostile files: a logged skip or a clear error, and the daemon keeps ru
     const d = s.start();
     await waitFor(() => d.output().includes('monitoring '));
     await stillDispatches(s, 'before.md');
-    await rm(s.sessions, { recursive: true, force: true });
-    await mkdir(s.sessions);
+    // The finished session may still be writing its last records into the directory.
+    await rm(s.sessions, { recursive: true, force: true, maxRetries: 20, retryDelay: 50 });
+    await mkdir(s.sessions, { recursive: true });
     await stillDispatches(s, 'after.md');
     expect(d.child.exitCode).toBeNull();
   }, 60_000);
