@@ -106,7 +106,12 @@ describe('an editor saving at 100 Hz while the daemon claims and requeues', () =
             return tagsOf(now).includes('#needs-fix') ? now : null;
           },
           { timeoutMs: 30_000, message: 'the claim to end requeued after the saves stopped' },
-        );
+        ).catch(async (error: unknown) => {
+          const head = (await read(file)).slice(0, 300);
+          throw new Error(
+            `${String(error)}; the file starts ${JSON.stringify(head)}; daemon:\n${d.output().slice(-3000)}`,
+          );
+        });
         const seen = countBy(
           text.split('\n').filter((l) => l.startsWith('human line ')),
           (l) => l,
