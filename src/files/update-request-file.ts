@@ -7,10 +7,14 @@
  * between, the edit is re-applied to the new content (bounded retries), never written blindly.
  *
  * A process appending to the file in place (O_APPEND, e.g. an agent's log lines) does not take
- * the lock either. An append that lands between the last check and the rename goes to the old
- * inode, which the rename unlinks; the old inode is kept open, so such bytes are read back and
- * appended to the new file. In-place appends are therefore never lost. (An editor that saves by
- * its own rename inside that window still loses to ours: that window is the check-to-rename gap.)
+ * the lock either. Bytes appended since the read are added to the temporary file before the
+ * rename, so the new file never lacks them (an editor saving in place could otherwise read it
+ * and write it back without them). An append that lands between the last check and the rename
+ * goes to the old inode, which the rename unlinks; the old inode is kept open, so such bytes are
+ * read back and appended to the new file. In-place appends are therefore never lost. An editor
+ * that saves in place (truncate, then write the whole text) may be caught between the two: the
+ * carry-over then waits for its write (up to REWRITE_WAIT_MS). (An editor that saves by its own
+ * rename inside that window still loses to ours: that window is the check-to-rename gap.)
  */
 import { randomBytes } from 'node:crypto';
 import type { BigIntStats } from 'node:fs';
@@ -46,6 +50,10 @@ const MAX_ATTEMPTS = 64;
 const RETRY_BUDGET_MS = 2000;
 /** Rounds of carrying appends over from the replaced inode, for writers that keep appending. */
 const MAX_CARRY_ROUNDS = 16;
+/** How long the carry-over waits for an in-place save caught between its truncation and write. */
+const REWRITE_WAIT_MS = 500;
+/** Rounds of adding in-place appends to the new file before the rename. */
+const MAX_CATCH_UP_ROUNDS = 4;
 const LOCK_OPTIONS = {
   realpath: false,
   stale: 10_000,
@@ -135,11 +143,23 @@ async function tryUpdate(
       `.${basename(real)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
     );
     await writeTemp(temp, next, before);
-    // Appended in place since the read: still our file; the rename is followed by carrying
-    // the appended bytes over, so a chatty appender (a log) cannot starve the edit.
-    if ((await compareWithRead(real, before, bytes)) === 'changed') {
-      await unlink(temp).catch(() => undefined);
-      return 'conflict';
+    // Appended in place since the read: still our file. The appended bytes go into the new file
+    // before it replaces the old one: an editor saving in place that read the new file before a
+    // later carry-over would write it back without them. A bounded number of rounds, then the
+    // rename and the carry-over, so a chatty appender (a log) cannot starve the edit.
+    let seen = bytes;
+    let written = next;
+    for (let round = 0; round < MAX_CATCH_UP_ROUNDS; round++) {
+      const appended = await appendedSince(real, before, seen);
+      if (appended === null) {
+        await unlink(temp).catch(() => undefined);
+        return 'conflict';
+      }
+      if (appended.length === 0) break;
+      const chunk = joinTail(seen, written, appended);
+      await appendToTemp(temp, chunk);
+      seen = Buffer.concat([seen, appended]);
+      written = Buffer.concat([written, chunk]);
     }
     try {
       await rename(temp, real);
@@ -147,7 +167,7 @@ async function tryUpdate(
       await unlink(temp).catch(() => undefined);
       throw error;
     }
-    await carryOverAppends(original, bytes, next, real);
+    await carryOverAppends(original, seen, written, real);
     await syncDirectory(dirname(real));
     return 'changed';
   } finally {
@@ -183,45 +203,69 @@ async function sameInode(real: string, before: BigIntStats): Promise<boolean> {
 }
 
 /**
- * What happened to the file since `before`/`bytes` were read: nothing, only in-place appends
- * (same inode, the bytes read are still its prefix), or anything else (another inode, a rewrite).
+ * The bytes appended in place since `before`/`seen` were read (empty: nothing happened), or
+ * null when anything else happened (another inode, a rewrite).
  */
-async function compareWithRead(
+async function appendedSince(
   real: string,
   before: BigIntStats,
-  bytes: Buffer,
-): Promise<'same' | 'appended' | 'changed'> {
+  seen: Buffer,
+): Promise<Buffer | null> {
   const now = await stat(real, { bigint: true }).catch(() => null);
   if (!now || now.ino !== before.ino || now.dev !== before.dev || now.size < before.size) {
-    return 'changed';
+    return null;
   }
   const current = await readFile(real).catch(() => null);
-  if (current === null || current.length < bytes.length) return 'changed';
-  if (current.length === bytes.length) return current.equals(bytes) ? 'same' : 'changed';
-  return current.subarray(0, bytes.length).equals(bytes) ? 'appended' : 'changed';
+  if (current === null || current.length < seen.length) return null;
+  return current.subarray(0, seen.length).equals(seen) ? current.subarray(seen.length) : null;
+}
+
+async function appendToTemp(temp: string, chunk: Buffer): Promise<void> {
+  const handle = await open(temp, 'a');
+  try {
+    await handle.writeFile(chunk);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
 }
 
 /**
- * Bytes appended in place to the replaced inode after it was read (between the last check and
- * the rename, or by a writer that opened it before the rename) are appended to the new file.
+ * Bytes appended in place to the replaced inode after `seen` (between the last check and the
+ * rename, or by a writer that opened it before the rename) are appended to the new file, which
+ * holds `written`.
  */
 async function carryOverAppends(
   original: FileHandle,
-  bytes: Buffer,
-  next: Buffer,
+  seen: Buffer,
+  written: Buffer,
   real: string,
 ): Promise<void> {
-  let offset = bytes.length;
+  let offset = seen.length;
   for (let round = 0; round < MAX_CARRY_ROUNDS; round++) {
-    const { size } = await original.stat();
+    const size = await settledSize(original, offset);
     if (size <= offset) return;
     const tail = Buffer.alloc(size - offset);
     const { bytesRead } = await original.read(tail, 0, tail.length, offset);
     if (bytesRead === 0) return;
     let chunk: Buffer = tail.subarray(0, bytesRead);
-    if (offset === bytes.length) chunk = joinTail(bytes, next, chunk);
+    if (offset === seen.length) chunk = joinTail(seen, written, chunk);
     await appendFile(real, chunk);
     offset += bytesRead;
+  }
+}
+
+/**
+ * The replaced inode's size. Shorter than what was carried so far, an editor saving in place has
+ * truncated it (open with O_TRUNC) and not yet written the text back: wait for that write,
+ * briefly, rather than lose the save with the inode.
+ */
+async function settledSize(original: FileHandle, offset: number): Promise<number> {
+  const deadline = Date.now() + REWRITE_WAIT_MS;
+  for (;;) {
+    const { size } = await original.stat();
+    if (size >= offset || Date.now() > deadline) return size;
+    await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }
 

@@ -9,6 +9,7 @@ import {
   mkdirSync,
   openSync,
   readdirSync,
+  readFileSync,
   renameSync,
   statSync,
   symlinkSync,
@@ -124,6 +125,47 @@ describe('updateRequestFile', () => {
       closeSync(fd);
     }
     expect(await read()).toBe('# T\n**Tags**: #claimed-x\nlate line\n');
+  });
+
+  it('puts lines appended while the edit ran into the new file before it replaces the old', async () => {
+    // An editor saving in place reads the file right after our rename and writes it back: the
+    // new file must already hold every line, or that save drops them.
+    writeFileSync(file, '# T\n**Tags**: #delegated-x\n');
+    let calls = 0;
+    let atRename = '';
+    hooks.afterRename = (_from, to) => {
+      if (to === file) atRename = readFileSync(file, 'utf8');
+    };
+    await updateRequestFile(file, (text) => {
+      if (calls++ === 0) appendFileSync(file, 'log 1\nlog 2\n');
+      return claim(text);
+    });
+    expect(calls).toBe(1);
+    expect(atRename).toBe('# T\n**Tags**: #claimed-x\nlog 1\nlog 2\n');
+    expect(await read()).toBe(atRename);
+  });
+
+  it('carries over an in-place save caught between its truncation and its write', async () => {
+    // An editor that saves in place opens the file with O_TRUNC, then writes the whole text:
+    // here it truncates just before our rename and writes back (with one new line) a little
+    // after it, so the replaced inode is empty when the carry-over first looks at it.
+    writeFileSync(file, '# T\n**Tags**: #delegated-x\n\nhuman 0\n');
+    const saved = '# T\n**Tags**: #delegated-x\n\nhuman 0\nhuman 1\n';
+    let written: Promise<void> | null = null;
+    hooks.beforeRename = (_from, to) => {
+      if (to !== file || written) return;
+      const fd = openSync(file, 'w');
+      written = new Promise((resolve) =>
+        setTimeout(() => {
+          writeSync(fd, saved);
+          closeSync(fd);
+          resolve();
+        }, 50),
+      );
+    };
+    await updateRequestFile(file, claim);
+    await written;
+    expect(await read()).toBe('# T\n**Tags**: #claimed-x\n\nhuman 0\nhuman 1\n');
   });
 
   it('starts a new line for an append after an edited last line without a line ending', async () => {

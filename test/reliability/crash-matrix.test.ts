@@ -97,7 +97,10 @@ async function runCase(c: Case): Promise<Outcome> {
       daemon = s.start([], { TEST_AGENT_MODE: c.mode });
     }
     if (c.fault) {
-      const [agent] = await waitFor(() => s.agents().length === 1 && s.agents());
+      const [agent] = await waitFor(() => s.agents().length === 1 && s.agents(), {
+        timeoutMs: 60_000,
+        message: `the agent to start; ${daemon.output().slice(-3000)}`,
+      });
       const state = await waitFor(async () => {
         const st = JSON.parse(await read(join(agent!.session, '.state.json'))) as {
           pid: number | null;
@@ -137,7 +140,9 @@ async function runCase(c: Case): Promise<Outcome> {
       text = await waitForTag(file, ['#done-fix'], 40_000);
     }
     // Let the daemon see the end of the claim before counting.
-    await waitFor(() => events(s.root).some((e) => e.event === 'done' || e.event === 'exited'));
+    await waitFor(() => events(s.root).some((e) => e.event === 'done' || e.event === 'exited'), {
+      message: `the end of the claim in the event log; ${daemon.output().slice(-3000)}`,
+    });
 
     const tags = tagsOf(text);
     const agents = s.agents();

@@ -262,11 +262,11 @@ export async function craftClaim(
   return file;
 }
 
-/** A fresh session ref whose name encodes a claim time `ageMs` ago (local time, like the daemon). */
+/** A fresh session ref whose name encodes a claim time `ageMs` ago (UTC, like the daemon). */
 export function sessionRef(ageMs: number, tag: string): string {
   const d = new Date(Date.now() - ageMs);
   const p = (n: number) => String(n).padStart(2, '0');
-  return `sessions/${d.getFullYear()}_${p(d.getMonth() + 1)}_${p(d.getDate())}_${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}_FIX_${tag}_abcd`;
+  return `sessions/${d.getUTCFullYear()}_${p(d.getUTCMonth() + 1)}_${p(d.getUTCDate())}_${p(d.getUTCHours())}${p(d.getUTCMinutes())}${p(d.getUTCSeconds())}_FIX_${tag}_abcd`;
 }
 
 /** Spawns a helper process tracked by the scenario. */
