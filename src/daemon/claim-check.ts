@@ -33,12 +33,32 @@ export type ClaimVerdict =
   | { kind: 'requeued'; reason: string }
   | { kind: 'gone' };
 
+/** How often one check judges a claim whose file keeps changing under the requeue. */
+const JUDGEMENTS = 3;
+
+/** The requeue's compare-and-swap found the file changed since it was read. */
+const CHANGED = Symbol('changed');
+
 /** Reads the request and its session, and requeues the claim when its agent is gone. */
 export async function checkClaim(
   ctx: DaemonContext,
   file: string,
   noun: string,
 ): Promise<ClaimVerdict> {
+  for (let judged = 1; ; judged++) {
+    const verdict = await judgeClaim(ctx, file, noun);
+    if (verdict !== CHANGED) return verdict;
+    // The requeue found the file no longer claimed by that session: it changed after it was read
+    // (typically the agent marked it done, then exited). Judge it again as it is now.
+    if (judged === JUDGEMENTS) return { kind: 'not-claimed' };
+  }
+}
+
+async function judgeClaim(
+  ctx: DaemonContext,
+  file: string,
+  noun: string,
+): Promise<ClaimVerdict | typeof CHANGED> {
   let text: string;
   try {
     text = (await readTextFile(file)).file.text;
@@ -171,7 +191,7 @@ async function requeue(
   dir: string,
   state: SessionState | null,
   reason: string,
-): Promise<ClaimVerdict> {
+): Promise<ClaimVerdict | typeof CHANGED> {
   let attempt = 1;
   try {
     await editFile(file, (text) => {
@@ -184,7 +204,7 @@ async function requeue(
       });
     });
   } catch (error) {
-    if (error instanceof PreconditionError) return { kind: 'not-claimed' };
+    if (error instanceof PreconditionError) return CHANGED;
     throw error;
   }
   if (state) {
