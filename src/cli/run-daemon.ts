@@ -15,13 +15,12 @@ import { PtyRunner } from '../runners/pty-runner.js';
 import { appendEvent } from '../sessions/event-log.js';
 import { ScanPool } from '../tags/scan-pool.js';
 import { createLogger } from './logger.js';
-import { ENGINE_SCRIPT, SHIPPED_TAGS } from './paths.js';
+import { SHIPPED_TAGS } from './paths.js';
 import { printLine } from './output.js';
 
 export interface RunArgs {
   args: string[];
   'monitor-tags'?: string;
-  session?: string;
   root: string;
   'debounce-ms': number;
   watch: boolean;
@@ -82,7 +81,6 @@ export async function runDaemon(args: Args): Promise<void> {
     tmuxSession: args['tmux-session'],
     heartbeatMs: Math.max(100, args['heartbeat-ms']),
     pollMs: Math.max(50, args['poll-ms']),
-    engineScript: ENGINE_SCRIPT,
   };
   const table = parseDispatchTable(...(await dispatchTableSource(root, log)));
   const program = options.agentTemplate[0] as string;

@@ -18,7 +18,7 @@ import { resolveSessionRef } from '../sessions/session-dir.js';
 import { startTokenTime, takeStartToken } from '../sessions/session-markers.js';
 import {
   readSessionState,
-  writeSessionState,
+  updateSessionState,
   type SessionState,
 } from '../sessions/session-state.js';
 import type { DaemonContext } from './daemon-context.js';
@@ -208,12 +208,23 @@ async function requeue(
     throw error;
   }
   if (state) {
-    await writeSessionState(dir, {
+    const replaced = await updateSessionState(dir, () => ({
       ...state,
       status: 'abandoned',
       reason,
       endedAt: state.endedAt ?? ctx.now().toISOString(),
-    });
+    }));
+    // The wrapper records its exit in `.exit`; the event log hears of it from the daemon, once.
+    const unrecorded = replaced?.status === 'starting' || replaced?.status === 'running';
+    if (state.status === 'exited' && unrecorded) {
+      await ctx.recordEvent({
+        event: 'exited',
+        file: state.requestFile,
+        noun,
+        session: ref,
+        exitCode: state.exitCode,
+      });
+    }
   }
   ctx.log('warn', `requeued ${file}: ${reason}`, { file, noun, session: ref });
   await ctx.recordEvent({

@@ -29,8 +29,6 @@ export interface DaemonOptions {
   heartbeatMs: number;
   /** How often a running agent's claim is checked for completion. */
   pollMs: number;
-  /** The `engine` entry script the tmux window runs (`engine run <skill> <file> --session`). */
-  engineScript: string;
 }
 
 export interface DaemonContext {

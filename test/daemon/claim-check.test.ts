@@ -41,7 +41,6 @@ function context(dir: string, scan: DaemonContext['scan']): DaemonContext {
       tmuxSession: 'dispatch',
       heartbeatMs: 1000,
       pollMs: 1000,
-      engineScript: '',
     },
     table: new Map() satisfies DispatchTable,
     runner: {} as Runner,

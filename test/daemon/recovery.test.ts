@@ -60,8 +60,13 @@ describe('recovery of dead claims', () => {
     expect(text).toContain(`**Prior Session**: sessions/`);
     expect(text).not.toContain('#claimed-implementation');
     expect(text).not.toContain('**Session**:');
-    const state = JSON.parse(await readFile(join(agent!.session, '.state.json'), 'utf8'));
-    expect(state.status).toBe('abandoned');
+    // The requeue writes the request file first, then marks the session.
+    await waitFor(
+      async () =>
+        JSON.parse(await readFile(join(agent!.session, '.state.json'), 'utf8')).status ===
+        'abandoned',
+      { message: 'the session to be marked abandoned' },
+    );
   });
 
   it('treats a pid now used by another process as dead', async () => {
