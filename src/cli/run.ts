@@ -75,8 +75,9 @@ export const runCommand: CommandModule<object, Args> = {
       })
       .option('poll-ms', {
         type: 'number',
-        default: 1000,
-        describe: 'How often a running claim is checked for completion',
+        default: 5000,
+        describe:
+          'How often a running claim is checked when none of its files changed (changes are seen at once)',
       })
       .option('once', {
         type: 'boolean',

@@ -27,7 +27,10 @@ export interface DaemonOptions {
   tmuxSocket: string | null;
   tmuxSession: string;
   heartbeatMs: number;
-  /** How often a running agent's claim is checked for completion. */
+  /**
+   * How often a running claim is checked when nothing was heard of it; a change of its request
+   * file or of its session's `.agent` or `.exit` has it checked at once.
+   */
   pollMs: number;
 }
 

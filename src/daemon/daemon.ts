@@ -6,7 +6,7 @@
  * everything back from request files and `.state.json`.
  */
 import { readFile, realpath, stat } from 'node:fs/promises';
-import { sep } from 'node:path';
+import { join, sep } from 'node:path';
 import { hostname } from 'node:os';
 import PQueue from 'p-queue';
 import { PreconditionError } from '../errors.js';
@@ -29,12 +29,13 @@ import {
   writeSessionState,
   type SessionState,
 } from '../sessions/session-state.js';
-import { agentEnvironment, wrapperArgv } from '../sessions/wrapper-script.js';
+import { agentEnvironment, WRAPPER_FILES, wrapperArgv } from '../sessions/wrapper-script.js';
 import { checkLiveness, isAlive } from '../process/process-identity.js';
 import { walkMarkdownFiles } from '../tags/walk-markdown.js';
 import { checkClaim, type ClaimVerdict } from './claim-check.js';
 import type { DaemonContext } from './daemon-context.js';
 import { RequestWatcher } from './request-watcher.js';
+import { ChangeSignals } from './change-signals.js';
 import { failpoint } from './failpoint.js';
 import { isSessionDone, markSessionDone, takeStartToken } from '../sessions/session-markers.js';
 import { SessionIndex } from './session-index.js';
@@ -52,6 +53,8 @@ export class Daemon {
   private readonly patterns: TagPattern[];
   private readonly sessions: SessionIndex;
   private readonly watcher: RequestWatcher;
+  /** Wakes the watch of a claim, or of a session, when one of the files it depends on changes. */
+  private readonly signals: ChangeSignals;
   /** Items queued or being claimed, by `file\0noun`, so a burst of saves queues one dispatch. */
   private readonly pending = new Set<string>();
   /** Claims this process watches until they end (dispatched here or adopted), by `file\0noun`. */
@@ -73,6 +76,7 @@ export class Daemon {
     this.queue = new PQueue({ concurrency: cap === 0 ? Number.POSITIVE_INFINITY : cap });
     this.patterns = ctx.options.monitor.map(parseTagPattern);
     this.sessions = new SessionIndex(ctx.options.root);
+    this.signals = new ChangeSignals((error) => ctx.log('debug', `${error.message}; polling`));
     this.watcher = new RequestWatcher({
       paths: ctx.options.paths,
       debounceMs: ctx.options.debounceMs,
@@ -130,6 +134,7 @@ export class Daemon {
     if (this.reapTimer) clearTimeout(this.reapTimer);
     this.queue.pause();
     this.queue.clear();
+    this.signals.close();
     await this.watcher.close();
     await Promise.allSettled([...this.inFlight]);
     if (this.started) await this.ctx.recordEvent({ event: 'daemon-stopped', pid: process.pid });
@@ -476,35 +481,46 @@ export class Daemon {
     return ref;
   }
 
-  /** Polls the claim (a condition on files) until the agent is done or its claim was requeued. */
+  /**
+   * Checks the claim (a condition on files) until the agent is done or its claim was requeued:
+   * again whenever the request file or the session's `.agent` or `.exit` changes, and every
+   * `pollMs` in any case (events are hints; a wrapper killed with -9 writes nothing).
+   */
   private async watchUntilEnded(
     file: string,
     noun: string,
     session: string,
   ): Promise<ClaimVerdict | null> {
     const dir = resolveSessionRef(this.ctx.options.root, session);
+    const changes = this.signals.subscribe(
+      dir ? [file, join(dir, WRAPPER_FILES.agent), join(dir, WRAPPER_FILES.exit)] : [file],
+    );
     let recorded = false;
-    for (;;) {
-      let verdict: ClaimVerdict | null = null;
-      try {
-        verdict = await checkClaim(this.ctx, file, noun);
-      } catch (error) {
-        this.ctx.log('error', `checking ${file}: ${String(error)}; will look again`);
+    try {
+      for (;;) {
+        let verdict: ClaimVerdict | null = null;
+        try {
+          verdict = await checkClaim(this.ctx, file, noun);
+        } catch (error) {
+          this.ctx.log('error', `checking ${file}: ${String(error)}; will look again`);
+        }
+        if (verdict && verdict.kind !== 'alive' && verdict.kind !== 'unknown') {
+          this.forgetClaim(file, noun);
+          await this.recordEnd(file, noun, verdict);
+          return verdict;
+        }
+        if (verdict?.kind === 'unknown')
+          this.warnOnce(
+            `unknown:${file}:${verdict.reason}`,
+            `cannot judge the claim on ${file} now: ${verdict.reason}`,
+          );
+        if (dir && !recorded && verdict?.kind === 'alive' && verdict.state)
+          recorded = await this.recordRunning(dir, verdict.state);
+        if (this.stopping) return verdict;
+        await changes.next(this.ctx.options.pollMs);
       }
-      if (verdict && verdict.kind !== 'alive' && verdict.kind !== 'unknown') {
-        this.forgetClaim(file, noun);
-        await this.recordEnd(file, noun, verdict);
-        return verdict;
-      }
-      if (verdict?.kind === 'unknown')
-        this.warnOnce(
-          `unknown:${file}:${verdict.reason}`,
-          `cannot judge the claim on ${file} now: ${verdict.reason}`,
-        );
-      if (dir && !recorded && verdict?.kind === 'alive' && verdict.state)
-        recorded = await this.recordRunning(dir, verdict.state);
-      if (this.stopping) return verdict;
-      await pause(this.ctx.options.pollMs);
+    } finally {
+      changes.close();
     }
   }
 
@@ -526,16 +542,21 @@ export class Daemon {
    * (killed, or never started within the grace period), and when the daemon stops.
    */
   private async recordExitWhenSeen(dir: string): Promise<void> {
-    let wrapperGone = false;
-    while (!this.stopping) {
-      const read = await readSessionState(dir);
-      if (!('state' in read)) return;
-      if (read.state.status === 'exited') return await this.recordExited(dir, read.state);
-      // The wrapper writes `.exit` before it exits: once it is gone, one more look decides.
-      const open = read.state.status === 'starting' || read.state.status === 'running';
-      if (!open || wrapperGone) return;
-      wrapperGone = !(await this.sessionAlive(read.state));
-      if (!wrapperGone) await pause(this.ctx.options.pollMs);
+    const changes = this.signals.subscribe([join(dir, WRAPPER_FILES.exit)]);
+    try {
+      let wrapperGone = false;
+      while (!this.stopping) {
+        const read = await readSessionState(dir);
+        if (!('state' in read)) return;
+        if (read.state.status === 'exited') return await this.recordExited(dir, read.state);
+        // The wrapper writes `.exit` before it exits: once it is gone, one more look decides.
+        const open = read.state.status === 'starting' || read.state.status === 'running';
+        if (!open || wrapperGone) return;
+        wrapperGone = !(await this.sessionAlive(read.state));
+        if (!wrapperGone) await changes.next(this.ctx.options.pollMs);
+      }
+    } finally {
+      changes.close();
     }
   }
 
@@ -645,8 +666,4 @@ export class Daemon {
       )
       .catch(() => undefined);
   }
-}
-
-function pause(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
