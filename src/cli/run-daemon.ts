@@ -17,13 +17,12 @@ import { appendEvent } from '../sessions/event-log.js';
 import { ScanPool } from '../tags/scan-pool.js';
 import { scanTagsFast } from '../tags/scan-fast.js';
 import { createLogger } from './logger.js';
-import { ENGINE_SCRIPT, SHIPPED_TAGS } from './paths.js';
+import { SHIPPED_TAGS } from './paths.js';
 import { printLine } from './output.js';
 
 export interface RunArgs {
   args: string[];
   'monitor-tags'?: string;
-  session?: string;
   root: string;
   'debounce-ms': number;
   watch: boolean;
@@ -89,7 +88,6 @@ export async function runDaemon(args: Args): Promise<void> {
     tmuxSession: args['tmux-session'],
     heartbeatMs: Math.max(100, args['heartbeat-ms']),
     pollMs: Math.max(50, args['poll-ms']),
-    engineScript: ENGINE_SCRIPT,
   };
   const table = parseDispatchTable(...(await dispatchTableSource(root, log)));
   const program = options.agentTemplate[0] as string;

@@ -1,8 +1,4 @@
-/**
- * `engine run --monitor-tags[=LIST] [paths..]`: the dispatch daemon.
- * `engine run <skill> <file> --session <dir>`: the agent wrapper the daemon starts in tmux.
- */
-import { resolve } from 'node:path';
+/** `engine run --monitor-tags[=LIST] [paths..]`: the dispatch daemon. */
 import type { CommandModule } from 'yargs';
 import { EngineError } from '../errors.js';
 import { WATCHER_KINDS } from '../daemon/watch-backend.js';
@@ -10,21 +6,19 @@ import type { RunArgs as Args } from './run-daemon.js';
 
 export const runCommand: CommandModule<object, Args> = {
   command: 'run [args..]',
-  describe:
-    'Run the dispatch daemon (--monitor-tags), or one agent session (<skill> <file> --session <dir>)',
+  describe: 'Run the dispatch daemon (--monitor-tags)',
   builder: (yargs) =>
     yargs
       .positional('args', {
         type: 'string',
         array: true,
         default: [],
-        describe: 'Paths to watch, or <skill> <file>',
+        describe: 'Paths to watch',
       })
       .option('monitor-tags', {
         type: 'string',
         describe: "Watch for these tags or globs (comma list; default '#delegated-*')",
       })
-      .option('session', { type: 'string', describe: 'Session directory (agent wrapper form)' })
       .option('root', {
         type: 'string',
         default: '.',
@@ -84,12 +78,13 @@ export const runCommand: CommandModule<object, Args> = {
       .option('heartbeat-ms', {
         type: 'number',
         default: 15_000,
-        describe: 'Agent wrapper heartbeat period',
+        describe: 'How often the agent wrapper touches its .heartbeat',
       })
       .option('poll-ms', {
         type: 'number',
-        default: 1000,
-        describe: 'How often a running claim is checked',
+        default: 5000,
+        describe:
+          'How often a running claim is checked when none of its files changed (changes are seen at once)',
       })
       .option('once', {
         type: 'boolean',
@@ -104,22 +99,8 @@ export const runCommand: CommandModule<object, Args> = {
       .option('log-format', { choices: ['text', 'json'] as const, default: 'text' as const })
       .option('verbose', { type: 'boolean', default: false }) as never,
   handler: async (args) => {
-    if (args.session !== undefined) {
-      const [skill, file, ...rest] = args.args;
-      if (!skill || !file || rest.length > 0)
-        throw new EngineError('Usage: engine run <skill> <file> --session <dir>');
-      const { runSession } = await import('../sessions/run-session.js');
-      process.exitCode = await runSession({
-        sessionDir: resolve(args.session),
-        skill,
-        requestFile: file,
-      });
-      return;
-    }
     if (args['monitor-tags'] === undefined) {
-      throw new EngineError(
-        'Nothing to run: use --monitor-tags for the daemon, or <skill> <file> --session <dir>',
-      );
+      throw new EngineError('Nothing to run: use --monitor-tags to run the daemon');
     }
     const { runDaemon } = await import('./run-daemon.js');
     await runDaemon(args);

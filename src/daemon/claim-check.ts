@@ -18,7 +18,7 @@ import { resolveSessionRef } from '../sessions/session-dir.js';
 import { startTokenTime, takeStartToken } from '../sessions/session-markers.js';
 import {
   readSessionState,
-  writeSessionState,
+  updateSessionState,
   type SessionState,
 } from '../sessions/session-state.js';
 import type { DaemonContext } from './daemon-context.js';
@@ -33,12 +33,32 @@ export type ClaimVerdict =
   | { kind: 'requeued'; reason: string }
   | { kind: 'gone' };
 
+/** How often one check judges a claim whose file keeps changing under the requeue. */
+const JUDGEMENTS = 3;
+
+/** The requeue's compare-and-swap found the file changed since it was read. */
+const CHANGED = Symbol('changed');
+
 /** Reads the request and its session, and requeues the claim when its agent is gone. */
 export async function checkClaim(
   ctx: DaemonContext,
   file: string,
   noun: string,
 ): Promise<ClaimVerdict> {
+  for (let judged = 1; ; judged++) {
+    const verdict = await judgeClaim(ctx, file, noun);
+    if (verdict !== CHANGED) return verdict;
+    // The requeue found the file no longer claimed by that session: it changed after it was read
+    // (typically the agent marked it done, then exited). Judge it again as it is now.
+    if (judged === JUDGEMENTS) return { kind: 'not-claimed' };
+  }
+}
+
+async function judgeClaim(
+  ctx: DaemonContext,
+  file: string,
+  noun: string,
+): Promise<ClaimVerdict | typeof CHANGED> {
   let text: string;
   try {
     text = (await readTextFile(file)).file.text;
@@ -171,7 +191,7 @@ async function requeue(
   dir: string,
   state: SessionState | null,
   reason: string,
-): Promise<ClaimVerdict> {
+): Promise<ClaimVerdict | typeof CHANGED> {
   let attempt = 1;
   try {
     await editFile(file, (text) => {
@@ -184,16 +204,27 @@ async function requeue(
       });
     });
   } catch (error) {
-    if (error instanceof PreconditionError) return { kind: 'not-claimed' };
+    if (error instanceof PreconditionError) return CHANGED;
     throw error;
   }
   if (state) {
-    await writeSessionState(dir, {
+    const replaced = await updateSessionState(dir, () => ({
       ...state,
       status: 'abandoned',
       reason,
       endedAt: state.endedAt ?? ctx.now().toISOString(),
-    });
+    }));
+    // The wrapper records its exit in `.exit`; the event log hears of it from the daemon, once.
+    const unrecorded = replaced?.status === 'starting' || replaced?.status === 'running';
+    if (state.status === 'exited' && unrecorded) {
+      await ctx.recordEvent({
+        event: 'exited',
+        file: state.requestFile,
+        noun,
+        session: ref,
+        exitCode: state.exitCode,
+      });
+    }
   }
   ctx.log('warn', `requeued ${file}: ${reason}`, { file, noun, session: ref });
   await ctx.recordEvent({

@@ -30,10 +30,11 @@ export interface DaemonOptions {
   tmuxSocket: string | null;
   tmuxSession: string;
   heartbeatMs: number;
-  /** How often a running agent's claim is checked for completion. */
+  /**
+   * How often a running claim is checked when nothing was heard of it; a change of its request
+   * file or of its session's `.agent` or `.exit` has it checked at once.
+   */
   pollMs: number;
-  /** The `engine` entry script the tmux window runs (`engine run <skill> <file> --session`). */
-  engineScript: string;
 }
 
 export interface DaemonContext {

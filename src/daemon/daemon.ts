@@ -6,7 +6,7 @@
  * everything back from request files and `.state.json`.
  */
 import { readFile, realpath, stat } from 'node:fs/promises';
-import { sep } from 'node:path';
+import { join, sep } from 'node:path';
 import { hostname } from 'node:os';
 import PQueue from 'p-queue';
 import { PreconditionError } from '../errors.js';
@@ -25,14 +25,17 @@ import { lifecycleOf, lifecycleTag, parseTagPattern, type TagPattern } from '../
 import { createSessionDir, newSessionRef, resolveSessionRef } from '../sessions/session-dir.js';
 import {
   readSessionState,
+  updateSessionState,
   writeSessionState,
   type SessionState,
 } from '../sessions/session-state.js';
+import { agentEnvironment, WRAPPER_FILES, wrapperArgv } from '../sessions/wrapper-script.js';
 import { checkLiveness, isAlive } from '../process/process-identity.js';
 import { walkMarkdownFiles } from '../tags/walk-markdown.js';
 import { checkClaim, type ClaimVerdict } from './claim-check.js';
 import type { DaemonContext } from './daemon-context.js';
 import { RequestWatcher } from './request-watcher.js';
+import { ChangeSignals } from './change-signals.js';
 import { failpoint } from './failpoint.js';
 import { isSessionDone, markSessionDone, takeStartToken } from '../sessions/session-markers.js';
 import { SessionIndex } from './session-index.js';
@@ -50,6 +53,8 @@ export class Daemon {
   private readonly patterns: TagPattern[];
   private readonly sessions: SessionIndex;
   private readonly watcher: RequestWatcher;
+  /** Wakes the watch of a claim, or of a session, when one of the files it depends on changes. */
+  private readonly signals: ChangeSignals;
   /** Items queued or being claimed, by `file\0noun`, so a burst of saves queues one dispatch. */
   private readonly pending = new Set<string>();
   /** Claims this process watches until they end (dispatched here or adopted), by `file\0noun`. */
@@ -71,6 +76,7 @@ export class Daemon {
     this.queue = new PQueue({ concurrency: cap === 0 ? Number.POSITIVE_INFINITY : cap });
     this.patterns = ctx.options.monitor.map(parseTagPattern);
     this.sessions = new SessionIndex(ctx.options.root);
+    this.signals = new ChangeSignals((error) => ctx.log('debug', `${error.message}; polling`));
     this.watcher = new RequestWatcher({
       paths: ctx.options.paths,
       debounceMs: ctx.options.debounceMs,
@@ -84,12 +90,14 @@ export class Daemon {
 
   /** Reaps, then watches. Resolves once the first pass over the tree has been made. */
   async start(): Promise<void> {
-    await this.sessions.load();
+    const open = await this.sessions.load();
     this.started = true;
     await this.ctx.recordEvent({ event: 'daemon-started', pid: process.pid, host: hostname() });
     // Only claims matter before the first reap; delegated items come with the first reconcile.
     await this.readyItems(['claimed-']);
     await this.reap();
+    // Sessions that ended while no daemon ran get their exit recorded; running ones are followed.
+    for (const dir of open) void this.track(this.recordExitWhenSeen(dir));
     await this.watcher.start();
     this.scheduleReap();
   }
@@ -127,6 +135,7 @@ export class Daemon {
     if (this.reapTimer) clearTimeout(this.reapTimer);
     this.queue.pause();
     this.queue.clear();
+    this.signals.close();
     await this.watcher.close();
     await Promise.allSettled([...this.inFlight]);
     if (this.started) await this.ctx.recordEvent({ event: 'daemon-stopped', pid: process.pid });
@@ -342,7 +351,7 @@ export class Daemon {
     this.tracked.add(key);
     try {
       const ref = await this.track(this.claimAndSpawn(item));
-      if (ref) await this.watchUntilEnded(item.file, item.noun);
+      if (ref) await this.watchUntilEnded(item.file, item.noun, ref);
     } finally {
       this.tracked.delete(key);
     }
@@ -433,17 +442,9 @@ export class Daemon {
         failpoint('after-state');
         return this.ctx.runner.launch({
           name: `agent-${item.noun}-${Math.floor(Date.now() / 1000)}`,
-          argv: [
-            process.execPath,
-            options.engineScript,
-            'run',
-            item.skill,
-            item.file,
-            '--session',
-            dir,
-          ],
+          argv: wrapperArgv(dir, options.heartbeatMs, agentArgv),
           cwd: options.root,
-          env: { ENGINE_ROOT: options.root, PATH: process.env.PATH ?? '' },
+          env: { ...agentEnvironment(state, dir), PATH: process.env.PATH ?? '' },
           logFile: `${dir}/transcript.log`,
         });
       });
@@ -481,28 +482,97 @@ export class Daemon {
     return ref;
   }
 
-  /** Polls the claim (a condition on files) until the agent is done or its claim was requeued. */
-  private async watchUntilEnded(file: string, noun: string): Promise<ClaimVerdict | null> {
-    for (;;) {
-      let verdict: ClaimVerdict | null = null;
-      try {
-        verdict = await checkClaim(this.ctx, file, noun);
-      } catch (error) {
-        this.ctx.log('error', `checking ${file}: ${String(error)}; will look again`);
+  /**
+   * Checks the claim (a condition on files) until the agent is done or its claim was requeued:
+   * again whenever the request file or the session's `.agent` or `.exit` changes, and every
+   * `pollMs` in any case (events are hints; a wrapper killed with -9 writes nothing).
+   */
+  private async watchUntilEnded(
+    file: string,
+    noun: string,
+    session: string,
+  ): Promise<ClaimVerdict | null> {
+    const dir = resolveSessionRef(this.ctx.options.root, session);
+    const changes = this.signals.subscribe(
+      dir ? [file, join(dir, WRAPPER_FILES.agent), join(dir, WRAPPER_FILES.exit)] : [file],
+    );
+    let recorded = false;
+    try {
+      for (;;) {
+        let verdict: ClaimVerdict | null = null;
+        try {
+          verdict = await checkClaim(this.ctx, file, noun);
+        } catch (error) {
+          this.ctx.log('error', `checking ${file}: ${String(error)}; will look again`);
+        }
+        if (verdict && verdict.kind !== 'alive' && verdict.kind !== 'unknown') {
+          this.forgetClaim(file, noun);
+          await this.recordEnd(file, noun, verdict);
+          return verdict;
+        }
+        if (verdict?.kind === 'unknown')
+          this.warnOnce(
+            `unknown:${file}:${verdict.reason}`,
+            `cannot judge the claim on ${file} now: ${verdict.reason}`,
+          );
+        if (dir && !recorded && verdict?.kind === 'alive' && verdict.state)
+          recorded = await this.recordRunning(dir, verdict.state);
+        if (this.stopping) return verdict;
+        await changes.next(this.ctx.options.pollMs);
       }
-      if (verdict && verdict.kind !== 'alive' && verdict.kind !== 'unknown') {
-        this.forgetClaim(file, noun);
-        await this.recordEnd(file, noun, verdict);
-        return verdict;
-      }
-      if (verdict?.kind === 'unknown')
-        this.warnOnce(
-          `unknown:${file}:${verdict.reason}`,
-          `cannot judge the claim on ${file} now: ${verdict.reason}`,
-        );
-      if (this.stopping) return verdict;
-      await new Promise((resolve) => setTimeout(resolve, this.ctx.options.pollMs));
+    } finally {
+      changes.close();
     }
+  }
+
+  /**
+   * Copies the wrapper's and the agent's identities into `.state.json` (`running`) once both are
+   * recorded, for readers of the record. True once done, or when there is nothing to copy.
+   */
+  private async recordRunning(dir: string, state: SessionState): Promise<boolean> {
+    if (state.status !== 'running') return state.status !== 'starting';
+    if (state.agentPid === null) return false;
+    await updateSessionState(dir, (current) => (current.status === 'starting' ? state : null));
+    return true;
+  }
+
+  /**
+   * Follows a session until its wrapper exits (a finished item's agent usually exits right after
+   * marking it done): once its `.exit` is there, copies the exit into `.state.json` (`exited`,
+   * exit code, identities) and records `exited`. Gives up when the wrapper is gone without one
+   * (killed, or never started within the grace period), and when the daemon stops.
+   */
+  private async recordExitWhenSeen(dir: string): Promise<void> {
+    const changes = this.signals.subscribe([join(dir, WRAPPER_FILES.exit)]);
+    try {
+      let wrapperGone = false;
+      while (!this.stopping) {
+        const read = await readSessionState(dir);
+        if (!('state' in read)) return;
+        if (read.state.status === 'exited') return await this.recordExited(dir, read.state);
+        // The wrapper writes `.exit` before it exits: once it is gone, one more look decides.
+        const open = read.state.status === 'starting' || read.state.status === 'running';
+        if (!open || wrapperGone) return;
+        wrapperGone = !(await this.sessionAlive(read.state));
+        if (!wrapperGone) await changes.next(this.ctx.options.pollMs);
+      }
+    } finally {
+      changes.close();
+    }
+  }
+
+  /** Copies the wrapper's exit into `.state.json`, once (the record says `exited` from then on). */
+  private async recordExited(dir: string, state: SessionState): Promise<void> {
+    const open = (current: SessionState) =>
+      current.status === 'starting' || current.status === 'running';
+    if (!(await updateSessionState(dir, (current) => (open(current) ? state : null)))) return;
+    await this.ctx.recordEvent({
+      event: 'exited',
+      file: state.requestFile,
+      noun: state.noun,
+      session: state.sessionRef,
+      exitCode: state.exitCode,
+    });
   }
 
   /** The claim ended: the reaper no longer looks at it (a new claim is found when the file changes). */
@@ -518,9 +588,10 @@ export class Daemon {
     }
     if (verdict.kind !== 'done') return;
     // The session is finished, even if its agent stays open: never restore a claim onto it.
-    if (verdict.session) {
-      const dir = resolveSessionRef(this.ctx.options.root, verdict.session);
-      if (dir) await markSessionDone(dir);
+    const dir = verdict.session ? resolveSessionRef(this.ctx.options.root, verdict.session) : null;
+    if (dir) {
+      await markSessionDone(dir);
+      if (this.adopting) void this.track(this.recordExitWhenSeen(dir));
     }
     this.ctx.log('info', `done: ${file} (#done-${noun})`);
     await this.ctx.recordEvent({
@@ -587,7 +658,7 @@ export class Daemon {
       .add(
         async () => {
           try {
-            await this.watchUntilEnded(file, noun);
+            await this.watchUntilEnded(file, noun, session);
           } finally {
             this.tracked.delete(key);
           }

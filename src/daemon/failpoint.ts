@@ -1,7 +1,8 @@
 /**
  * Fault injection for the crash tests (test/reliability): when ENGINE_FAILPOINT names a step, the
  * process kills itself with SIGKILL right there, as a crash or `kill -9` would. Unset in normal
- * use; the names are the steps of a dispatch, listed once here.
+ * use; the names are the steps of a dispatch, listed once here. The `wrapper-*` steps are checked
+ * by the agent wrapper itself, a sh script (src/sessions/wrapper-script.ts).
  */
 export const FAILPOINTS = [
   'after-read',

@@ -6,21 +6,28 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SESSIONS_DIR } from '../sessions/session-dir.js';
-import { readSessionState } from '../sessions/session-state.js';
+import { readStateRecord } from '../sessions/session-state.js';
 
 export class SessionIndex {
   private readonly byRequest = new Map<string, Set<string>>();
 
   constructor(private readonly root: string) {}
 
-  async load(): Promise<void> {
+  /** Reads every session record; resolves to the directories of those still open (`starting`, `running`). */
+  async load(): Promise<string[]> {
     const dir = join(this.root, SESSIONS_DIR);
     const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+    const open: string[] = [];
     for (const entry of entries) {
       if (!entry.isDirectory() || entry.name.startsWith('.')) continue;
-      const read = await readSessionState(join(dir, entry.name));
-      if ('state' in read) this.add(read.state.requestFile, read.state.sessionRef);
+      const sessionDir = join(dir, entry.name);
+      const read = await readStateRecord(sessionDir);
+      if (!('state' in read)) continue;
+      this.add(read.state.requestFile, read.state.sessionRef);
+      if (read.state.status === 'starting' || read.state.status === 'running')
+        open.push(sessionDir);
     }
+    return open;
   }
 
   add(requestFile: string, sessionRef: string): void {

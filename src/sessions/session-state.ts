@@ -1,11 +1,13 @@
 /**
- * `.state.json`: the record of one agent session. One writer at a time: the daemon creates it
- * (status `starting`) before spawning, the wrapper (`engine run <skill> <file> --session`) owns it
- * while the agent runs, and the daemon writes it again only to mark a dead session `abandoned`.
+ * `.state.json`: the record of one agent session, written only by the daemon: created (status
+ * `starting`) before the launch, completed once the agent exited (`exited`), or marked
+ * `abandoned` when the session is dead. While the agent runs, the wrapper writes its own small
+ * files beside it (src/sessions/wrapper-records.ts); `readSessionState` merges them into one view.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeJsonAtomic } from '../files/write-json-atomic.js';
+import { readWrapperRecords } from './wrapper-records.js';
 
 /** The session states, in order. */
 export const SESSION_STATUSES = ['starting', 'running', 'exited', 'abandoned'] as const;
@@ -21,13 +23,13 @@ export interface TmuxTarget {
 export interface SessionState {
   version: 1;
   status: SessionStatus;
-  /** The wrapper process (`engine run <skill> <file> --session <dir>`), once it started. */
+  /** The wrapper process (the sh script of src/sessions/wrapper-script.ts), once it started. */
   pid: number | null;
   /** /proc/<pid>/stat field 22 and the boot id: with `pid`, they name one process unambiguously. */
   startTicks: string | null;
   bootId: string | null;
   host: string;
-  /** The agent child of the wrapper, once started. */
+  /** The agent, once started (a child of the wrapper). */
   agentPid: number | null;
   agentStartTicks: string | null;
   skill: string;
@@ -64,8 +66,42 @@ export type StateRead =
   | { malformed: string }
   | { error: string };
 
-/** Reads a state record; a missing or malformed record is a value, not an exception. */
+/**
+ * The session as it is now: `.state.json` with what the wrapper recorded since (`running` once
+ * its identity is there, the agent's identity, `exited` with the exit code, the last heartbeat).
+ * A record the daemon already completed (`exited`, `abandoned`) is returned as it is.
+ */
 export async function readSessionState(sessionDir: string): Promise<StateRead> {
+  const read = await readStateRecord(sessionDir);
+  if (!('state' in read)) return read;
+  const state = read.state;
+  if (state.status !== 'starting' && state.status !== 'running') return read;
+  const records = await readWrapperRecords(sessionDir);
+  const merged: SessionState = { ...state };
+  const { wrapper, agent, exit, heartbeat } = records;
+  if (wrapper) {
+    merged.status = 'running';
+    merged.pid = wrapper.pid;
+    merged.startTicks = wrapper.startTicks;
+    merged.bootId = wrapper.bootId;
+    merged.host = wrapper.host;
+    if (merged.tmux) merged.tmux = { ...merged.tmux, pane: wrapper.pane ?? merged.tmux.pane };
+  }
+  if (agent) {
+    merged.agentPid = agent.pid;
+    merged.agentStartTicks = agent.startTicks;
+  }
+  if (heartbeat) merged.lastHeartbeat = heartbeat;
+  if (exit) {
+    merged.status = 'exited';
+    merged.exitCode = exit.code;
+    merged.endedAt = exit.at;
+  }
+  return { state: merged };
+}
+
+/** `.state.json` alone, as the daemon last wrote it; missing or malformed is a value. */
+export async function readStateRecord(sessionDir: string): Promise<StateRead> {
   let raw: string;
   try {
     raw = await readFile(statePath(sessionDir), 'utf8');
@@ -91,4 +127,32 @@ export async function readSessionState(sessionDir: string): Promise<StateRead> {
 
 export function writeSessionState(sessionDir: string, state: SessionState): Promise<void> {
   return writeJsonAtomic(statePath(sessionDir), state);
+}
+
+/** Updates in progress, by session directory. */
+const updating = new Map<string, Promise<unknown>>();
+
+/**
+ * Rewrites `.state.json` from what it holds now, one update at a time per session in this process
+ * (the daemon, its only writer once it exists): `change` gets the record as written and returns
+ * the new one, or null to leave it. Resolves to the record it replaced, or null when it wrote
+ * nothing.
+ */
+export function updateSessionState(
+  sessionDir: string,
+  change: (current: SessionState) => SessionState | null,
+): Promise<SessionState | null> {
+  const run = (updating.get(sessionDir) ?? Promise.resolve()).then(async () => {
+    const read = await readStateRecord(sessionDir);
+    const next = 'state' in read ? change(read.state) : null;
+    if (!next || !('state' in read)) return null;
+    await writeSessionState(sessionDir, next);
+    return read.state;
+  });
+  const settled = run.catch(() => undefined);
+  updating.set(sessionDir, settled);
+  void settled.then(() => {
+    if (updating.get(sessionDir) === settled) updating.delete(sessionDir);
+  });
+  return run;
 }

@@ -73,6 +73,28 @@ describe('the dispatch lifecycle', () => {
     expect(await readFile(file, 'utf8')).not.toContain('#claimed-fix');
   });
 
+  it('learns of the agent, its done and its exit from file events, without polling', async () => {
+    t = await makeRoot();
+    // A poll period far beyond every deadline below: only the change signals can wake the watch.
+    const d = start(['--poll-ms', '600000'], { TEST_AGENT_MODE: 'hold' });
+    await waitForReady(d);
+    const file = join(t.sessions, 'EVENTS.md');
+    await writeFile(file, '# E\n**Tags**: #delegated-fix\n');
+    const [agent] = await waitFor(() => agentStarts(t).length === 1 && agentStarts(t));
+    const running = await waitFor(async () => {
+      const s = await stateOf(agent!.session);
+      return s.status === 'running' && s.agentPid === agent!.pid ? s : null;
+    });
+    expect(running.pid).toEqual(expect.any(Number));
+    await release(agent!.session);
+    await waitFor(() => d.output().includes(`done: ${file}`), { message: 'the done' });
+    const final = await waitFor(async () => {
+      const s = await stateOf(agent!.session);
+      return s.status === 'exited' ? s : null;
+    });
+    expect(final.exitCode).toBe(0);
+  });
+
   it('never dispatches #needs-X or #next-X, and leaves a noun without a route untouched', async () => {
     t = await makeRoot();
     const needs = join(t.sessions, 'NEEDS.md');

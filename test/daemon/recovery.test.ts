@@ -60,11 +60,13 @@ describe('recovery of dead claims', () => {
     expect(text).toContain(`**Prior Session**: sessions/`);
     expect(text).not.toContain('#claimed-implementation');
     expect(text).not.toContain('**Session**:');
-    // The session is marked after the request file is requeued, so it may lag the file.
-    await waitFor(async () => {
-      const state = JSON.parse(await readFile(join(agent!.session, '.state.json'), 'utf8'));
-      return state.status === 'abandoned';
-    });
+    // The requeue writes the request file first, then marks the session.
+    await waitFor(
+      async () =>
+        JSON.parse(await readFile(join(agent!.session, '.state.json'), 'utf8')).status ===
+        'abandoned',
+      { message: 'the session to be marked abandoned' },
+    );
   });
 
   it('treats a pid now used by another process as dead', async () => {

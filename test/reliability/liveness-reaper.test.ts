@@ -1,13 +1,15 @@
 /**
  * Liveness through the daemon's reaper: `engine run --monitor-tags --once` on a root with crafted
- * claims and session records, one per kind of process identity, and a running daemon that must
+ * claims and session records (in `.state.json`, or in the agent wrapper's own record files), one
+ * per kind of process identity, and a running daemon that must
  * requeue a dead claim within one reap interval. Each claim must end requeued (dead) or left
  * alone (alive), as docs/DAEMON.md's table says.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { chownSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { readdir, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readProcessIdentity, type ProcessIdentity } from '../../src/process/process-identity.js';
 import {
@@ -66,6 +68,30 @@ const wrapper = (id: ProcessIdentity) => ({
   bootId: id.bootId,
   host: id.host,
 });
+
+interface WrapperFiles {
+  wrapper: ProcessIdentity;
+  agent?: ProcessIdentity;
+  exit?: number;
+  heartbeatAgeMs?: number;
+}
+
+/** What the agent wrapper writes beside `.state.json` (docs/DAEMON.md, "The agent wrapper"). */
+async function writeWrapperFiles(dir: string, files: WrapperFiles): Promise<void> {
+  const { wrapper, agent, exit, heartbeatAgeMs } = files;
+  await writeFile(join(dir, '.started'), '');
+  await writeFile(
+    join(dir, '.wrapper'),
+    `pid=${wrapper.pid}\nstart=${wrapper.startTicks}\nboot=${wrapper.bootId}\nhost=${wrapper.host}\npane=\n`,
+  );
+  if (agent) await writeFile(join(dir, '.agent'), `pid=${agent.pid}\nstart=${agent.startTicks}\n`);
+  if (exit !== undefined) await writeFile(join(dir, '.exit'), `code=${exit}\n`);
+  if (heartbeatAgeMs !== undefined) {
+    await writeFile(join(dir, '.heartbeat'), '');
+    const at = new Date(Date.now() - heartbeatAgeMs);
+    await utimes(join(dir, '.heartbeat'), at, at);
+  }
+}
 
 interface Expectation {
   name: string;
@@ -174,6 +200,70 @@ describe('the reaper classifies each crafted claim (engine run --once)', () => {
     recordFigure('liveness-reaper', { cases: files.size, misclassified: wrong.length });
     expect(wrong, output).toEqual([]);
     // Nothing the reaper judged was killed: the unrelated process that reused the pid lives.
+    expect(readProcessIdentity(live.pid)).not.toBeNull();
+  });
+
+  it('the same verdicts when the identities come from the wrapper’s record files', async () => {
+    s = await Scenario.open();
+    const live = await sleeper();
+    const zombie = await startZombie(children);
+    const zombieId = readProcessIdentity(zombie.pid)!;
+    const dead = await deadPid();
+    const agentAlive = await sleeper();
+    const long = 10 * 60_000;
+    const other = { ...live, host: 'another-host.example' };
+    const cases: [string, WrapperFiles, Expectation][] = [
+      [
+        'reused',
+        { wrapper: { ...live, startTicks: String(Number(live.startTicks) - 500) } },
+        { name: 'files: pid reused', verdict: 'requeued', reason: /another process/ },
+      ],
+      [
+        'zombie',
+        { wrapper: zombieId },
+        { name: 'files: zombie', verdict: 'requeued', reason: /zombie/ },
+      ],
+      ['dead', { wrapper: dead }, { name: 'files: dead pid', verdict: 'requeued', reason: /gone/ }],
+      [
+        'exited',
+        { wrapper: live, agent: agentAlive, exit: 7 },
+        { name: 'files: .exit', verdict: 'requeued', reason: /exited with code 7/ },
+      ],
+      [
+        'boot',
+        { wrapper: { ...live, bootId: '00000000-0000-0000-0000-000000000000' } },
+        { name: 'files: previous boot', verdict: 'requeued', reason: /boot/ },
+      ],
+      [
+        'hostfresh',
+        { wrapper: other, heartbeatAgeMs: 0 },
+        { name: 'files: other host, fresh heartbeat', verdict: 'left alone' },
+      ],
+      [
+        'hoststale',
+        { wrapper: other, heartbeatAgeMs: 2 * 3600_000 },
+        { name: 'files: other host, stale', verdict: 'requeued', reason: /no heartbeat from host/ },
+      ],
+      ['alive', { wrapper: live }, { name: 'files: live wrapper', verdict: 'left alone' }],
+      [
+        'agentalive',
+        { wrapper: dead, agent: agentAlive },
+        { name: 'files: wrapper dead, agent alive', verdict: 'left alone' },
+      ],
+    ];
+    const files = new Map<string, Expectation>();
+    for (const [tag, records, want] of cases) {
+      const ref = sessionRef(long, `f${tag}`);
+      const file = s.file(`f${tag}.md`);
+      const state = craftedState(s.root, file, ref, { status: 'starting' });
+      files.set(await craftClaim(s, `f${tag}.md`, ref, state), want);
+      await writeWrapperFiles(join(s.root, ref), records);
+    }
+    const { code, output } = await s.once();
+    expect(code, output).toBe(0);
+    const wrong = await verdicts(files);
+    recordFigure('liveness-reaper-files', { cases: files.size, misclassified: wrong.length });
+    expect(wrong, output).toEqual([]);
     expect(readProcessIdentity(live.pid)).not.toBeNull();
   });
 

@@ -127,7 +127,10 @@ export class Scenario {
   }
 }
 
-/** Wrapper and agent pids recorded under root (session records and the test agent's log). */
+/**
+ * Wrapper and agent pids recorded under root: session records, the wrapper's `.wrapper` and
+ * `.agent` files, and the test agent's log.
+ */
 function sessionPids(root: string): number[] {
   const pids = new Set<number>();
   try {
@@ -138,6 +141,14 @@ function sessionPids(root: string): number[] {
   const sessions = join(root, 'sessions');
   if (!existsSync(sessions)) return [];
   for (const name of readdirSync(sessions)) {
+    for (const record of ['.wrapper', '.agent']) {
+      try {
+        const pid = /^pid=(\d+)$/m.exec(readFileSync(join(sessions, name, record), 'utf8'))?.[1];
+        if (pid) pids.add(Number(pid));
+      } catch {
+        // not written
+      }
+    }
     try {
       const s = JSON.parse(readFileSync(join(sessions, name, '.state.json'), 'utf8')) as {
         pid?: number;

@@ -1,0 +1,116 @@
+/**
+ * The agent wrapper: a constant POSIX sh script, run as
+ * `/bin/sh -c WRAPPER_SCRIPT engine-agent <session-dir> <heartbeat-seconds> <agent argv...>`.
+ * A whole session of it costs about 12 ms of CPU where starting a Node wrapper cost about 0.4 s.
+ *
+ * The session directory and the agent's arguments are only ever positional parameters, used as
+ * "$@" and quoted expansions: nothing from a file name or a template reaches the script text.
+ *
+ * What it does, in order (docs/DAEMON.md, "The agent wrapper"):
+ * 1. Takes the start token `.started` with noclobber (dash and bash create it with O_EXCL); when it
+ *    exists the session already ran, or the daemon gave up on it: exit 1, no agent.
+ * 2. Writes `.wrapper` (pid, start ticks = field 22 of /proc/$$/stat read after the last `)`, boot
+ *    id, host, tmux pane) to a temp file and renames it into place.
+ * 3. Touches `.heartbeat` now and, from a background loop, every heartbeat period; the loop ends
+ *    when its parent is no longer the wrapper (a kill -9 of the wrapper) or when told to.
+ * 4. Runs the agent in the foreground, in a subshell that writes `.agent` (its own pid and start
+ *    ticks, which `exec` keeps) and then execs the agent: the agent has the terminal as stdin and
+ *    is in its foreground process group, so Ctrl-C and a hang-up reach it. The wrapper traps
+ *    HUP, INT, QUIT and TERM (a trap, not an ignore: the agent gets the default dispositions), so
+ *    it outlives them and records the exit code. POSIX sh runs a trap only once its foreground
+ *    child has ended, so a signal sent to the wrapper's pid alone is not passed on.
+ * 5. Writes `.exit` (the exit code; 128+N when the agent was killed by signal N; its mtime is the
+ *    end time) and exits with the agent's code.
+ *
+ * ENGINE_FAILPOINT=wrapper-after-start / wrapper-before-exit-record makes it kill -9 itself at that
+ * step, as src/daemon/failpoint.ts does in Node (test/reliability only).
+ */
+import type { SessionState } from './session-state.js';
+
+/** Files the wrapper writes in the session directory: each once, by rename; `.heartbeat` is touched. */
+export const WRAPPER_FILES = {
+  identity: '.wrapper',
+  agent: '.agent',
+  exit: '.exit',
+  heartbeat: '.heartbeat',
+} as const;
+
+export const WRAPPER_SCRIPT = [
+  'dir=$1 beat=$2',
+  'shift 2',
+  "IFS=' \t\n'",
+  "say() { printf 'engine: %s\\n' \"$1\" >&2; }",
+  // Field 22 of a /proc/<pid>/stat line, counted after the last ')' (comm may hold anything).
+  'field22() { set -- ${1##*)}; shift 19; ticks=$1; }',
+  // One `key=value` line per argument, written whole: temp file, then rename.
+  'put() { n=$1; shift; printf \'%s\\n\' "$@" > "$dir/$n.tmp" && mv -f -- "$dir/$n.tmp" "$dir/$n"; }',
+  '[ $# -gt 0 ] || { say "no agent command given"; exit 2; }',
+  'set -C',
+  'if ! true 2>/dev/null > "$dir/.started"; then',
+  '  set +C',
+  '  if [ -e "$dir/.started" ]; then',
+  '    say "session $dir already ran (its start token .started exists); a session is never reused"',
+  '  else',
+  '    say "cannot create the start token $dir/.started (no such session directory?)"',
+  '  fi',
+  '  exit 1',
+  'fi',
+  'set +C',
+  'read -r me < /proc/$$/stat && field22 "$me" &&',
+  '  read -r boot < /proc/sys/kernel/random/boot_id && read -r host < /proc/sys/kernel/hostname &&',
+  '  put .wrapper "pid=$$" "start=$ticks" "boot=$boot" "host=$host" "pane=${TMUX_PANE-}" ||',
+  '  { say "cannot record the wrapper in $dir/.wrapper; the agent is not started"; exit 1; }',
+  'true > "$dir/.heartbeat"',
+  '(',
+  '  s=',
+  "  trap 'kill $s 2>/dev/null; exit 0' TERM",
+  '  while sleep "$beat" & s=$!; wait $s; do',
+  '    read -r me < /proc/self/stat || exit 0',
+  '    set -- ${me##*)}',
+  '    [ "$2" = "$$" ] || exit 0',
+  '    true > "$dir/.heartbeat"',
+  '  done',
+  ') < /dev/null > /dev/null 2>&1 &',
+  'beating=$!',
+  '[ "${ENGINE_FAILPOINT-}" = wrapper-after-start ] && kill -9 $$',
+  'trap : HUP INT QUIT TERM',
+  '(',
+  '  read -r me < /proc/self/stat && field22 "$me" && put .agent "pid=${me%% *}" "start=$ticks" ||',
+  '    { say "cannot record the agent in $dir/.agent; it is not started"; exit 126; }',
+  '  exec "$@"',
+  ')',
+  'code=$?',
+  '[ "${ENGINE_FAILPOINT-}" = wrapper-before-exit-record ] && kill -9 $$',
+  'kill $beating 2>/dev/null',
+  'put .exit "code=$code" || say "cannot record the exit code $code in $dir/.exit"',
+  'exit $code',
+].join('\n');
+
+/** `$0` of the wrapper: what `ps` shows for it. */
+export const WRAPPER_NAME = 'engine-agent';
+
+/** The argument vector that runs `agentArgv` under the wrapper for one session. */
+export function wrapperArgv(sessionDir: string, heartbeatMs: number, agentArgv: string[]): string[] {
+  return [
+    '/bin/sh',
+    '-c',
+    WRAPPER_SCRIPT,
+    WRAPPER_NAME,
+    sessionDir,
+    String(Math.max(heartbeatMs, 100) / 1000),
+    ...agentArgv,
+  ];
+}
+
+/** What the agent finds in its environment about its session (docs/DAEMON.md). */
+export function agentEnvironment(state: SessionState, sessionDir: string): Record<string, string> {
+  return {
+    ENGINE_REQUEST_FILE: state.requestFile,
+    ENGINE_SKILL: state.skill,
+    ENGINE_NOUN: state.noun,
+    ENGINE_SESSION_DIR: sessionDir,
+    ENGINE_ROOT: state.root,
+    ENGINE_ATTEMPT: String(state.attempt),
+    ENGINE_PRIOR_SESSION: state.priorSession ?? '',
+  };
+}

@@ -1,0 +1,101 @@
+/**
+ * checkClaim in-process, where the moment between reading a request file and requeueing it can
+ * be controlled: an agent that marks its item done and exits right after the daemon read the
+ * file (a fast wrapper records the exit within milliseconds) must be judged done, never lost as
+ * "not claimed" and never requeued.
+ */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { checkClaim } from '../../src/daemon/claim-check.js';
+import type { DaemonContext } from '../../src/daemon/daemon-context.js';
+import type { DispatchTable } from '../../src/dispatch/dispatch-table.js';
+import type { Runner } from '../../src/runners/runner.js';
+import { createSessionDir, newSessionRef } from '../../src/sessions/session-dir.js';
+import { writeSessionState, type SessionState } from '../../src/sessions/session-state.js';
+import { scanTags } from '../../src/tags/scan-tags.js';
+
+let root: string | undefined;
+afterEach(async () => {
+  if (root) await rm(root, { recursive: true, force: true });
+  root = undefined;
+});
+
+function context(dir: string, scan: DaemonContext['scan']): DaemonContext {
+  return {
+    options: {
+      root: dir,
+      paths: [join(dir, 'sessions')],
+      monitor: ['#delegated-*'],
+      debounceMs: 0,
+      watch: false,
+      watcher: 'parcel',
+      rescanIntervalMs: 60_000,
+      reapIntervalMs: 30_000,
+      claimGraceMs: 60_000,
+      staleAfterMs: 45 * 60_000,
+      maxAgents: 0,
+      agentTemplate: ['true'],
+      runner: 'tmux',
+      tmuxSocket: null,
+      tmuxSession: 'dispatch',
+      heartbeatMs: 1000,
+      pollMs: 1000,
+    },
+    table: new Map() satisfies DispatchTable,
+    runner: {} as Runner,
+    log: () => undefined,
+    now: () => new Date(),
+    recordEvent: async () => undefined,
+    scan,
+  };
+}
+
+describe('checkClaim', () => {
+  it('judges the file again when it changed under the requeue: done, not lost', async () => {
+    root = await mkdtemp(join(tmpdir(), 'engine-claim-check-'));
+    const file = join(root, 'sessions', 'REQ.md');
+    const ref = newSessionRef('fix', file, new Date());
+    const dir = await createSessionDir(root, ref);
+    const claimed = `# R\n**Tags**: #claimed-fix\n**Session**: ${ref}\n\nHuman text.\n`;
+    const done = claimed.replace('#claimed-fix', '#done-fix');
+    await writeFile(file, claimed);
+    const state: SessionState = {
+      version: 1,
+      status: 'exited',
+      pid: null,
+      startTicks: null,
+      bootId: null,
+      host: hostname(),
+      agentPid: null,
+      agentStartTicks: null,
+      skill: '/fix',
+      noun: 'fix',
+      tag: '#claimed-fix',
+      requestFile: file,
+      root,
+      sessionRef: ref,
+      exitCode: 0,
+      startedAt: new Date().toISOString(),
+      lastHeartbeat: null,
+      endedAt: new Date().toISOString(),
+      attempt: 1,
+      priorSession: null,
+      runner: 'tmux',
+      tmux: null,
+      agentArgv: ['true'],
+      heartbeatMs: 1000,
+      reason: null,
+    };
+    await writeSessionState(dir, state);
+    let scans = 0;
+    // The agent marks the item done while the daemon parses the text it read before.
+    const ctx = context(root, async (text) => {
+      if (scans++ === 0) await writeFile(file, done);
+      return scanTags(text).occurrences;
+    });
+    expect(await checkClaim(ctx, file, 'fix')).toEqual({ kind: 'done', session: ref });
+    expect(await readFile(file, 'utf8')).toBe(done);
+  });
+});
