@@ -151,6 +151,8 @@ export class TmuxRunner implements Runner {
   private readonly exec: ExecFn;
   /** Launches run one at a time so that two of them never pick the same window name. */
   private launching: Promise<unknown> = Promise.resolve();
+  /** The session was seen (or created) by an earlier launch: later ones do not ask again. */
+  private sessionSeen = false;
 
   constructor(options: TmuxRunnerOptions = {}) {
     const { socket, session = DEFAULT_SESSION, exec = defaultExec } = options;
@@ -228,13 +230,17 @@ export class TmuxRunner implements Runner {
 
   private async launchChecked(spec: CheckedLaunch): Promise<LaunchedAgent> {
     for (let attempt = 1; ; attempt++) {
-      await this.ensureSession();
+      if (!this.sessionSeen) await this.ensureSession();
+      this.sessionSeen = true;
       try {
         return await this.newWindow(spec);
       } catch (error) {
-        // The session (or server) went away between the check and the window, e.g. a human closed
-        // its last window. Create it again, once.
-        if (attempt < 2 && error instanceof TmuxError && SESSION_GONE.test(error.stderr)) continue;
+        // The session (or server) went away since it was seen, e.g. a human closed its last
+        // window. Create it again, once.
+        if (attempt < 2 && error instanceof TmuxError && SESSION_GONE.test(error.stderr)) {
+          this.sessionSeen = false;
+          continue;
+        }
         throw error;
       }
     }

@@ -206,6 +206,35 @@ describe('TmuxRunner (injected exec)', () => {
     });
   });
 
+  it('asks for the session once, not at every launch', async () => {
+    const { exec, calls } = server();
+    const runner = new TmuxRunner({ exec });
+    await runner.launch(spec);
+    await runner.launch(spec);
+    expect(calls.filter((call) => call.args.includes('has-session'))).toHaveLength(1);
+    expect(calls.filter((call) => call.args.includes('new-window'))).toHaveLength(2);
+  });
+
+  it('creates the session again when it vanished before list-windows', async () => {
+    let gone = false;
+    const { exec, calls } = fakeExec((args) => {
+      if (args.includes('has-session')) return gone ? { fail: "can't find session: dispatch" } : '';
+      if (args.includes('new-session')) {
+        gone = false;
+        return '';
+      }
+      if (args.includes('list-windows'))
+        return gone ? { fail: "can't find session: dispatch" } : '';
+      if (args.includes('new-window')) return '8 %4\n';
+      return { fail: 'unexpected' };
+    });
+    const runner = new TmuxRunner({ exec });
+    await runner.launch(spec);
+    gone = true;
+    await expect(runner.launch(spec)).resolves.toMatchObject({ target: '%4' });
+    expect(calls.filter((call) => call.args.includes('new-session'))).toHaveLength(1);
+  });
+
   it('creates the session again when it vanished before new-window', async () => {
     let windows = 0;
     const { exec, calls } = fakeExec((args) => {
