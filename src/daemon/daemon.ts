@@ -5,7 +5,8 @@
  * It keeps no state the files do not hold: killed at any point and restarted, it reads
  * everything back from request files and `.state.json`.
  */
-import { readFile, realpath, stat } from 'node:fs/promises';
+import { readFileSync, statSync } from 'node:fs';
+import { realpath, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { hostname } from 'node:os';
 import PQueue from 'p-queue';
@@ -252,12 +253,13 @@ export class Daemon {
     path: string,
     needles = ['delegated-', 'claimed-'],
   ): Promise<TagOccurrence[] | null> {
-    // Only regular files: opening a pipe named *.md would block a worker thread for good.
-    const info = await stat(path).catch(() => null);
-    if (!info?.isFile()) return null;
+    // Synchronous on purpose: at start every file is read, and the promise API's open, fstat,
+    // read and close (each a thread-pool round trip) cost several times the system calls.
+    // Only regular files: opening a pipe named *.md would block for good.
     let bytes: Buffer;
     try {
-      bytes = await readFile(path);
+      if (!statSync(path).isFile()) return null;
+      bytes = readFileSync(path);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       return code === 'ENOENT' ? null : this.skip(path, `cannot read: ${code ?? String(error)}`);
