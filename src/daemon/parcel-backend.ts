@@ -45,12 +45,15 @@ export const parcelBackend: WatchBackend = {
   },
 };
 
-/** Globs relative to the watched directory: never descended into, never reported. */
+/**
+ * One glob, relative to the watched directory: never descended into, never reported. parcel
+ * matches every glob against every path of the tree when it subscribes; one glob per rule cost
+ * 0.65 s at 50,000 files, a single one 0.2 s.
+ */
 function ignoreGlobs(rules: IgnoreRules): string[] {
-  return [
-    ...rules.directoryNames.map((name) => `**/${name}`),
-    ...rules.directorySuffixes.map((suffix) => `**/*${suffix}`),
-  ];
+  const names = [...rules.directoryNames, ...rules.directorySuffixes.map((s) => `*${s}`)];
+  if (names.length <= 1) return names.map((name) => `**/${name}`);
+  return [`**/{${names.join(',')}}`];
 }
 
 /** `path` was just created: if it is a directory, what it already holds was never reported. */

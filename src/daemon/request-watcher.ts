@@ -25,6 +25,9 @@ export interface RequestWatcherOptions {
   watcher?: WatcherKind;
 }
 
+/** Reads a file found by the first pass; true when it should settle (be handed on). */
+type Inspect = (path: string) => Promise<boolean>;
+
 interface Seen {
   size: bigint;
   mtimeNs: bigint;
@@ -39,15 +42,23 @@ export class RequestWatcher {
   private eventsSinceReconcile = 0;
   private reconciling: Promise<void> | null = null;
   private reconcileAgain = false;
+  /** The first pass's inspector, until a pass has run with it. */
+  private inspect: Inspect | null = null;
   private closed = false;
 
   constructor(options: RequestWatcherOptions) {
     this.options = options;
   }
 
-  /** Watches, then runs the first reconcile: every existing file is considered once. */
-  async start(): Promise<void> {
+  /**
+   * Watches, then runs the first reconcile: every existing file is considered once. `inspect`,
+   * when given, sees every file of that pass (after its stat is recorded) and says whether it
+   * should settle; without it every file does. The daemon reads each file there once, instead of
+   * once for its claims and again when every file settles.
+   */
+  async start(inspect?: Inspect): Promise<void> {
     if (this.options.watch !== false) await this.watch();
+    this.inspect = inspect ?? null;
     await this.reconcile();
     this.scheduleRescan();
   }
@@ -113,7 +124,9 @@ export class RequestWatcher {
     this.reconciling = (async () => {
       do {
         this.reconcileAgain = false;
-        await this.runReconcile();
+        const inspect = this.inspect;
+        this.inspect = null;
+        await this.runReconcile(inspect);
       } while (this.reconcileAgain && !this.closed);
     })().finally(() => {
       this.reconciling = null;
@@ -121,7 +134,7 @@ export class RequestWatcher {
     return this.reconciling;
   }
 
-  private async runReconcile(): Promise<void> {
+  private async runReconcile(inspect: Inspect | null): Promise<void> {
     this.eventsSinceReconcile = 0;
     const present = new Set<string>();
     for (const root of this.options.paths) {
@@ -131,9 +144,11 @@ export class RequestWatcher {
         const info = statOrUndefined(path);
         if (!info) continue;
         const before = this.seen.get(path);
-        if (before && before.size === info.size && before.mtimeNs === info.mtimeNs) continue;
-        this.seen.set(path, { size: info.size, mtimeNs: info.mtimeNs });
-        if (!this.timers.has(path)) this.settleAfterQuiet(path, Number(info.mtimeMs));
+        const changed = !before || before.size !== info.size || before.mtimeNs !== info.mtimeNs;
+        if (changed) this.seen.set(path, { size: info.size, mtimeNs: info.mtimeNs });
+        // An inspected pass looks at every file: a pass that ran before it recorded them all.
+        const settle = inspect ? await inspect(path) : changed;
+        if (settle && !this.timers.has(path)) this.settleAfterQuiet(path, Number(info.mtimeMs));
       }
     }
     for (const path of this.seen.keys()) if (!present.has(path)) this.seen.delete(path);

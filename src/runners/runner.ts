@@ -55,7 +55,7 @@ export function sanitizeWindowName(name: string): string {
 
 /** `base`, else `base-2`, `base-3`, ... : the first that is not in `taken`. */
 export function uniqueWindowName(base: string, taken: Iterable<string>): string {
-  const names = new Set(taken);
+  const names = taken instanceof Set ? (taken as ReadonlySet<string>) : new Set(taken);
   if (!names.has(base)) return base;
   for (let n = 2; ; n++) {
     const candidate = `${base}-${n}`;

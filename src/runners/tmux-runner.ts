@@ -86,6 +86,9 @@ const NO_SERVER = /no server running|error connecting to|server exited unexpecte
 /** stderr of a command whose session vanished (or whose server did) between two calls. */
 const SESSION_GONE = /can't find session|no server running|error connecting to|server exited/i;
 
+/** Window names remembered before the session's are listed again (see `openSession`). */
+const MAX_REMEMBERED_NAMES = 4096;
+
 const PANE_ID = /^%\d+$/;
 const NAME = /^[A-Za-z0-9._-]+$/;
 
@@ -149,10 +152,14 @@ export class TmuxRunner implements Runner {
   readonly socket: string | undefined;
   readonly session: string;
   private readonly exec: ExecFn;
-  /** Launches run one at a time so that two of them never pick the same window name. */
-  private launching: Promise<unknown> = Promise.resolve();
-  /** The session was seen (or created) by an earlier launch: later ones do not ask again. */
-  private sessionSeen = false;
+  /**
+   * Resolves once the session exists and its window names are known; later launches do not ask
+   * tmux again (null: ask at the next launch). Launches run at the same time, each with one tmux
+   * call: listing the windows at every launch, and one launch at a time, halved the rate.
+   */
+  private sessionReady: Promise<void> | null = null;
+  /** Names of the session's windows when it was seen, and of every window this runner opened. */
+  private readonly windowNames = new Set<string>();
 
   constructor(options: TmuxRunnerOptions = {}) {
     const { socket, session = DEFAULT_SESSION, exec = defaultExec } = options;
@@ -172,10 +179,20 @@ export class TmuxRunner implements Runner {
   }
 
   async launch(spec: AgentLaunch): Promise<LaunchedAgent> {
-    // Checked inside the queue, so that launches are named in the order they were asked for.
-    const run = this.launching.then(async () => this.launchChecked(await checkLaunch(spec)));
-    this.launching = run.catch(() => undefined);
-    return run;
+    const checked = await checkLaunch(spec);
+    for (let attempt = 1; ; attempt++) {
+      const ready = (this.sessionReady ??= this.openSession());
+      try {
+        await ready;
+        return await this.newWindow(checked);
+      } catch (error) {
+        if (this.sessionReady === ready) this.sessionReady = null;
+        // The session (or server) went away since it was seen, e.g. a human closed its last
+        // window. Create it again, once.
+        if (attempt < 2 && error instanceof TmuxError && SESSION_GONE.test(error.stderr)) continue;
+        throw error;
+      }
+    }
   }
 
   async isTargetAlive(target: string): Promise<boolean> {
@@ -228,31 +245,20 @@ export class TmuxRunner implements Runner {
     }
   }
 
-  private async launchChecked(spec: CheckedLaunch): Promise<LaunchedAgent> {
-    for (let attempt = 1; ; attempt++) {
-      if (!this.sessionSeen) await this.ensureSession();
-      this.sessionSeen = true;
-      try {
-        return await this.newWindow(spec);
-      } catch (error) {
-        // The session (or server) went away since it was seen, e.g. a human closed its last
-        // window. Create it again, once.
-        if (attempt < 2 && error instanceof TmuxError && SESSION_GONE.test(error.stderr)) {
-          this.sessionSeen = false;
-          continue;
-        }
-        throw error;
-      }
-    }
+  /** Makes sure the session exists and learns its window names. */
+  private async openSession(): Promise<void> {
+    await this.ensureSession();
+    const names = await this.tmux('list-windows', '-t', `=${this.session}`, '-F', '#{window_name}');
+    // Forgets the names of windows long closed, too: the set does not grow without bound.
+    this.windowNames.clear();
+    for (const name of names.split('\n')) if (name !== '') this.windowNames.add(name);
   }
 
   private async newWindow(spec: CheckedLaunch): Promise<LaunchedAgent> {
-    const taken = (
-      await this.tmux('list-windows', '-t', `=${this.session}`, '-F', '#{window_name}')
-    )
-      .split('\n')
-      .filter((line) => line !== '');
-    const windowName = uniqueWindowName(sanitizeWindowName(spec.name), taken);
+    // Named before the first await: launches running at the same time never pick the same name.
+    const windowName = uniqueWindowName(sanitizeWindowName(spec.name), this.windowNames);
+    this.windowNames.add(windowName);
+    if (this.windowNames.size >= MAX_REMEMBERED_NAMES) this.sessionReady = null;
     const envArgs = Object.entries(agentEnv(spec.env)).flatMap(([key, value]) => [
       '-e',
       escapeTmuxArgument(`${key}=${value}`),

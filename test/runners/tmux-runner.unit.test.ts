@@ -216,22 +216,18 @@ describe('TmuxRunner (injected exec)', () => {
   });
 
   it('creates the session again when it vanished before list-windows', async () => {
-    let gone = false;
+    let checks = 0;
+    let lists = 0;
     const { exec, calls } = fakeExec((args) => {
-      if (args.includes('has-session')) return gone ? { fail: "can't find session: dispatch" } : '';
-      if (args.includes('new-session')) {
-        gone = false;
-        return '';
-      }
+      if (args.includes('has-session'))
+        return ++checks === 1 ? '' : { fail: "can't find session: dispatch" };
+      if (args.includes('new-session')) return '';
       if (args.includes('list-windows'))
-        return gone ? { fail: "can't find session: dispatch" } : '';
+        return ++lists === 1 ? { fail: "can't find session: dispatch" } : '';
       if (args.includes('new-window')) return '8 %4\n';
       return { fail: 'unexpected' };
     });
-    const runner = new TmuxRunner({ exec });
-    await runner.launch(spec);
-    gone = true;
-    await expect(runner.launch(spec)).resolves.toMatchObject({ target: '%4' });
+    await expect(new TmuxRunner({ exec }).launch(spec)).resolves.toMatchObject({ target: '%4' });
     expect(calls.filter((call) => call.args.includes('new-session'))).toHaveLength(1);
   });
 
@@ -270,9 +266,9 @@ describe('TmuxRunner (injected exec)', () => {
     expect(args.slice(args.indexOf('--'))).toEqual(['--', '/bin/sh', '-c', 'exec "$0"', 'run\\;']);
   });
 
-  it('serializes launches so two never pick the same window name', async () => {
+  it('runs launches at once, lists the windows once, and never repeats a window name', async () => {
     const names: string[] = [];
-    const { exec } = fakeExec((args) => {
+    const { exec, calls } = fakeExec((args) => {
       if (args.includes('has-session')) return '';
       if (args.includes('list-windows')) return names.map((name) => `${name}\n`).join('');
       if (args.includes('new-window')) {
@@ -287,11 +283,14 @@ describe('TmuxRunner (injected exec)', () => {
       runner.launch(spec),
       runner.launch(spec),
     ]);
-    expect(launched.map((agent) => agent.windowName)).toEqual([
+    expect(launched.map((agent) => agent.windowName).sort()).toEqual([
       'agent-fix-1',
       'agent-fix-1-2',
       'agent-fix-1-3',
     ]);
+    const later = await runner.launch(spec);
+    expect(later.windowName).toBe('agent-fix-1-4');
+    expect(calls.filter((call) => call.args.includes('list-windows'))).toHaveLength(1);
   });
 
   it('isTargetAlive: listed and not dead; dead, missing or no server = false', async () => {
