@@ -18,6 +18,13 @@ import {
 const quote = (value) => `'${value.replace(/'/g, `'\\''`)}'`;
 
 export const TRIVIAL_AGENT = `${quote(NODE)} ${quote(ENGINE)} tag swap {file} {tag} '#done-{noun}'`;
+/**
+ * An agent that costs almost nothing (sed replaces the file by a rename): it shows what the daemon
+ * itself can do. Safe here only because nothing else edits these files while it runs; real agents
+ * use `engine tag swap`, which takes the request file's lock.
+ */
+export const SED_AGENT = `sed -i 's/{tag}/#done-{noun}/' {file}`;
+export const AGENTS = { engine: TRIVIAL_AGENT, sed: SED_AGENT };
 
 let sockets = 0;
 
@@ -27,7 +34,7 @@ let sockets = 0;
  * over the tree is made and the watch is ready). A `root` other than the tree's own (one daemon
  * per root) holds that daemon's lock and state, and it watches the tree's sessions/ all the same.
  */
-export function startDaemon(tree, extra = [], { root = tree.dir } = {}) {
+export function startDaemon(tree, extra = [], { root = tree.dir, agent = TRIVIAL_AGENT } = {}) {
   const socket = `bench-${process.pid}-${++sockets}`;
   registerSocket(socket);
   // BENCH_DAEMON_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the daemon.
@@ -43,7 +50,7 @@ export function startDaemon(tree, extra = [], { root = tree.dir } = {}) {
     '--tmux-socket',
     socket,
     '--agent-cmd',
-    TRIVIAL_AGENT,
+    agent,
     '--max-agents',
     '0',
     ...extra,

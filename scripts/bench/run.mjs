@@ -13,6 +13,8 @@
  *   BENCH_LATENCY_DEFAULT=20         trials at the default debounce (3000 ms)
  *   BENCH_THROUGHPUT_ITEMS=500       items delegated at once
  *   BENCH_THROUGHPUT_TIMEOUT_S=300   give up waiting for them after this long
+ *   BENCH_THROUGHPUT_AGENTS=engine,sed  trivial agents to run it with: `engine tag swap` (a Node
+ *                                    process per agent), and sed (costs almost nothing)
  *   BENCH_IDLE_S=60                  idle window for CPU (the reconcile period is 60 s)
  *   BENCH_WATCHERS=parcel,chokidar   watch backends measured by footprint (--watcher); latency
  *                                    and throughput use the default, parcel
@@ -26,7 +28,7 @@ import { cpus, loadavg, totalmem, release, platform } from 'node:os';
 import { join } from 'node:path';
 import { benchFind } from './find.mjs';
 import { generateTree } from './gen-tree.mjs';
-import { startDaemon } from './daemon.mjs';
+import { AGENTS, startDaemon } from './daemon.mjs';
 import { benchLatency, pickFiles } from './latency.mjs';
 import { benchThroughput } from './throughput.mjs';
 import { benchFootprint } from './footprint.mjs';
@@ -54,6 +56,7 @@ const config = {
   latencyDefault: num('BENCH_LATENCY_DEFAULT', 20),
   throughputItems: num('BENCH_THROUGHPUT_ITEMS', 500),
   throughputTimeoutS: num('BENCH_THROUGHPUT_TIMEOUT_S', 300),
+  throughputAgents: (env.BENCH_THROUGHPUT_AGENTS ?? 'engine,sed').split(','),
   idleS: num('BENCH_IDLE_S', 60),
   settleS: num('BENCH_SETTLE_S', 5),
   watchers: (env.BENCH_WATCHERS ?? 'parcel,chokidar').split(','),
@@ -194,15 +197,29 @@ async function main() {
       }),
     );
   }
-  if (config.only.has('throughput')) {
-    results.throughput = await benchThroughput(daemonTree, daemonA, {
-      files: take(config.throughputItems, 13),
+  results.throughput = [];
+  const throughput = async (daemon, agent, seed) => {
+    const run = await benchThroughput(daemonTree, daemon, {
+      files: take(config.throughputItems, seed),
       debounceMs: DEFAULT_DEBOUNCE_MS,
       timeoutMs: config.throughputTimeoutS * 1000,
     });
-    log(`throughput: ${JSON.stringify(results.throughput)}`);
-  }
+    results.throughput.push({ agent, ...run });
+    log(`throughput (${agent} agent): ${JSON.stringify(run)}`);
+  };
+  const agents = config.only.has('throughput') ? config.throughputAgents : [];
+  for (const agent of agents)
+    if (!(agent in AGENTS)) throw new Error(`BENCH_THROUGHPUT_AGENTS: unknown agent ${agent}`);
+  if (agents.includes('engine')) await throughput(daemonA, 'engine', 13);
   if (daemonA) await daemonA.stop();
+  for (const [i, agent] of agents.filter((a) => a !== 'engine').entries()) {
+    const daemon = startDaemon(daemonTree, ['--watcher', DEFAULT_WATCHER], {
+      agent: AGENTS[agent],
+    });
+    await daemon.ready;
+    await throughput(daemon, agent, 19 + i);
+    await daemon.stop();
+  }
 
   if (config.only.has('latency') && config.latencyShort > 0) {
     const daemonB = startDaemon(daemonTree, [
