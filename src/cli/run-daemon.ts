@@ -166,12 +166,13 @@ async function runDaemonMode(
       await daemon.stop();
       return;
     }
-    if (options.watch) warnOnWatchHeadroom(options.paths, options.watcher, log);
     await daemon.start();
     log(
       'info',
       `monitoring ${options.monitor.join(',')} under ${options.paths.join(', ')} (root ${root})`,
     );
+    // After start: counting the tree's directories competed with the first pass for the CPU.
+    if (options.watch) warnOnWatchHeadroom(options.paths, options.watcher, log);
     await new Promise<void>((resolveStop) => {
       const stop = () => resolveStop();
       process.once('SIGINT', stop);

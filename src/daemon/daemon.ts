@@ -5,14 +5,13 @@
  * It keeps no state the files do not hold: killed at any point and restarted, it reads
  * everything back from request files and `.state.json`.
  */
-import { readFileSync, statSync } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { hostname } from 'node:os';
 import PQueue from 'p-queue';
 import { PreconditionError } from '../errors.js';
 import { editFile } from '../files/tag-file.js';
-import { decodeText, MAX_PARSE_BYTES } from '../files/read-text-file.js';
+import { decodeText, MAX_PARSE_BYTES, readRegularFileSync } from '../files/read-text-file.js';
 import { fillTemplate } from '../dispatch/agent-command.js';
 import { queuePriority, weightOf, compareOrder, type OrderKey } from '../dispatch/work-order.js';
 import type { TagOccurrence } from '../tags/scan-tags.js';
@@ -267,11 +266,9 @@ export class Daemon {
 
   /** A request file's bytes; null (a skip logged once) when it cannot be read or is no file. */
   private read(path: string): Buffer | null {
-    // Synchronous on purpose: at start every file is read, and the promise API's open, fstat,
-    // read and close (each a thread-pool round trip) cost several times the system calls.
-    // Only regular files: opening a pipe named *.md would block for good.
+    // Synchronous on purpose (see readRegularFileSync): at start every file is read.
     try {
-      return statSync(path).isFile() ? readFileSync(path) : null;
+      return readRegularFileSync(path);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       return code === 'ENOENT' ? null : this.skip(path, `cannot read: ${code ?? String(error)}`);
