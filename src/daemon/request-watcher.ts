@@ -8,6 +8,7 @@
 import { statSync, type Stats } from 'node:fs';
 import { isMarkdownPath, walkMarkdownFiles } from '../tags/walk-markdown.js';
 import { loadWatchBackend, type WatcherKind } from './watch-backend.js';
+import { SerialTask } from './serial-task.js';
 import { WatchedRoots } from './watched-roots.js';
 
 export interface RequestWatcherOptions {
@@ -45,8 +46,10 @@ export class RequestWatcher {
   private readonly seen = new Map<string, Seen>();
   private rescanTimer: NodeJS.Timeout | null = null;
   private eventsSinceReconcile = 0;
-  private reconciling: Promise<void> | null = null;
-  private reconcileAgain = false;
+  private readonly passes = new SerialTask(
+    () => this.runReconcile(),
+    () => this.closed,
+  );
   /** The first pass's inspector, until a pass has run with it. */
   private inspect: Inspect | null = null;
   private closed = false;
@@ -93,7 +96,7 @@ export class RequestWatcher {
     this.timers.clear();
     if (this.rescanTimer) clearTimeout(this.rescanTimer);
     await this.roots?.close();
-    await this.reconciling;
+    await this.passes.current;
   }
 
   /** Restarts the quiet period of `path`. */
@@ -122,24 +125,12 @@ export class RequestWatcher {
    * pass runs, one more pass follows it: the running one may have passed the change already.
    */
   reconcile(): Promise<void> {
-    if (this.reconciling) {
-      this.reconcileAgain = true;
-      return this.reconciling;
-    }
-    this.reconciling = (async () => {
-      do {
-        this.reconcileAgain = false;
-        const inspect = this.inspect;
-        this.inspect = null;
-        await this.runReconcile(inspect);
-      } while (this.reconcileAgain && !this.closed);
-    })().finally(() => {
-      this.reconciling = null;
-    });
-    return this.reconciling;
+    return this.passes.run();
   }
 
-  private async runReconcile(inspect: Inspect | null): Promise<void> {
+  private async runReconcile(): Promise<void> {
+    const inspect = this.inspect;
+    this.inspect = null;
     this.eventsSinceReconcile = 0;
     const present = new Set<string>();
     for (const root of this.options.paths) {

@@ -13,6 +13,7 @@ import { watch as watchDirectory } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import { basename, dirname, join, sep } from 'node:path';
 import type { BigIntStats } from 'node:fs';
+import { SerialTask } from './serial-task.js';
 import {
   IGNORE_RULES,
   type Subscription,
@@ -54,8 +55,10 @@ export class WatchedRoots {
   private readonly stale = new Set<string>();
   private readonly failed = new Map<string, { message: string; at: number }>();
   private timer: NodeJS.Timeout | null = null;
-  private syncing: Promise<void> | null = null;
-  private syncAgain = false;
+  private readonly syncs = new SerialTask(
+    () => this.syncOnce().catch((error: unknown) => this.options.onError(asError(error))),
+    () => this.closed,
+  );
   private started = false;
   private closed = false;
 
@@ -75,7 +78,7 @@ export class WatchedRoots {
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
-    await this.syncing;
+    await this.syncs.current;
     const open = [...this.open.values()];
     this.open.clear();
     await Promise.all(open.map((o) => this.closeWatch(o)));
@@ -83,19 +86,7 @@ export class WatchedRoots {
 
   /** Brings the open watches in line with the paths as they are now; runs one at a time. */
   private sync(): Promise<void> {
-    if (this.syncing) {
-      this.syncAgain = true;
-      return this.syncing;
-    }
-    this.syncing = (async () => {
-      do {
-        this.syncAgain = false;
-        await this.syncOnce().catch((error: unknown) => this.options.onError(asError(error)));
-      } while (this.syncAgain && !this.closed);
-    })().finally(() => {
-      this.syncing = null;
-    });
-    return this.syncing;
+    return this.syncs.run();
   }
 
   private async syncOnce(): Promise<void> {
@@ -134,7 +125,7 @@ export class WatchedRoots {
       // A path may have changed while its watch was being opened, unseen by the new watch.
       const now = await this.plan();
       if (now.size !== targets.size || [...now.keys()].some((key) => !targets.has(key)))
-        this.syncAgain = true;
+        void this.syncs.run();
     }
     if (opened && this.started) this.options.onReopened();
   }
