@@ -9,7 +9,6 @@ import { realpath, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { editFile } from '../files/tag-file.js';
 import { readTextFile } from '../files/read-text-file.js';
-import { waitForWriter } from '../files/update-request-file.js';
 import { PreconditionError } from '../errors.js';
 import { isHeartbeatStale } from '../process/heartbeat.js';
 import { checkLiveness, describeLiveness, isAlive } from '../process/process-identity.js';
@@ -37,7 +36,7 @@ export type ClaimVerdict =
 /** How often one check judges a claim whose file keeps changing under the requeue. */
 const JUDGEMENTS = 3;
 
-/** The file changed since it was read: the requeue's compare-and-swap refused, or it was aside. */
+/** The requeue's compare-and-swap found the file changed since it was read. */
 const CHANGED = Symbol('changed');
 
 /** Reads the request and its session, and requeues the claim when its agent is gone. */
@@ -49,9 +48,8 @@ export async function checkClaim(
   for (let judged = 1; ; judged++) {
     const verdict = await judgeClaim(ctx, file, noun);
     if (verdict !== CHANGED) return verdict;
-    // The file changed after it was read (typically the agent marked it done, then exited, and
-    // the requeue found it no longer claimed by that session), or was briefly missing while a
-    // writer replaced it. Judge it again as it is now.
+    // The requeue found the file no longer claimed by that session: it changed after it was read
+    // (typically the agent marked it done, then exited). Judge it again as it is now.
     if (judged === JUDGEMENTS) return { kind: 'not-claimed' };
   }
 }
@@ -66,8 +64,7 @@ async function judgeClaim(
     text = (await readTextFile(file)).file.text;
   } catch (error) {
     const code = (error as { cause?: NodeJS.ErrnoException }).cause?.code;
-    // Missing may only mean that a writer has it aside for an instant: then judge it again.
-    if (code === 'ENOENT') return (await waitForWriter(file)).present ? CHANGED : { kind: 'gone' };
+    if (code === 'ENOENT') return { kind: 'gone' };
     return { kind: 'unknown', reason: error instanceof Error ? error.message : String(error) };
   }
   let occurrences;

@@ -36,8 +36,7 @@ import { checkClaim, type ClaimVerdict } from './claim-check.js';
 import type { DaemonContext } from './daemon-context.js';
 import { RequestWatcher } from './request-watcher.js';
 import { ChangeSignals } from './change-signals.js';
-import { failpoint } from '../failpoint.js';
-import { waitForWriter } from '../files/update-request-file.js';
+import { failpoint } from './failpoint.js';
 import { isSessionDone, markSessionDone, takeStartToken } from '../sessions/session-markers.js';
 import { SessionIndex } from './session-index.js';
 
@@ -98,12 +97,6 @@ export class Daemon {
       watcher: ctx.options.watcher,
       onSettled: (path) => this.track(this.evaluate(path)),
       onError: (error) => ctx.log('warn', `watcher: ${error.message}`),
-      restoreSetAside: async (path) => {
-        const { present, restored } = await waitForWriter(path);
-        if (restored)
-          ctx.log('warn', `restored ${path}: a writer was killed while it had it aside`);
-        return present;
-      },
     });
   }
 

@@ -24,11 +24,6 @@ export interface RequestWatcherOptions {
   watch?: boolean;
   /** The watch backend (default parcel); chokidar is used where parcel cannot load or watch. */
   watcher?: WatcherKind;
-  /**
-   * Puts back a request file that a killed writer left aside (found by a pass); true when the
-   * file is there now. Without it such files are left as they are.
-   */
-  restoreSetAside?: (path: string) => Promise<boolean>;
 }
 
 /** Reads a file found by the first pass; true when it should settle (be handed on). */
@@ -139,35 +134,24 @@ export class RequestWatcher {
     this.eventsSinceReconcile = 0;
     const present = new Set<string>();
     for (const root of this.options.paths) {
-      const setAside: string[] = [];
-      const walk = walkMarkdownFiles(root, { onSetAside: (path) => setAside.push(path) });
-      for await (const path of walk) {
+      for await (const path of walkMarkdownFiles(root)) {
         if (this.closed) return;
-        await this.visit(path, inspect, present);
-      }
-      for (const path of setAside) {
-        if (this.closed) return;
-        if (await this.options.restoreSetAside?.(path)) await this.visit(path, inspect, present);
+        present.add(path);
+        const info = statOrUndefined(path);
+        if (!info) continue;
+        const before = this.seen.get(path);
+        const changed =
+          !before ||
+          before.size !== info.size ||
+          before.mtimeMs !== info.mtimeMs ||
+          before.ino !== info.ino;
+        if (changed) this.seen.set(path, { size: info.size, mtimeMs: info.mtimeMs, ino: info.ino });
+        // An inspected pass looks at every file: a pass that ran before it recorded them all.
+        const settle = inspect ? await inspect(path) : changed;
+        if (settle && !this.timers.has(path)) this.settleAfterQuiet(path, info.mtimeMs);
       }
     }
     for (const path of this.seen.keys()) if (!present.has(path)) this.seen.delete(path);
-  }
-
-  /** One file of a pass: settles it when it is new or changed (or the inspector says so). */
-  private async visit(path: string, inspect: Inspect | null, present: Set<string>): Promise<void> {
-    present.add(path);
-    const info = statOrUndefined(path);
-    if (!info) return;
-    const before = this.seen.get(path);
-    const changed =
-      !before ||
-      before.size !== info.size ||
-      before.mtimeMs !== info.mtimeMs ||
-      before.ino !== info.ino;
-    if (changed) this.seen.set(path, { size: info.size, mtimeMs: info.mtimeMs, ino: info.ino });
-    // An inspected pass looks at every file: a pass that ran before it recorded them all.
-    const settle = inspect ? await inspect(path) : changed;
-    if (settle && !this.timers.has(path)) this.settleAfterQuiet(path, info.mtimeMs);
   }
 
   /** A file found by a pass settles once it has been quiet debounceMs since its last write. */

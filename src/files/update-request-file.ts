@@ -2,35 +2,33 @@
  * The one function that writes request files: a compare-and-swap under an inter-process lock.
  *
  * Take the lock, read, apply a pure edit (which may refuse: nothing is written), write a
- * temporary file beside the original, fsync, and put it in the original's place only if the
- * original is still what the edit saw (replace-if-unchanged.ts). A human's editor does not take
- * our lock; if it saved in between, even by its own rename an instant before ours, the edit is
- * re-applied to the new content (bounded retries), never written blindly.
+ * temporary file beside the original, fsync, and rename it over the original only if the file
+ * is byte-for-byte what the edit saw. A human's editor does not take our lock; if it saved in
+ * between, the edit is re-applied to the new content (bounded retries), never written blindly.
  *
  * A process appending to the file in place (O_APPEND, e.g. an agent's log lines) does not take
  * the lock either. Bytes appended since the read are added to the temporary file before the
- * replace, so the new file never lacks them (an editor saving in place could otherwise read it
- * and write it back without them). An append that lands between the last check and the replace
- * goes to the old inode; the old inode is kept open, so such bytes are read back and appended to
- * the new file. In-place appends are therefore never lost. An editor that saves in place
- * (truncate, then write the whole text) may be caught between the two: the carry-over then
- * waits for its write (up to REWRITE_WAIT_MS).
+ * rename, so the new file never lacks them (an editor saving in place could otherwise read it
+ * and write it back without them). An append that lands between the last check and the rename
+ * goes to the old inode, which the rename unlinks; the old inode is kept open, so such bytes are
+ * read back and appended to the new file. In-place appends are therefore never lost. An editor
+ * that saves in place (truncate, then write the whole text) may be caught between the two: the
+ * carry-over then waits for its write (up to REWRITE_WAIT_MS).
+ *
+ * An editor that saves by its own rename between the last check and ours still loses its save
+ * to ours. Both run synchronously, so that window is the few microseconds from the last read's
+ * open to the rename. Closing it needs a conditional rename, which POSIX lacks (Node has no
+ * renameat2(RENAME_EXCHANGE)). Moving the original aside and hard-linking the new file in (the
+ * link fails if a save took the name) was tried and dropped: while the name is free, a writer
+ * that opens it with O_CREAT|O_APPEND (a shell's `>>`) creates a new file with only its line,
+ * and one of the two files must then be displaced. docs/RELIABILITY.md has the figures.
  */
 import { randomBytes } from 'node:crypto';
 import type { BigIntStats } from 'node:fs';
-import { constants, existsSync } from 'node:fs';
-import {
-  appendFile,
-  lstat,
-  open,
-  readFile,
-  readlink,
-  realpath,
-  stat,
-  unlink,
-} from 'node:fs/promises';
+import { readFileSync, renameSync, statSync } from 'node:fs';
+import { appendFile, open, realpath, stat, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import lockfile from 'proper-lockfile';
 import { EngineError, isErrnoException } from '../errors.js';
 import {
@@ -38,9 +36,9 @@ import {
   encodeText,
   fileError,
   MAX_PARSE_BYTES,
+  readTextFile,
   type TextFile,
 } from './read-text-file.js';
-import { asidePathFor, replaceIfUnchanged, restoreSetAside } from './replace-if-unchanged.js';
 
 /** Returns the new text, or null when nothing needs to change. May throw to refuse the edit. */
 export type TextEdit = (text: string) => string | null;
@@ -62,7 +60,7 @@ const RETRY_BUDGET_MS = 2000;
 const MAX_CARRY_ROUNDS = 16;
 /** How long the carry-over waits for an in-place save caught between its truncation and write. */
 const REWRITE_WAIT_MS = 500;
-/** Rounds of adding in-place appends to the new file before the replace. */
+/** Rounds of adding in-place appends to the new file before the rename. */
 const MAX_CATCH_UP_ROUNDS = 4;
 const LOCK_OPTIONS = {
   realpath: false,
@@ -85,11 +83,22 @@ export async function updateRequestFile(
   edit: TextEdit,
   options: UpdateOptions = {},
 ): Promise<UpdateResult> {
-  // Edit the real file (a symlink is followed, never replaced); messages name the path given.
-  const real = await resolveTarget(path);
-  const release = await lockRequestFile(path, real);
+  // Validate through the name the user gave, so messages name it; then edit the real file
+  // (a symlink is followed, never replaced).
+  await readTextFile(path);
+  let real: string;
   try {
-    restoreSetAside(real);
+    real = await realpath(path);
+  } catch (error) {
+    throw fileError(path, error);
+  }
+  let release: () => Promise<void>;
+  try {
+    release = await lockfile.lock(real, { ...LOCK_OPTIONS, lockfilePath: lockPathFor(real) });
+  } catch (error) {
+    throw new EngineError(`Could not lock ${path}: ${(error as Error).message}`, { cause: error });
+  }
+  try {
     const deadline = Date.now() + (options.retryBudgetMs ?? RETRY_BUDGET_MS);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       if (attempt >= MIN_ATTEMPTS && Date.now() > deadline) break;
@@ -108,78 +117,16 @@ export async function updateRequestFile(
   }
 }
 
-/** What waitForWriter found: whether the file is there now, and whether it put it back. */
-export interface AfterWriter {
-  present: boolean;
-  restored: boolean;
-}
-
-/**
- * For a reader that found a request file missing: it may be between a writer's move aside and
- * link (or left aside by a writer that was killed there). Waits for that writer's lock and puts
- * back an original left aside.
- */
-export async function waitForWriter(path: string): Promise<AfterWriter> {
-  const real = await resolveTarget(path).catch(() => null);
-  if (real === null) return { present: false, restored: false };
-  let restored = false;
-  if (existsSync(lockPathFor(real)) || existsSync(asidePathFor(real))) {
-    const release = await lockRequestFile(path, real).catch(() => null);
-    if (release) {
-      try {
-        restored = restoreSetAside(real);
-      } finally {
-        await release().catch(() => undefined);
-      }
-    }
-  }
-  return { present: existsSync(real), restored };
-}
-
-async function lockRequestFile(path: string, real: string): Promise<() => Promise<void>> {
-  try {
-    return await lockfile.lock(real, { ...LOCK_OPTIONS, lockfilePath: lockPathFor(real) });
-  } catch (error) {
-    throw new EngineError(`Could not lock ${path}: ${(error as Error).message}`, { cause: error });
-  }
-}
-
-/** How many symbolic links resolveTarget follows by hand before it calls it a loop. */
-const MAX_LINKS = 40;
-
-/**
- * The real path of a request file. When it is missing (perhaps only for the instant a writer has
- * it aside), the real path it would have: its lock and its aside are named after that.
- */
-async function resolveTarget(path: string, links = 0): Promise<string> {
-  try {
-    return await realpath(path);
-  } catch (error) {
-    if (!isErrnoException(error) || error.code !== 'ENOENT') throw fileError(path, error);
-  }
-  const entry = await lstat(path).catch(() => null);
-  if (entry?.isSymbolicLink() && links < MAX_LINKS) {
-    const target = await readlink(path).catch(() => null);
-    if (target !== null) return resolveTarget(resolve(dirname(path), target), links + 1);
-  }
-  try {
-    return join(await realpath(dirname(path)), basename(path));
-  } catch (error) {
-    throw fileError(path, error);
-  }
-}
-
 async function tryUpdate(
   path: string,
   real: string,
   edit: TextEdit,
 ): Promise<'changed' | 'unchanged' | 'conflict'> {
-  // One handle on the inode that is read: its size after the replace tells whether anything was
+  // One handle on the inode that is read: its size after the rename tells whether anything was
   // appended to it that the new file does not have.
   let original: FileHandle;
   try {
-    // Non-blocking, so a named pipe put in the file's place cannot stall the writer.
-    original = await open(real, constants.O_RDONLY | constants.O_NONBLOCK);
+    original = await open(real, 'r');
   } catch (error) {
     throw fileError(path, error);
   }
@@ -207,31 +154,32 @@ async function tryUpdate(
     // Appended in place since the read: still our file. The appended bytes go into the new file
     // before it replaces the old one: an editor saving in place that read the new file before a
     // later carry-over would write it back without them. A bounded number of rounds, then the
-    // replace and the carry-over, so a chatty appender (a log) cannot starve the edit.
+    // rename and the carry-over, so a chatty appender (a log) cannot starve the edit.
     let seen = bytes;
     let written = next;
-    for (let round = 0; round < MAX_CATCH_UP_ROUNDS; round++) {
-      const appended = await appendedSince(real, before, seen);
+    for (let round = 0; ; round++) {
+      // The last check and the rename run in one synchronous step: nothing else in this process
+      // runs between them, which leaves an editor's own rename the narrowest window to land in
+      // unseen (see the module comment).
+      let appended: Buffer | null;
+      try {
+        appended = appendedSince(real, before, seen);
+        if (appended !== null && (appended.length === 0 || round === MAX_CATCH_UP_ROUNDS)) {
+          renameSync(temp, real);
+          break;
+        }
+      } catch (error) {
+        await unlink(temp).catch(() => undefined);
+        throw error;
+      }
       if (appended === null) {
         await unlink(temp).catch(() => undefined);
         return 'conflict';
       }
-      if (appended.length === 0) break;
       const chunk = joinTail(seen, written, appended);
       await appendToTemp(temp, chunk);
       seen = Buffer.concat([seen, appended]);
       written = Buffer.concat([written, chunk]);
-    }
-    let outcome;
-    try {
-      outcome = replaceIfUnchanged(real, temp, before);
-    } catch (error) {
-      await unlink(temp).catch(() => undefined);
-      throw error;
-    }
-    if (outcome === 'conflict') {
-      await unlink(temp).catch(() => undefined);
-      return 'conflict';
     }
     await carryOverAppends(original, seen, written, real);
     await syncDirectory(dirname(real));
@@ -270,19 +218,20 @@ async function sameInode(real: string, before: BigIntStats): Promise<boolean> {
 
 /**
  * The bytes appended in place since `before`/`seen` were read (empty: nothing happened), or
- * null when anything else happened (another inode, a rewrite).
+ * null when anything else happened (another inode, a rewrite). Synchronous, for the last check.
  */
-async function appendedSince(
-  real: string,
-  before: BigIntStats,
-  seen: Buffer,
-): Promise<Buffer | null> {
-  const now = await stat(real, { bigint: true }).catch(() => null);
+function appendedSince(real: string, before: BigIntStats, seen: Buffer): Buffer | null {
+  const now = statSync(real, { bigint: true, throwIfNoEntry: false });
   if (!now || now.ino !== before.ino || now.dev !== before.dev || now.size < before.size) {
     return null;
   }
-  const current = await readFile(real).catch(() => null);
-  if (current === null || current.length < seen.length) return null;
+  let current: Buffer;
+  try {
+    current = readFileSync(real);
+  } catch {
+    return null;
+  }
+  if (current.length < seen.length) return null;
   return current.subarray(0, seen.length).equals(seen) ? current.subarray(seen.length) : null;
 }
 
@@ -298,7 +247,7 @@ async function appendToTemp(temp: string, chunk: Buffer): Promise<void> {
 
 /**
  * Bytes appended in place to the replaced inode after `seen` (between the last check and the
- * replace, or by a writer that opened it before the replace) are appended to the new file, which
+ * rename, or by a writer that opened it before the rename) are appended to the new file, which
  * holds `written`.
  */
 async function carryOverAppends(

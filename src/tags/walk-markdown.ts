@@ -1,14 +1,12 @@
 /**
  * Lists the markdown files under a path. Skips `.git`, `node_modules` and our own lock
  * directories; follows symlinks to files but never symlinked directories, so loops cannot occur.
- * Reports, on request, originals that a killed writer left aside (replace-if-unchanged.ts).
  * The async walk is for the daemon, which must keep serving events; the sync listing is for
  * `find`, where a tree of 50,000 files lists several times faster without a promise per entry.
  */
 import { readdirSync, statSync, type Dirent } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { requestNameOfAside } from '../files/replace-if-unchanged.js';
 
 export const MARKDOWN_EXTENSIONS = ['.md', '.markdown'];
 const SKIPPED_DIRECTORIES = new Set(['.git', 'node_modules']);
@@ -23,31 +21,24 @@ export interface WalkProblem {
   reason: string;
 }
 
-type EntryKind = 'directory' | 'file' | 'link' | 'aside' | 'other';
+type EntryKind = 'directory' | 'file' | 'link' | 'other';
 
 function classify(entry: Dirent): EntryKind {
   if (entry.isDirectory()) {
     const skipped = SKIPPED_DIRECTORIES.has(entry.name) || entry.name.endsWith('.engine-lock');
     return skipped ? 'other' : 'directory';
   }
-  if (!isMarkdownPath(entry.name)) {
-    const request = requestNameOfAside(entry.name);
-    return entry.isFile() && request !== null && isMarkdownPath(request) ? 'aside' : 'other';
-  }
+  if (!isMarkdownPath(entry.name)) return 'other';
   if (entry.isFile()) return 'file';
   return entry.isSymbolicLink() ? 'link' : 'other';
 }
 
-/**
- * The entries of one listing worth visiting, by name, each with its path below `dir`; for an
- * aside, the path of the request file it belongs to.
- */
+/** The entries of one listing worth visiting, by name, each with its path below `dir`. */
 function* visited(dir: string, entries: Dirent[]): Generator<{ path: string; kind: EntryKind }> {
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const entry of entries) {
     const kind = classify(entry);
-    if (kind === 'aside') yield { path: join(dir, requestNameOfAside(entry.name) ?? ''), kind };
-    else if (kind !== 'other') yield { path: join(dir, entry.name), kind };
+    if (kind !== 'other') yield { path: join(dir, entry.name), kind };
   }
 }
 
@@ -58,28 +49,21 @@ function listingProblem(dir: string, error: unknown): WalkProblem | null {
     : { path: dir, reason: `cannot list: ${code}` };
 }
 
-export interface WalkOptions {
-  onProblem?: (problem: WalkProblem) => void;
-  /** Called with a request file's path where a killed writer left its original aside. */
-  onSetAside?: (path: string) => void;
-}
-
 /** Yields markdown file paths below `dir`, each as `dir` joined with the path below it. */
 export async function* walkMarkdownFiles(
   dir: string,
-  options: WalkOptions = {},
+  onProblem: (problem: WalkProblem) => void = () => undefined,
 ): AsyncGenerator<string> {
   let entries;
   try {
     entries = await readdir(dir, { withFileTypes: true });
   } catch (error) {
     const problem = listingProblem(dir, error);
-    if (problem) options.onProblem?.(problem);
+    if (problem) onProblem(problem);
     return;
   }
   for (const { path, kind } of visited(dir, entries)) {
-    if (kind === 'directory') yield* walkMarkdownFiles(path, options);
-    else if (kind === 'aside') options.onSetAside?.(path);
+    if (kind === 'directory') yield* walkMarkdownFiles(path, onProblem);
     else if (kind === 'file') yield path;
     else if (kind === 'link' && (await stat(path).catch(() => null))?.isFile()) yield path;
   }
@@ -117,7 +101,7 @@ export function listMarkdownDirectorySync(
   }
   for (const { path, kind } of visited(dir, entries)) {
     if (kind === 'directory') listing.directories.push(path);
-    else if (kind === 'file' || (kind === 'link' && isFileSync(path))) listing.files.push(path);
+    else if (kind === 'file' || isFileSync(path)) listing.files.push(path);
   }
   return listing;
 }

@@ -1,7 +1,6 @@
 /**
  * The compare-and-swap writer, in process, with other writers injected at exact moments: during
- * the edit (between read and check), just before our replace, while the original is aside, and
- * just after the replace.
+ * the edit (between read and check), just before our rename, and just after it.
  */
 import {
   appendFileSync,
@@ -22,46 +21,26 @@ import { readFile } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { EngineError } from '../../src/errors.js';
 import { addTagToFile, swapTagInFile } from '../../src/files/tag-file.js';
-import { asidePathFor } from '../../src/files/replace-if-unchanged.js';
-import {
-  lockPathFor,
-  updateRequestFile,
-  waitForWriter,
-  type AfterWriter,
-} from '../../src/files/update-request-file.js';
+import { lockPathFor, updateRequestFile } from '../../src/files/update-request-file.js';
 import { makeTempDir, type TempDir } from '../cli/fixtures.js';
 
-type Hook = () => void;
+type RenameHook = (from: string, to: string) => void;
 const hooks = vi.hoisted(() => ({
-  /** Just before the writer moves the original aside: after its last check. */
-  beforeReplace: null as Hook | null,
-  /** With the original aside, just before the new file is linked into its name. */
-  beforeLink: null as Hook | null,
-  /** Just after the new file took the original's name. */
-  afterReplace: null as Hook | null,
-  /** A filesystem without hard links: a link that would be made fails with EPERM. */
-  noHardLinks: false,
-  file: '',
+  beforeRename: null as RenameHook | null,
+  afterRename: null as RenameHook | null,
 }));
 
-// The writer's replace (move aside, link), wrapped so a test can act at each step. Only the
-// writer's own calls on the request file's name fire a hook: the test's writes never match.
+// Our rename (synchronous, right after the last check), wrapped so a test can act just before
+// and just after it. Only renames of our temporary files fire a hook; the test's own never do.
 vi.mock('node:fs', async (importOriginal) => {
   const actual = await importOriginal<typeof import('node:fs')>();
   const renameSync: typeof actual.renameSync = (from, to) => {
-    if (from === hooks.file && String(to).endsWith('.engine-aside')) hooks.beforeReplace?.();
+    const ours = String(from).endsWith('.tmp');
+    if (ours) hooks.beforeRename?.(String(from), String(to));
     actual.renameSync(from, to);
+    if (ours) hooks.afterRename?.(String(from), String(to));
   };
-  const linkSync: typeof actual.linkSync = (from, to) => {
-    // As link(2) checks: the source, then the target, then whether the filesystem can link.
-    if (hooks.noHardLinks && actual.existsSync(from) && !actual.existsSync(to))
-      throw Object.assign(new Error('EPERM: link'), { code: 'EPERM' });
-    const ours = to === hooks.file && String(from).endsWith('.tmp');
-    if (ours) hooks.beforeLink?.();
-    actual.linkSync(from, to);
-    if (ours) hooks.afterReplace?.();
-  };
-  return { ...actual, default: { ...actual, renameSync, linkSync }, renameSync, linkSync };
+  return { ...actual, default: { ...actual, renameSync }, renameSync };
 });
 
 let t: TempDir;
@@ -70,16 +49,14 @@ let file: string;
 beforeEach(async () => {
   t = await makeTempDir('engine-update-');
   file = t.path('item.md');
-  hooks.file = file;
+  hooks.beforeRename = null;
+  hooks.afterRename = null;
 });
 
 afterEach(async () => {
-  hooks.beforeReplace = null;
-  hooks.beforeLink = null;
-  hooks.afterReplace = null;
-  const stray = readdirSync(t.dir).filter(
-    (n) => n.endsWith('.tmp') || n.endsWith('.engine-lock') || n.endsWith('.engine-aside'),
-  );
+  hooks.beforeRename = null;
+  hooks.afterRename = null;
+  const stray = readdirSync(t.dir).filter((n) => n.endsWith('.tmp') || n.endsWith('.engine-lock'));
   expect(stray).toEqual([]);
   await t.cleanup();
 });
@@ -96,7 +73,7 @@ function editorSave(text: string): void {
 const claim = (text: string): string => text.replace('#delegated-x', '#claimed-x');
 
 describe('updateRequestFile', () => {
-  it('re-applies the edit when an editor saved between our read and our check', async () => {
+  it('re-applies the edit when an editor saved between our read and our rename', async () => {
     writeFileSync(file, '# T\n**Tags**: #delegated-x\n');
     let calls = 0;
     await updateRequestFile(file, (text) => {
@@ -128,87 +105,22 @@ describe('updateRequestFile', () => {
     expect(await read()).toBe('# T\n**Tags**: #claimed-x\nlog 1\n');
   });
 
-  it('keeps an editor save by rename that lands after the last check', async () => {
-    writeFileSync(file, '# T\n**Tags**: #delegated-x\n');
-    let calls = 0;
-    hooks.beforeReplace = () => {
-      hooks.beforeReplace = null;
-      editorSave('# T\n**Tags**: #delegated-x\n\nsaved just before our replace\n');
-    };
-    await updateRequestFile(file, (text) => (calls++, claim(text)));
-    expect(calls).toBe(2);
-    expect(await read()).toBe('# T\n**Tags**: #claimed-x\n\nsaved just before our replace\n');
-  });
-
-  it('keeps an editor save by rename that lands while the original is aside', async () => {
-    writeFileSync(file, '# T\n**Tags**: #delegated-x\n');
-    let calls = 0;
-    let missing = false;
-    hooks.beforeLink = () => {
-      hooks.beforeLink = null;
-      missing = !existsSync(file);
-      editorSave('# T\n**Tags**: #delegated-x\n\nsaved while the name was free\n');
-    };
-    await updateRequestFile(file, (text) => (calls++, claim(text)));
-    expect(missing).toBe(true);
-    expect(calls).toBe(2);
-    expect(await read()).toBe('# T\n**Tags**: #claimed-x\n\nsaved while the name was free\n');
-  });
-
-  it('lets a reader that finds the file missing wait for the writer', async () => {
-    writeFileSync(file, '# T\n**Tags**: #delegated-x\n');
-    let waited: Promise<AfterWriter> | null = null;
-    hooks.beforeLink = () => {
-      hooks.beforeLink = null;
-      waited = waitForWriter(file);
-    };
-    await updateRequestFile(file, claim);
-    expect(waited).not.toBeNull();
-    expect(await waited).toEqual({ present: true, restored: false });
-    expect(await read()).toBe('# T\n**Tags**: #claimed-x\n');
-    const never = { present: false, restored: false };
-    await expect(waitForWriter(t.path('never.md'))).resolves.toEqual(never);
-  });
-
-  it('puts back an original that a killed writer left aside', async () => {
-    writeFileSync(file, '# T\n**Tags**: #delegated-x\n\nhuman text\n');
-    renameSync(file, asidePathFor(file));
-    await expect(waitForWriter(file)).resolves.toEqual({ present: true, restored: true });
-    expect(await read()).toBe('# T\n**Tags**: #delegated-x\n\nhuman text\n');
-    renameSync(file, asidePathFor(file));
-    await swapTagInFile(file, ['#delegated-x'], '#claimed-x');
-    expect(await read()).toBe('# T\n**Tags**: #claimed-x\n\nhuman text\n');
-    // Once the name has a newer file, what was left aside is dropped.
-    writeFileSync(asidePathFor(file), 'older\n');
-    await addTagToFile(file, '#b');
-    expect(await read()).toBe('# T\n**Tags**: #claimed-x #b\n\nhuman text\n');
-  });
-
-  it('falls back to a plain rename where hard links do not work', async () => {
-    writeFileSync(file, '# T\n**Tags**: #delegated-x\n');
-    hooks.noHardLinks = true;
-    try {
-      await updateRequestFile(file, claim);
-    } finally {
-      hooks.noHardLinks = false;
-    }
-    expect(await read()).toBe('# T\n**Tags**: #claimed-x\n');
-  });
-
-  it('carries over an append that lands between the final check and the replace', async () => {
+  it('carries over an append that lands between the final check and the rename', async () => {
     writeFileSync(file, '# T\n**Tags**: #delegated-x\n\nlog 0\n');
-    hooks.beforeReplace = () => {
-      appendFileSync(file, 'log 1\nlog 2\n');
+    hooks.beforeRename = (_from, to) => {
+      if (to === file) appendFileSync(file, 'log 1\nlog 2\n');
     };
     await updateRequestFile(file, claim);
     expect(await read()).toBe('# T\n**Tags**: #claimed-x\n\nlog 0\nlog 1\nlog 2\n');
   });
 
-  it('carries over an append by a writer that opened the file before the replace', async () => {
+  it('carries over an append by a writer that opened the file before the rename', async () => {
     writeFileSync(file, '# T\n**Tags**: #delegated-x\n');
     const fd = openSync(file, 'a');
     try {
-      hooks.afterReplace = () => writeSync(fd, 'late line\n');
+      hooks.afterRename = (_from, to) => {
+        if (to === file) writeSync(fd, 'late line\n');
+      };
       await updateRequestFile(file, claim);
     } finally {
       closeSync(fd);
@@ -217,12 +129,14 @@ describe('updateRequestFile', () => {
   });
 
   it('puts lines appended while the edit ran into the new file before it replaces the old', async () => {
-    // An editor saving in place reads the file right after our replace and writes it back: the
+    // An editor saving in place reads the file right after our rename and writes it back: the
     // new file must already hold every line, or that save drops them.
     writeFileSync(file, '# T\n**Tags**: #delegated-x\n');
     let calls = 0;
     let atRename = '';
-    hooks.afterReplace = () => (atRename = readFileSync(file, 'utf8'));
+    hooks.afterRename = (_from, to) => {
+      if (to === file) atRename = readFileSync(file, 'utf8');
+    };
     await updateRequestFile(file, (text) => {
       if (calls++ === 0) appendFileSync(file, 'log 1\nlog 2\n');
       return claim(text);
@@ -234,13 +148,13 @@ describe('updateRequestFile', () => {
 
   it('carries over an in-place save caught between its truncation and its write', async () => {
     // An editor that saves in place opens the file with O_TRUNC, then writes the whole text:
-    // here it truncates just before our replace and writes back (with one new line) a little
+    // here it truncates just before our rename and writes back (with one new line) a little
     // after it, so the replaced inode is empty when the carry-over first looks at it.
     writeFileSync(file, '# T\n**Tags**: #delegated-x\n\nhuman 0\n');
     const saved = '# T\n**Tags**: #delegated-x\n\nhuman 0\nhuman 1\n';
     let written: Promise<void> | null = null;
-    hooks.beforeReplace = () => {
-      if (written) return;
+    hooks.beforeRename = (_from, to) => {
+      if (to !== file || written) return;
       const fd = openSync(file, 'w');
       written = new Promise((resolve) =>
         setTimeout(() => {
@@ -257,8 +171,8 @@ describe('updateRequestFile', () => {
 
   it('starts a new line for an append after an edited last line without a line ending', async () => {
     writeFileSync(file, '# T\n**Tags**: #a');
-    hooks.beforeReplace = () => {
-      appendFileSync(file, 'appended\n');
+    hooks.beforeRename = (_from, to) => {
+      if (to === file) appendFileSync(file, 'appended\n');
     };
     await addTagToFile(file, '#b');
     expect(await read()).toBe('# T\n**Tags**: #a #b\nappended\n');
@@ -266,8 +180,8 @@ describe('updateRequestFile', () => {
 
   it('continues an unedited last line without a line ending as the appender meant', async () => {
     writeFileSync(file, '# T\n**Tags**: #delegated-x\n\npartial');
-    hooks.beforeReplace = () => {
-      appendFileSync(file, ' line\n');
+    hooks.beforeRename = (_from, to) => {
+      if (to === file) appendFileSync(file, ' line\n');
     };
     await updateRequestFile(file, claim);
     expect(await read()).toBe('# T\n**Tags**: #claimed-x\n\npartial line\n');

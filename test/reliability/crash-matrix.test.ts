@@ -4,11 +4,8 @@
  * works; restart what died, and check that the item ends claimed once per attempt and done
  * exactly once. A claim that lost its agent goes back to #needs-fix with one ## Recovery entry
  * (never stuck #claimed, never lost); the test then re-approves it, as a human would, and checks
- * that it completes exactly once. The request-file writer is killed too, with the original
- * aside (`writer-set-aside`): in the daemon's claim and in the agent's `engine tag swap`.
- * Figure: duplicates and lost items over the matrix (both 0).
+ * that it completes exactly once. Figure: duplicates and lost items over the matrix (both 0).
  */
-import { FAILPOINTS } from '../../src/failpoint.js';
 import { checkLiveness, readProcessIdentity } from '../../src/process/process-identity.js';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -28,9 +25,14 @@ import {
   waitForTag,
 } from './support.js';
 
-/** Every failpoint is a case: the daemon's steps (its writer's too) and the wrapper's. */
-const WRAPPER_STEPS = FAILPOINTS.filter((step) => step.startsWith('wrapper-'));
-const DAEMON_STEPS = FAILPOINTS.filter((step) => !step.startsWith('wrapper-'));
+const DAEMON_STEPS = [
+  'after-read',
+  'after-claim',
+  'after-session-dir',
+  'after-state',
+  'after-spawn',
+] as const;
+const WRAPPER_STEPS = ['wrapper-after-start', 'wrapper-before-exit-record'] as const;
 
 type Mode = 'done' | 'hold';
 interface Case {
@@ -38,8 +40,6 @@ interface Case {
   mode: Mode;
   /** The daemon (or wrapper) kills itself at this step. */
   failpoint?: string;
-  /** The agent's `engine tag swap` to done kills itself at this step. */
-  agentFailpoint?: string;
   /** Or a fault from outside, once the agent runs (mode hold). */
   fault?: 'kill-daemon' | 'kill-agent' | 'kill-wrapper' | 'kill-wrapper-and-agent';
 }
@@ -51,7 +51,6 @@ const CASES: Case[] = [
     failpoint: step,
   })),
   ...WRAPPER_STEPS.map((step) => ({ name: step, mode: 'done' as const, failpoint: step })),
-  { name: 'agent writer-set-aside', mode: 'done', agentFailpoint: 'writer-set-aside' },
   { name: 'daemon kill -9 while the agent works', mode: 'hold', fault: 'kill-daemon' },
   { name: 'agent kill -9', mode: 'hold', fault: 'kill-agent' },
   { name: 'wrapper kill -9', mode: 'hold', fault: 'kill-wrapper' },
@@ -84,7 +83,6 @@ async function runCase(c: Case): Promise<Outcome> {
     await writeFile(file, `# R\n**Tags**: #delegated-fix\n\n${HUMAN}\n`);
     const env: Record<string, string> = { TEST_AGENT_MODE: c.mode };
     if (c.failpoint) env.ENGINE_FAILPOINT = c.failpoint;
-    if (c.agentFailpoint) env.TEST_AGENT_WRITE_FAILPOINT = c.agentFailpoint;
     let daemon: DaemonProcess = s.start([], env);
     /** A daemon without the failpoint in its (or its tmux server's) environment. */
     const restartClean = async () => {
@@ -93,7 +91,7 @@ async function runCase(c: Case): Promise<Outcome> {
       daemon = s.start([], { TEST_AGENT_MODE: c.mode });
     };
 
-    if (c.failpoint && (DAEMON_STEPS as string[]).includes(c.failpoint)) {
+    if (c.failpoint && (DAEMON_STEPS as readonly string[]).includes(c.failpoint)) {
       await daemon.exited;
       expect(daemon.child.signalCode, daemon.output()).toBe('SIGKILL');
       daemon = s.start([], { TEST_AGENT_MODE: c.mode });
@@ -126,16 +124,12 @@ async function runCase(c: Case): Promise<Outcome> {
     }
 
     let text = await waitForTag(file, ['#done-fix', '#needs-fix'], 40_000);
-    // The writer died with the original aside; it was put back (by the daemon's first pass, or
-    // by the claim check that found the file missing), and the agent's swap never happened.
-    if (c.failpoint === 'writer-set-aside') expect(daemon.output()).toContain(`restored ${file}`);
-    if (c.agentFailpoint) expect(tagsOf(text)).toContain('#needs-fix');
     let requeued = false;
     if (tagsOf(text).includes('#needs-fix')) {
       requeued = true;
       expect(recoveries(text), text).toBe(1);
       expect(text).not.toContain('**Session**:');
-      if (c.failpoint || c.agentFailpoint) await restartClean();
+      if (c.failpoint) await restartClean();
       const before = s.agents().length;
       const approve = await runCli(['tag', 'approve', file, '--to', 'delegated']);
       expect(approve.code, approve.stderr).toBe(0);

@@ -1,9 +1,8 @@
 /**
  * Fault injection for the crash tests (test/reliability): when ENGINE_FAILPOINT names a step, the
  * process kills itself with SIGKILL right there, as a crash or `kill -9` would. Unset in normal
- * use; the names are the steps of a dispatch and of the request-file writer, listed once here.
- * The `wrapper-*` steps are checked by the agent wrapper itself, a sh script
- * (src/sessions/wrapper-script.ts).
+ * use; the names are the steps of a dispatch, listed once here. The `wrapper-*` steps are checked
+ * by the agent wrapper itself, a sh script (src/sessions/wrapper-script.ts).
  */
 export const FAILPOINTS = [
   'after-read',
@@ -11,7 +10,6 @@ export const FAILPOINTS = [
   'after-session-dir',
   'after-state',
   'after-spawn',
-  'writer-set-aside',
   'wrapper-after-start',
   'wrapper-before-exit-record',
 ] as const;
