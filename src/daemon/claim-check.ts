@@ -22,6 +22,7 @@ import {
   type SessionState,
 } from '../sessions/session-state.js';
 import type { DaemonContext } from './daemon-context.js';
+import { pausepoint } from './failpoint.js';
 
 export type ClaimVerdict =
   | { kind: 'alive'; session: string; state: SessionState | null }
@@ -193,6 +194,7 @@ async function requeue(
   reason: string,
 ): Promise<ClaimVerdict | typeof CHANGED> {
   let attempt = 1;
+  await pausepoint('before-requeue');
   try {
     await editFile(file, (text) => {
       attempt = recoveryCount(text) + 1;

@@ -61,6 +61,11 @@ export class Daemon {
   private readonly pending = new Set<string>();
   /** Claims this process watches until they end (dispatched here or adopted), by `file\0noun`. */
   private readonly tracked = new Set<string>();
+  /**
+   * Tracked items whose file showed the item approved again while its claim was ending: the file
+   * is read again once the claim has ended, since no further change may come to settle it.
+   */
+  private readonly recheck = new Set<string>();
   /** Files known to carry a claim, for the reaper. */
   private readonly claimedFiles = new Map<string, Set<string>>();
   private readonly warned = new Set<string>();
@@ -196,7 +201,13 @@ export class Daemon {
     for (const item of await this.itemsIn(path)) {
       const key = `${item.file}\0${item.noun}`;
       if (this.pending.has(key) || this.tracked.has(key)) {
-        if (this.tracked.has(key)) await this.restoreClaim(item);
+        if (this.tracked.has(key) && !(await this.restoreClaim(item))) {
+          this.recheck.add(key);
+          this.ctx.log(
+            'debug',
+            `held ${item.file} #delegated-${item.noun} until its ending claim has ended`,
+          );
+        }
         continue;
       }
       if (await this.restoreClaim(item)) continue;
@@ -368,8 +379,14 @@ export class Daemon {
       const ref = await this.track(this.claimAndSpawn(item));
       if (ref) await this.watchUntilEnded(item.file, item.noun, ref);
     } finally {
-      this.tracked.delete(key);
+      this.untrack(key, item.file);
     }
+  }
+
+  /** The claim's watch is over: a file held meanwhile (see `recheck`) is read again now. */
+  private untrack(key: string, file: string): void {
+    this.tracked.delete(key);
+    if (this.recheck.delete(key) && !this.stopping) void this.track(this.evaluate(file));
   }
 
   /** Claim first, then the session and its record, then the agent. Returns the session ref. */
@@ -675,7 +692,7 @@ export class Daemon {
           try {
             await this.watchUntilEnded(file, noun, session);
           } finally {
-            this.tracked.delete(key);
+            this.untrack(key, file);
           }
         },
         { priority: Number.MAX_SAFE_INTEGER },

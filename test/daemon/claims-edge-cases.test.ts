@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -142,5 +143,46 @@ describe('claims: edge cases', () => {
     } finally {
       for (const child of children) child.kill('SIGKILL');
     }
+  });
+
+  it('dispatches an item approved again while its dead claim was still ending', async () => {
+    t = await makeRoot();
+    const pauses = join(t.root, 'pauses');
+    mkdirSync(pauses);
+    // The daemon stops right before its first requeue, having judged the claim dead.
+    const d = start([], {
+      TEST_AGENT_MODE: 'hold',
+      ENGINE_PAUSEPOINT: 'before-requeue',
+      ENGINE_PAUSE_DIR: pauses,
+    });
+    await waitForReady(d);
+    const file = join(t.sessions, 'AGAIN.md');
+    await writeFile(file, '# A\n**Tags**: #delegated-fix\n\nHuman text.\n');
+    const [agent] = await waitFor(() => agentStarts(t).length === 1 && agentStarts(t));
+    const claimed = await waitFor(async () => {
+      const now = await read(file);
+      return now.includes('**Session**:') ? now : null;
+    });
+    process.kill(agent!.pid, 'SIGKILL');
+    await waitFor(() => existsSync(join(pauses, 'before-requeue.paused')), {
+      message: `the requeue to pause; ${d.output().slice(-2000)}`,
+    });
+    // Meanwhile a human approves the item again, in an editor.
+    await writeFile(
+      file,
+      claimed.replace('#claimed-fix', '#delegated-fix').replace(/\*\*Session\*\*:.*\n/, ''),
+    );
+    await waitFor(() => d.output().includes(`held ${file} #delegated-fix`), {
+      message: `the approval held; ${d.output().slice(-2000)}`,
+    });
+    writeFileSync(join(pauses, 'before-requeue.resume'), '');
+    // Nothing changes the file once the claim has ended: the held approval alone dispatches it.
+    const [, second] = await waitFor(() => agentStarts(t).length === 2 && agentStarts(t), {
+      message: `a second agent; ${d.output().slice(-2000)}`,
+    });
+    expect(second!.session).not.toBe(agent!.session);
+    await release(second!.session);
+    await waitFor(async () => (await read(file)).includes('#done-fix'));
+    expect(await read(file)).toContain('Human text.');
   });
 });
