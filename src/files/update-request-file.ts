@@ -17,11 +17,11 @@
  *
  * An editor that saves by its own rename between the last check and ours still loses its save
  * to ours. Both run synchronously, so that window is the few microseconds from the last read's
- * open to the rename. Closing it needs a conditional rename, which POSIX lacks (Node has no
- * renameat2(RENAME_EXCHANGE)). Moving the original aside and hard-linking the new file in (the
- * link fails if a save took the name) was tried and dropped: while the name is free, a writer
- * that opens it with O_CREAT|O_APPEND (a shell's `>>`) creates a new file with only its line,
- * and one of the two files must then be displaced. docs/RELIABILITY.md has the figures.
+ * open to the rename. Closing it needs a conditional rename, which POSIX lacks. Two stand-ins were
+ * tried and dropped (docs/RELIABILITY.md): renameat2(RENAME_EXCHANGE) through a native addon,
+ * which @parcel/watcher does not report, so the daemon missed writes; and moving the original
+ * aside to hard-link the new file in, which leaves the name free for an instant, where a shell's
+ * `>>` creates a one-line file that one of the two writes must then displace.
  */
 import { randomBytes } from 'node:crypto';
 import type { BigIntStats } from 'node:fs';
