@@ -16,8 +16,8 @@
  * carry-over then waits for its write (up to REWRITE_WAIT_MS).
  *
  * An editor that saves by its own rename between the last check and ours still loses its save
- * to ours. Both run synchronously, so that window is the few microseconds from the last read's
- * open to the rename. Closing it needs a conditional rename, which POSIX lacks. Two stand-ins were
+ * to ours. Both run synchronously, yet on a loaded machine the process can be descheduled in
+ * between for a time slice. Closing it needs a conditional rename, which POSIX lacks. Two stand-ins were
  * tried and dropped (docs/RELIABILITY.md): renameat2(RENAME_EXCHANGE) through a native addon,
  * which @parcel/watcher does not report, so the daemon missed writes; and moving the original
  * aside to hard-link the new file in, which leaves the name free for an instant, where a shell's
@@ -159,8 +159,8 @@ async function tryUpdate(
     let written = next;
     for (let round = 0; ; round++) {
       // The last check and the rename run in one synchronous step: nothing else in this process
-      // runs between them, which leaves an editor's own rename the narrowest window to land in
-      // unseen (see the module comment).
+      // runs between them, which leaves an editor's own rename the narrowest window this process
+      // can give it (see the module comment).
       let appended: Buffer | null;
       try {
         appended = appendedSince(real, before, seen);

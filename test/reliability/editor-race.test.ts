@@ -147,11 +147,12 @@ describe('an editor saving at 100 Hz while the daemon claims and requeues', () =
         }
         expect(duplicateAgents).toBe(0);
         expect(text.includes('Human text.'), 'the original human text').toBe(true);
-        // An editor that saves by rename takes no lock: when its rename lands in the instant
-        // between the writer's last check and its own rename, that one save is replaced (TECH-NOTES
-        // §4 measured 1 in 200 at this rate; no advisory lock can prevent it). Every other save is
-        // kept; without the check, saves are lost by the dozen. In-place saves lose nothing.
-        const allowed = mode === 'rename' ? Math.ceil(written / 100) : 0;
+        // An editor that saves by rename takes no lock: when its rename lands between the
+        // writer's last check and its own rename (one synchronous step, but the writer can be
+        // descheduled in between), that one save is replaced. At this rate about one contested
+        // write in ten loses a save (docs/RELIABILITY.md); without the check, saves are lost by
+        // the dozen. No portable conditional rename exists. In-place saves lose nothing.
+        const allowed = mode === 'rename' ? Math.ceil(written / 50) : 0;
         expect(
           lost.length,
           `lost ${lost.length} of ${written} human lines: ${lost.join(', ')}`,
