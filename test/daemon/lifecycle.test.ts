@@ -151,7 +151,10 @@ describe('the dispatch lifecycle', () => {
       return now.includes('#claimed-fix') && now.includes('A human line.') ? now : null;
     });
     expect(restored).toContain(claimed.split('\n')[2]);
-    expect(d.output()).toMatch(/restored the claim/);
+    // Logged once the write is done (after the directory's fsync): the file can show it first.
+    await waitFor(() => /restored the claim/.test(d.output()), {
+      message: `the restore in the log; ${d.output()}`,
+    });
     await release(agent!.session);
     await waitFor(async () => (await readFile(file, 'utf8')).includes('#done-fix'));
     expect(agentStarts(t)).toHaveLength(1);
