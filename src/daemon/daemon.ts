@@ -200,18 +200,24 @@ export class Daemon {
     if (this.stopping) return;
     for (const item of await this.itemsIn(path)) {
       const key = `${item.file}\0${item.noun}`;
-      if (this.pending.has(key) || this.tracked.has(key)) {
-        if (this.tracked.has(key) && !(await this.restoreClaim(item))) {
-          this.recheck.add(key);
-          this.ctx.log(
-            'debug',
-            `held ${item.file} #delegated-${item.noun} until its ending claim has ended`,
-          );
-        }
+      // Still tracked once restoreClaim is done: the claim is ending, so the file is read again
+      // when it has ended. (It may end while restoreClaim reads: then go on as for any item.)
+      if (this.tracked.has(key) && !(await this.restoreClaim(item)) && this.tracked.has(key)) {
+        this.recheck.add(key);
+        this.ctx.log(
+          'debug',
+          `held ${item.file} #delegated-${item.noun} until its ending claim has ended`,
+        );
         continue;
       }
-      if (await this.restoreClaim(item)) continue;
+      if (this.pending.has(key) || this.tracked.has(key)) continue;
+      // Pending before the first await, so an evaluation of the same file that overlaps this one
+      // cannot queue a second dispatch.
       this.pending.add(key);
+      if (await this.restoreClaim(item)) {
+        this.pending.delete(key);
+        continue;
+      }
       this.ctx.log(
         'debug',
         `queued ${item.file} #delegated-${item.noun} (P${item.weight}, priority ${item.tablePriority})`,
@@ -323,7 +329,7 @@ export class Daemon {
       if (!('state' in read) || read.state.noun !== item.noun) continue;
       if (read.state.status !== 'starting' && read.state.status !== 'running') continue;
       if (await isSessionDone(dir)) continue;
-      const verdict = await this.sessionAlive(read.state);
+      const verdict = await this.sessionAlive(read.state, { orAgent: true });
       if (!verdict) continue;
       try {
         await editFile(item.file, (text) => restoreClaimEdit(text, item.noun, ref));
@@ -355,17 +361,25 @@ export class Daemon {
     return this.watchedRoots.some((root) => file === root || file.startsWith(`${root}${sep}`));
   }
 
-  private async sessionAlive(state: SessionState): Promise<boolean> {
+  /**
+   * Whether the session's wrapper is alive (or still within its grace period to start);
+   * `orAgent`: or its agent, which outlives a wrapper killed on its own (the claim check counts
+   * it too, so a claim is never restored past, or dispatched again over, a live agent).
+   */
+  private async sessionAlive(
+    state: SessionState,
+    { orAgent = false }: { orAgent?: boolean } = {},
+  ): Promise<boolean> {
     if (state.pid === null || state.startTicks === null || state.bootId === null) {
       return Date.now() - Date.parse(state.startedAt) < this.ctx.options.claimGraceMs;
     }
+    const { bootId, host } = state;
+    if (isAlive(checkLiveness({ pid: state.pid, startTicks: state.startTicks, bootId, host }))) {
+      return true;
+    }
+    if (!orAgent || state.agentPid === null || state.agentStartTicks === null) return false;
     return isAlive(
-      checkLiveness({
-        pid: state.pid,
-        startTicks: state.startTicks,
-        bootId: state.bootId,
-        host: state.host,
-      }),
+      checkLiveness({ pid: state.agentPid, startTicks: state.agentStartTicks, bootId, host }),
     );
   }
 

@@ -12,6 +12,7 @@ import {
   type DaemonProcess,
   type TestRoot,
 } from '../helpers/daemon-harness.js';
+import { checkLiveness, readProcessIdentity } from '../../src/process/process-identity.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 let t: TestRoot;
@@ -27,6 +28,12 @@ function start(extra: string[] = [], env: Record<string, string> = {}): DaemonPr
   const d = startDaemon(t, extra, env);
   daemons.push(d);
   return d;
+}
+
+/** Alive as the daemon judges it: a zombie is dead. */
+function isAlive(pid: number): boolean {
+  const identity = readProcessIdentity(pid);
+  return identity !== null && checkLiveness(identity) === 'alive';
 }
 
 const stateOf = async (sessionDir: string) =>
@@ -152,6 +159,35 @@ describe('the dispatch lifecycle', () => {
     });
     expect(restored).toContain(claimed.split('\n')[2]);
     // Logged once the write is done (after the directory's fsync): the file can show it first.
+    await waitFor(() => /restored the claim/.test(d.output()), {
+      message: `the restore in the log; ${d.output()}`,
+    });
+    await release(agent!.session);
+    await waitFor(async () => (await readFile(file, 'utf8')).includes('#done-fix'));
+    expect(agentStarts(t)).toHaveLength(1);
+  });
+
+  it('restores a claim saved over after its wrapper died, while its agent lives on', async () => {
+    t = await makeRoot();
+    const d = start([], { TEST_AGENT_MODE: 'hold', TEST_AGENT_IGNORE_HUP: '1' });
+    await waitForReady(d);
+    const file = join(t.sessions, 'ORPHAN.md');
+    const original = '# Fix\n**Tags**: #delegated-fix\n\nNotes.\n';
+    await writeFile(file, original);
+    const [agent] = await waitFor(() => agentStarts(t).length === 1 && agentStarts(t));
+    const state = await waitFor(async () => {
+      const now = await stateOf(agent!.session);
+      return now.pid && now.agentPid ? now : null;
+    });
+    // The wrapper is killed on its own: the agent, reparented, still works on the item.
+    process.kill(state.pid as number, 'SIGKILL');
+    await waitFor(() => !isAlive(state.pid as number));
+    expect(isAlive(agent!.pid)).toBe(true);
+    await writeFile(file, `${original}A human line.\n`);
+    await waitFor(async () => {
+      const now = await readFile(file, 'utf8');
+      return now.includes('#claimed-fix') && now.includes('A human line.');
+    });
     await waitFor(() => /restored the claim/.test(d.output()), {
       message: `the restore in the log; ${d.output()}`,
     });

@@ -3,8 +3,7 @@
  * Not a test file itself.
  */
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { accessSync, constants, readFileSync, writeFileSync } from 'node:fs';
-import { createInterface } from 'node:readline';
+import { accessSync, constants, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseProcStat } from '../../src/process/proc-stat.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -84,32 +83,53 @@ export function uptimeTicks(): number {
 }
 
 /**
- * A zombie: `sh` (dash) starts `sleep` in the background, prints its pid and blocks in `read`.
- * dash reaps background jobs only when it waits, so the killed `sleep` stays a zombie until
- * `release()` closes sh's stdin; then `wait` reaps it and sh exits.
+ * A zombie: `sh` starts `sleep` in the background and then becomes `cat` (exec), which never
+ * reaps a child, so the killed `sleep` stays a zombie until `release()` closes cat's stdin and
+ * cat exits (the zombie is then reparented and reaped). The kill waits for the exec: before it,
+ * the shell itself may reap a finished background job.
  */
 export async function startZombie(children: Children): Promise<{
   parent: ChildProcess;
   pid: number;
   release: () => void;
 }> {
-  const parent = children.spawn('sh', ['-c', 'sleep 30 & echo $!; read x; wait'], {
-    stdio: ['pipe', 'pipe', 'ignore'],
+  const parent = children.spawn('sh', ['-c', 'sleep 30 & exec cat'], {
+    stdio: ['pipe', 'ignore', 'ignore'],
   });
   const release = () => parent.stdin?.end();
   children.onCleanup(release);
-  const lines = createInterface({ input: parent.stdout! });
-  const first = await new Promise<string>((resolve, reject) => {
-    lines.once('line', resolve);
-    parent.once('exit', () => reject(new Error('sh exited before printing the pid')));
+  const ppid = parent.pid as number;
+  await waitFor(() => procComm(ppid) === 'cat', { message: `sh ${ppid} to become cat` });
+  const pid = await waitFor(() => childrenOf(ppid)[0] ?? null, {
+    message: `the sleep started by ${ppid}`,
   });
-  lines.close();
-  const pid = Number(first.trim());
-  if (!Number.isSafeInteger(pid) || pid <= 0) throw new Error(`bad pid from sh: ${first}`);
-  await waitFor(() => procState(pid) !== null, { message: `sleep ${pid} to appear` });
   process.kill(pid, 'SIGKILL');
   await waitFor(() => procState(pid) === 'Z', { message: `pid ${pid} to become a zombie` });
   return { parent, pid, release };
+}
+
+function procComm(pid: number): string | null {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return null;
+  }
+}
+
+/** The pids whose parent is `ppid`, from the PPid line of /proc/<pid>/status. */
+function childrenOf(ppid: number): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        return (
+          /^PPid:\s+(\d+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] === `${ppid}`
+        );
+      } catch {
+        return false;
+      }
+    });
 }
 
 export const NS_LAST_PID = '/proc/sys/kernel/ns_last_pid';
