@@ -177,7 +177,12 @@ async function tryUpdate(
         return 'conflict';
       }
       const chunk = joinTail(seen, written, appended);
-      await appendToTemp(temp, chunk);
+      try {
+        await appendToTemp(temp, chunk);
+      } catch (error) {
+        await unlink(temp).catch(() => undefined);
+        throw error;
+      }
       seen = Buffer.concat([seen, appended]);
       written = Buffer.concat([written, chunk]);
     }
