@@ -214,7 +214,14 @@ export class Daemon {
       // Pending before the first await, so an evaluation of the same file that overlaps this one
       // cannot queue a second dispatch.
       this.pending.add(key);
-      if (await this.restoreClaim(item)) {
+      let restored: boolean;
+      try {
+        restored = await this.restoreClaim(item);
+      } catch (error) {
+        this.pending.delete(key);
+        throw error;
+      }
+      if (restored) {
         this.pending.delete(key);
         continue;
       }
