@@ -146,6 +146,7 @@ describe('checkLiveness on real processes', () => {
   );
 
   it('a pid really reused by a new process (forced through ns_last_pid) is reused', async (ctx) => {
+    const ATTEMPTS = 300;
     if (!nsLastPidWritable()) {
       ctx.skip(`${NS_LAST_PID} is not writable here (needs root with CAP_SYS_ADMIN)`);
     }
@@ -157,8 +158,9 @@ describe('checkLiveness on real processes', () => {
     // cannot share the victim's start time (the one case pid + start time cannot tell apart).
     await waitFor(() => uptimeTicks() > Number(identity.startTicks) + 1);
 
+    // Under a full parallel test run other processes take pids all the time: many attempts.
     let reuser: ProcessIdentity | null = null;
-    for (let attempt = 0; attempt < 20 && reuser === null; attempt++) {
+    for (let attempt = 0; attempt < ATTEMPTS && reuser === null; attempt++) {
       writeFileSync(NS_LAST_PID, String(identity.pid - 1));
       const { child, identity: candidate } = await startSleeper();
       // Another process on the machine may have taken the pid first; then try again.
@@ -168,7 +170,7 @@ describe('checkLiveness on real processes', () => {
         await exited(child);
       }
     }
-    expect(reuser, 'the pid was never handed out again in 20 attempts').not.toBeNull();
+    expect(reuser, `the pid was never handed out again in ${ATTEMPTS} attempts`).not.toBeNull();
     expect(systemProbe.kill0(identity.pid)).toBe('exists'); // what a naive check would trust
     expect(reuser!.startTicks).not.toBe(identity.startTicks);
     expect(checkLiveness(identity)).toBe('reused');
