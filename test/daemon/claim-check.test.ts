@@ -5,7 +5,7 @@
  * "not claimed" and never requeued.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { hostname, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkClaim } from '../../src/daemon/claim-check.js';
@@ -15,6 +15,7 @@ import type { Runner } from '../../src/runners/runner.js';
 import { createSessionDir, newSessionRef } from '../../src/sessions/session-dir.js';
 import { writeSessionState, type SessionState } from '../../src/sessions/session-state.js';
 import { scanTags } from '../../src/tags/scan-tags.js';
+import { craftedState } from '../helpers/crafted-state.js';
 
 let root: string | undefined;
 afterEach(async () => {
@@ -61,33 +62,12 @@ describe('checkClaim', () => {
     const claimed = `# R\n**Tags**: #claimed-fix\n**Session**: ${ref}\n\nHuman text.\n`;
     const done = claimed.replace('#claimed-fix', '#done-fix');
     await writeFile(file, claimed);
-    const state: SessionState = {
-      version: 1,
+    const state = craftedState(root, file, ref, {
       status: 'exited',
-      pid: null,
-      startTicks: null,
-      bootId: null,
-      host: hostname(),
-      agentPid: null,
-      agentStartTicks: null,
-      skill: '/fix',
-      noun: 'fix',
-      tag: '#claimed-fix',
-      requestFile: file,
-      root,
-      sessionRef: ref,
       exitCode: 0,
-      startedAt: new Date().toISOString(),
       lastHeartbeat: null,
       endedAt: new Date().toISOString(),
-      attempt: 1,
-      priorSession: null,
-      runner: 'tmux',
-      tmux: null,
-      agentArgv: ['true'],
-      heartbeatMs: 1000,
-      reason: null,
-    };
+    }) as unknown as SessionState;
     await writeSessionState(dir, state);
     let scans = 0;
     // The agent marks the item done while the daemon parses the text it read before.

@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readProcessIdentity } from '../../src/process/process-identity.js';
@@ -13,6 +12,7 @@ import {
   type DaemonProcess,
   type TestRoot,
 } from '../helpers/daemon-harness.js';
+import { craftedState } from '../helpers/crafted-state.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 let t: TestRoot;
@@ -81,33 +81,13 @@ describe('recovery of dead claims', () => {
     await writeFile(file, `# R\n**Tags**: #claimed-fix\n**Session**: ${ref}\n`);
     await writeFile(
       join(dir, '.state.json'),
-      JSON.stringify({
-        version: 1,
-        status: 'running',
-        pid: sleeper.pid,
-        startTicks: String(Number(real.startTicks) - 1000),
-        bootId: real.bootId,
-        host: hostname(),
-        agentPid: null,
-        agentStartTicks: null,
-        skill: '/fix',
-        noun: 'fix',
-        tag: '#claimed-fix',
-        requestFile: file,
-        root: t.root,
-        sessionRef: ref,
-        exitCode: null,
-        startedAt: new Date().toISOString(),
-        lastHeartbeat: new Date().toISOString(),
-        endedAt: null,
-        attempt: 1,
-        priorSession: null,
-        runner: 'tmux',
-        tmux: null,
-        agentArgv: ['true'],
-        heartbeatMs: 1000,
-        reason: null,
-      }),
+      JSON.stringify(
+        craftedState(t.root, file, ref, {
+          pid: sleeper.pid,
+          startTicks: String(Number(real.startTicks) - 1000),
+          bootId: real.bootId,
+        }),
+      ),
     );
     const d = start(['--once']);
     expect(await d.exited).toBe(0);

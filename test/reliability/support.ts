@@ -6,7 +6,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { hostname } from 'node:os';
 import { join } from 'node:path';
 import {
   agentStarts,
@@ -16,7 +15,10 @@ import {
   type DaemonProcess,
   type TestRoot,
 } from '../helpers/daemon-harness.js';
+import { craftedState } from '../helpers/crafted-state.js';
 import { waitFor } from '../helpers/wait-for.js';
+
+export { craftedState };
 
 /** `npm run test:torture` sets ENGINE_TORTURE=1: more rounds, more files, longer runs. */
 export const TORTURE = process.env.ENGINE_TORTURE === '1';
@@ -212,43 +214,6 @@ export function countBy<T>(list: T[], key: (item: T) => string): Map<string, num
   const counts = new Map<string, number>();
   for (const item of list) counts.set(key(item), (counts.get(key(item)) ?? 0) + 1);
   return counts;
-}
-
-/** A crafted `.state.json` for a claim, with overrides. */
-export function craftedState(
-  root: string,
-  file: string,
-  ref: string,
-  over: Record<string, unknown>,
-): Record<string, unknown> {
-  return {
-    version: 1,
-    status: 'running',
-    pid: null,
-    startTicks: null,
-    bootId: null,
-    host: hostname(),
-    agentPid: null,
-    agentStartTicks: null,
-    skill: '/fix',
-    noun: 'fix',
-    tag: '#claimed-fix',
-    requestFile: file,
-    root,
-    sessionRef: ref,
-    exitCode: null,
-    startedAt: new Date().toISOString(),
-    lastHeartbeat: new Date().toISOString(),
-    endedAt: null,
-    attempt: 1,
-    priorSession: null,
-    runner: 'tmux',
-    tmux: null,
-    agentArgv: ['true'],
-    heartbeatMs: 1000,
-    reason: null,
-    ...over,
-  };
 }
 
 /**
