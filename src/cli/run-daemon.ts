@@ -121,7 +121,7 @@ export async function runDaemon(args: Args): Promise<void> {
         log('warn', `event log: ${String(error)}`),
       ),
     // The fast path decides most files on this thread; remark runs in the bounded pool.
-    scan: async (text) => scanTagsFast(text)?.occurrences ?? (await pool.scan(text)).occurrences,
+    scan: async (text) => scanTagsFast(text) ?? (await pool.scan(text)),
   };
   const daemon = new Daemon(ctx);
   try {

@@ -11,6 +11,7 @@ interface Args {
   context: boolean;
   'tags-only': boolean;
   json: boolean;
+  verbose: boolean;
 }
 
 export const tagFindCommand: CommandModule<object, Args> = {
@@ -30,17 +31,23 @@ export const tagFindCommand: CommandModule<object, Args> = {
         default: false,
         describe: 'Tags line and front matter only',
       })
-      .option('json', { type: 'boolean', default: false }) as never,
+      .option('json', { type: 'boolean', default: false })
+      .option('verbose', {
+        type: 'boolean',
+        default: false,
+        describe: 'Also name file:line of tags that could not be read (malformed front matter)',
+      }) as never,
   handler: async (args) => {
     const pattern = parseTagPattern(args.pattern);
     const { findTaggedFiles } = await import('../tags/find-tagged-files.js');
-    const { matches, skipped } = await findTaggedFiles({
+    const { matches, skipped, problems } = await findTaggedFiles({
       paths: args.paths,
       pattern,
       tagsOnly: args['tags-only'],
       scanTimeoutMs: scanTimeoutFromEnvironment(),
     });
     for (const s of skipped) warn(`skipped ${s.path}: ${s.reason}`);
+    if (args.verbose) for (const p of problems) warn(`${p.path}:${p.line}: ${p.message}`);
     if (args.json) {
       printJson(
         matches.map((m) => ({

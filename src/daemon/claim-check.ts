@@ -70,7 +70,7 @@ async function judgeClaim(
   }
   let occurrences;
   try {
-    occurrences = await ctx.scan(text);
+    occurrences = (await ctx.scan(text)).occurrences;
   } catch (error) {
     return { kind: 'unknown', reason: `cannot parse ${file}: ${String(error)}` };
   }

@@ -2,7 +2,7 @@
 import type { DispatchTable } from '../dispatch/dispatch-table.js';
 import type { Runner } from '../runners/runner.js';
 import type { EventInput } from '../sessions/event-log.js';
-import type { TagOccurrence } from '../tags/scan-tags.js';
+import type { ScanSummary } from '../tags/scan-pool.js';
 import type { WatcherKind } from './watch-backend.js';
 
 export type LogLevel = 'info' | 'warn' | 'error' | 'debug';
@@ -45,6 +45,6 @@ export interface DaemonContext {
   now(): Date;
   /** Best effort: a full disk must not stop the daemon. */
   recordEvent(event: EventInput): Promise<void>;
-  /** Tags of a text, parsed off the main thread with a time limit. */
-  scan(text: string): Promise<TagOccurrence[]>;
+  /** Tags of a text (and its front matter's problems), parsed off the main thread with a time limit. */
+  scan(text: string): Promise<ScanSummary>;
 }

@@ -307,7 +307,11 @@ export class Daemon {
     if (bytes.length > MAX_PARSE_BYTES)
       return this.skip(path, `larger than ${MAX_PARSE_BYTES} bytes`);
     try {
-      return await this.ctx.scan(decoded.text);
+      const { occurrences, problems } = await this.ctx.scan(decoded.text);
+      for (const { line, message } of problems) {
+        this.warnOnce(`problem:${path}:${line}:${message}`, `${path}:${line}: ${message}`);
+      }
+      return occurrences;
     } catch (error) {
       return this.skip(path, error instanceof Error ? error.message : String(error));
     }

@@ -5,6 +5,7 @@
 import { EngineError, PreconditionError } from '../errors.js';
 import {
   addTag,
+  EditChangesMeaningError,
   LineOutOfRangeError,
   removeTag,
   swapTags,
@@ -49,6 +50,11 @@ export function describeRefusal(error: unknown, file: string): unknown {
     const suffix = error.line === undefined ? ' (already claimed?)' : '';
     return new PreconditionError(
       `None of '${error.tags.join(',')}' found ${where} of ${file}${suffix}`,
+    );
+  }
+  if (error instanceof EditChangesMeaningError) {
+    return new PreconditionError(
+      `Refused to edit line ${error.line} of ${file}: the edit would change which other text is a tag (removing the line would turn code below it into prose, say); nothing was written, edit it by hand`,
     );
   }
   if (error instanceof LineOutOfRangeError) {

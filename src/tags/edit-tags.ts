@@ -31,6 +31,18 @@ export class LineOutOfRangeError extends Error {
   }
 }
 
+/**
+ * An edit that would change more than the requested tags: removing a line can let the indented
+ * lines below it join a list item, turning code into prose and its text into real tags. Every
+ * edit checks its result, and refuses rather than change the meaning of other lines.
+ */
+export class EditChangesMeaningError extends Error {
+  constructor(readonly line: number) {
+    super(`the edit at line ${line} would change which other text is a tag`);
+    this.name = 'EditChangesMeaningError';
+  }
+}
+
 interface Splice {
   start: number;
   end: number;
@@ -54,9 +66,11 @@ export function addTag(text: string, tag: string): string | null {
     const { start, end } = scan.tagsLine;
     const content = text.slice(start, end);
     const at = start + content.trimEnd().length;
-    return applySplices(text, [{ start: at, end: at, insert: ` ${tag}` }]);
+    const added = applySplices(text, [{ start: at, end: at, insert: ` ${tag}` }]);
+    return checked(added, withTag(tagKeys(scan.occurrences), 'tags-line', tag), scan.tagsLine.line);
   }
-  return insertTagsLine(text, scan, `**Tags**: ${tag}`);
+  const inserted = insertTagsLine(text, scan, `**Tags**: ${tag}`);
+  return checked(inserted, withTag(tagKeys(scan.occurrences), 'tags-line', tag), 1);
 }
 
 /**
@@ -70,9 +84,15 @@ export function removeTag(text: string, tag: string, line?: number): string | nu
     if (line !== undefined) throw new TagMissingError([tag], line, false);
     return null;
   }
-  return applySplices(
-    text,
-    targets.map((o) => removal(text, o)),
+  const expected = tagKeys(scan.occurrences.filter((o) => !targets.includes(o)));
+  return firstChecked(
+    (keepLines) =>
+      applySplices(
+        text,
+        targets.map((o) => removal(text, o, keepLines)),
+      ),
+    expected,
+    (targets[0] as TagOccurrence).line,
   );
 }
 
@@ -89,12 +109,58 @@ export function swapTags(text: string, olds: string[], next: string, line?: numb
   const pool =
     line === undefined ? carrierTags(scan) : scan.occurrences.filter((o) => o.line === line);
   const kept = pool.find((o) => o.tag === next);
-  const splices: Splice[] = [];
-  targets.forEach((o, i) => {
-    if (o === kept) return;
-    splices.push(i === 0 && kept === undefined ? replacement(o, next) : removal(text, o));
-  });
-  return applySplices(text, splices);
+  const replaced = kept === undefined ? targets[0] : undefined;
+  const expected = tagKeys(
+    scan.occurrences
+      .filter((o) => o === kept || o === replaced || !targets.includes(o))
+      .map((o) => (o === replaced ? { ...o, tag: next } : o)),
+  );
+  return firstChecked(
+    (keepLines) =>
+      applySplices(
+        text,
+        targets
+          .filter((o) => o !== kept)
+          .map((o) => (o === replaced ? replacement(o, next) : removal(text, o, keepLines))),
+      ),
+    expected,
+    (targets[0] as TagOccurrence).line,
+  );
+}
+
+/** A tag and where it counts: what an edit's result is compared by. */
+function tagKeys(occurrences: Array<Pick<TagOccurrence, 'tag' | 'place'>>): string[] {
+  return occurrences.map((o) => `${o.place} ${o.tag}`).sort();
+}
+
+function withTag(keys: string[], place: TagOccurrence['place'], tag: string): string[] {
+  return [...keys, `${place} ${tag}`].sort();
+}
+
+/**
+ * The postcondition of every edit: the real tags of the result are exactly the intended ones.
+ * `line` names where the edit was, for the refusal.
+ */
+export function checked(result: string, expected: string[], line: number): string {
+  const actual = tagKeys(scanTags(result).occurrences);
+  if (actual.length !== expected.length || actual.some((key, i) => key !== expected[i])) {
+    throw new EditChangesMeaningError(line);
+  }
+  return result;
+}
+
+/** Removals that take a tag's line along, and if that changes other tags, keep the line. */
+function firstChecked(
+  edit: (keepLines: boolean) => string,
+  expected: string[],
+  line: number,
+): string {
+  try {
+    return checked(edit(false), expected, line);
+  } catch (error) {
+    if (!(error instanceof EditChangesMeaningError)) throw error;
+    return checked(edit(true), expected, line);
+  }
 }
 
 function selectTargets(scan: TagScan, tags: string[], line: number | undefined): TagOccurrence[] {
@@ -111,10 +177,13 @@ function replacement(o: TagOccurrence, tag: string): Splice {
   return { start: o.start, end: o.end, insert: o.bare ? tag.slice(1) : tag };
 }
 
-/** The bytes to delete for one occurrence: the tag and one separator, or a whole list line. */
-function removal(text: string, o: TagOccurrence): Splice {
+/**
+ * The bytes to delete for one occurrence: the tag and one separator, or a whole line (a prose
+ * line only without `keepLine`: its removal can change the meaning of the lines below).
+ */
+function removal(text: string, o: TagOccurrence, keepLine: boolean): Splice {
   if (o.place === 'front-matter') return frontMatterRemoval(text, o);
-  return proseRemoval(text, o);
+  return proseRemoval(text, o, keepLine);
 }
 
 /**
@@ -123,7 +192,7 @@ function removal(text: string, o: TagOccurrence): Splice {
  * the file), and a tag alone on its line takes the line along (a blank line would end the
  * paragraph and could turn the indented lines below it into a code block).
  */
-function proseRemoval(text: string, o: TagOccurrence): Splice {
+function proseRemoval(text: string, o: TagOccurrence, keepLine: boolean): Splice {
   let start = o.start;
   let end = o.end;
   const lineStart = text.lastIndexOf('\n', start - 1) + 1;
@@ -135,7 +204,9 @@ function proseRemoval(text: string, o: TagOccurrence): Splice {
   const newline = text.indexOf('\n', end);
   const contentEnd = newline === -1 ? text.length : newline - (text[newline - 1] === '\r' ? 1 : 0);
   const blank = /^[ \t]*$/;
-  if (blank.test(text.slice(lineStart, start)) && blank.test(text.slice(end, contentEnd))) {
+  const alone = blank.test(text.slice(lineStart, start)) && blank.test(text.slice(end, contentEnd));
+  if (alone && keepLine) return { start, end, insert: '' };
+  if (alone) {
     if (newline !== -1) return { start: lineStart, end: newline + 1, insert: '' };
     if (lineStart === 0) return { start: 0, end: text.length, insert: '' };
     const previousEnd = lineStart - (text[lineStart - 2] === '\r' ? 2 : 1);

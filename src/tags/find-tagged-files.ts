@@ -6,7 +6,7 @@
 import PQueue from 'p-queue';
 import { prefilterTree, type PrefilterOptions } from './prefilter-tree.js';
 import { ScanPool, ScanTimeoutError } from './scan-pool.js';
-import type { TagOccurrence } from './scan-tags.js';
+import type { ScanProblem, TagOccurrence } from './scan-tags.js';
 import type { TagPattern } from './tag-name.js';
 
 export interface FileMatch {
@@ -32,9 +32,15 @@ export interface FindOptions {
   prefilter?: PrefilterOptions;
 }
 
+/** A candidate file whose tags could not all be read (malformed front matter). */
+export interface FileProblem extends ScanProblem {
+  path: string;
+}
+
 export interface FindResult {
   matches: FileMatch[];
   skipped: SkippedFile[];
+  problems: FileProblem[];
 }
 
 /** Texts waiting for remark; bounds memory when many candidates need the slow path. */
@@ -44,8 +50,15 @@ export async function findTaggedFiles(options: FindOptions): Promise<FindResult>
   const pool = options.pool ?? new ScanPool({ timeoutMs: options.scanTimeoutMs });
   const matches = new Map<string, FileMatch>();
   const skipped: SkippedFile[] = [];
+  const problems: FileProblem[] = [];
   const slowScans = new PQueue();
-  const record = (path: string, text: string, occurrences: TagOccurrence[]): void => {
+  const record = (
+    path: string,
+    text: string,
+    occurrences: TagOccurrence[],
+    found: ScanProblem[],
+  ): void => {
+    for (const problem of found) problems.push({ path, ...problem });
     const wanted = occurrences.filter(
       (o) => options.pattern.matches(o.tag) && (!options.tagsOnly || o.place !== 'prose'),
     );
@@ -53,7 +66,8 @@ export async function findTaggedFiles(options: FindOptions): Promise<FindResult>
   };
   const scanSlowly = async (path: string, text: string): Promise<void> => {
     try {
-      record(path, text, (await pool.scan(text)).occurrences);
+      const scan = await pool.scan(text);
+      record(path, text, scan.occurrences, scan.problems);
     } catch (error) {
       const reason =
         error instanceof ScanTimeoutError ? error.message : `parse failed: ${String(error)}`;
@@ -65,8 +79,8 @@ export async function findTaggedFiles(options: FindOptions): Promise<FindResult>
     const needle = Buffer.from(options.pattern.prefilter, 'utf8');
     for await (const result of prefilterTree(options.paths, needle, options.prefilter)) {
       skipped.push(...result.skipped);
-      for (const { path, text, occurrences } of result.candidates) {
-        if (occurrences) record(path, text, occurrences);
+      for (const { path, text, occurrences, problems: found } of result.candidates) {
+        if (occurrences) record(path, text, occurrences, found);
         else void slowScans.add(() => scanSlowly(path, text));
       }
       await slowScans.onSizeLessThan(MAX_PENDING_SCANS);
@@ -78,5 +92,6 @@ export async function findTaggedFiles(options: FindOptions): Promise<FindResult>
   const sorted = [...matches.values()].sort((a, b) =>
     a.path < b.path ? -1 : a.path > b.path ? 1 : 0,
   );
-  return { matches: sorted, skipped: skipped.sort((a, b) => (a.path < b.path ? -1 : 1)) };
+  const byPath = <T extends { path: string }>(a: T, b: T): number => (a.path < b.path ? -1 : 1);
+  return { matches: sorted, skipped: skipped.sort(byPath), problems: problems.sort(byPath) };
 }

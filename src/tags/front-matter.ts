@@ -6,6 +6,8 @@
  */
 import { createRequire } from 'node:module';
 import type * as Yaml from 'yaml';
+import { LineIndex } from './line-index.js';
+import type { ScanProblem } from './scan-tags.js';
 
 const require = createRequire(import.meta.url);
 let yaml: typeof Yaml | null = null;
@@ -31,29 +33,58 @@ export function scanFrontMatterTags(
   text: string,
   start: number,
   end: number,
-): { tags: FrontMatterTag[]; problems: string[] } {
+): { tags: FrontMatterTag[]; problems: ScanProblem[] } {
   const contentStart = text.indexOf('\n', start) + 1;
   const contentEnd = Math.max(contentStart, text.lastIndexOf('\n', end - 1) + 1);
   if (contentStart <= 0) return { tags: [], problems: [] };
   const source = text.slice(contentStart, contentEnd);
   const { isMap, isScalar, isSeq, parseDocument } = loadYaml();
+  // Problems name the line of the file, not of the front matter.
+  const problem = (offset: number, message: string): ScanProblem => ({
+    line: new LineIndex(text).lineOf(contentStart + Math.min(Math.max(offset, 0), source.length)),
+    message,
+  });
   let document: Yaml.Document.Parsed;
   try {
     document = parseDocument(source, { uniqueKeys: false });
   } catch (error) {
-    return { tags: [], problems: [`front matter is not valid YAML: ${String(error)}`] };
+    return { tags: [], problems: [problem(0, `front matter is not valid YAML: ${String(error)}`)] };
   }
-  if (document.errors.length > 0) {
+  const error = document.errors[0];
+  if (error) {
+    // YAML counts lines from the top of the front matter; the problem names the file's line.
+    const message = (error.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '');
     return {
       tags: [],
-      problems: [`front matter is not valid YAML: ${document.errors[0]?.message ?? ''}`],
+      problems: [
+        problem(
+          error.pos[0],
+          `front matter is not valid YAML, so its tags are not read: ${message}`,
+        ),
+      ],
     };
   }
   const root = document.contents;
   if (!isMap(root)) return { tags: [], problems: [] };
   const value = root.get('tags', true) as Yaml.Node | undefined;
   if (!value) return { tags: [], problems: [] };
-  const scalars = isSeq(value) ? value.items.filter(isScalar) : isScalar(value) ? [value] : [];
+  const problems: ScanProblem[] = [];
+  const notTags = (node: Yaml.Node): void => {
+    problems.push(
+      problem(
+        node.range?.[0] ?? 0,
+        'front matter `tags:` holds something other than a string or a list of strings; it is not read as tags',
+      ),
+    );
+  };
+  let scalars: Yaml.Scalar[] = [];
+  if (isSeq(value)) {
+    for (const item of value.items) {
+      if (isScalar(item)) scalars.push(item);
+      else if (item) notTags(item as Yaml.Node);
+    }
+  } else if (isScalar(value)) scalars = [value];
+  else notTags(value);
   const tags: FrontMatterTag[] = [];
   for (const scalar of scalars) {
     // A bare entry such as `2024` is read by YAML as a number; its source is still a tag name.
@@ -77,5 +108,5 @@ export function scanFrontMatterTags(
       });
     }
   }
-  return { tags, problems: [] };
+  return { tags, problems };
 }

@@ -4,49 +4,130 @@
  * (`#claimed-X` → `#needs-X` plus a `## Recovery` entry, one write). Each checks its
  * precondition on the text it is given, so inside the compare-and-swap writer it is atomic.
  */
-import { carrierTags, lineEnding, swapTags, TagMissingError, applySplices } from './edit-tags.js';
-import { LineIndex } from './line-index.js';
-import { scanTags } from './scan-tags.js';
+import {
+  applySplices,
+  carrierTags,
+  checked,
+  EditChangesMeaningError,
+  lineEnding,
+  swapTags,
+  TagMissingError,
+} from './edit-tags.js';
+import { scanTags, type LineSpan, type TagScan } from './scan-tags.js';
 import { lifecycleOf, lifecycleTag } from './tag-name.js';
 
-/** The first `**Session**:` line; its value without surrounding blanks (or a CR). */
-const SESSION_LINE = /^\*\*Session\*\*:[ \t]*(.*?)[ \t]*\r?$/m;
+const SESSION_PREFIX = '**Session**:';
+const SESSION_VALUE = /^\*\*Session\*\*:[ \t]*(.*?)[ \t]*$/;
+const RECOVERY_HEADING = /^## Recovery[ \t]*$/;
+const PRIOR_SESSION = /^\*\s+\*\*Prior Session\*\*:\s*(.+?)\s*$/;
 
 /**
- * The session a claim points at: the first line that starts with `**Session**:`. The claim writes
- * it directly below the Tags line; found anywhere, so a line an agent inserts in between does not
- * orphan the claim. A plain line search: the poller reads it every second without parsing.
+ * The lines of the daemon's own records that the locator puts outside code: a `**Session**:`
+ * line shown as an example inside a fence is never the claim's, and never edited.
  */
+function proseLines(scan: TagScan, test: (line: string) => boolean): LineSpan[] {
+  const found: LineSpan[] = [];
+  for (let line = 1; line <= scan.lines.count; line++) {
+    if (test(scan.lines.lineText(line)) && scan.isProse(line)) found.push(scan.lines.span(line));
+  }
+  return found;
+}
+
+/**
+ * The claim's `**Session**:` line: the first line outside code that starts with it. The claim
+ * writes it directly below the Tags line; found anywhere, so a line an agent inserts in between
+ * does not orphan the claim.
+ */
+function sessionLine(scan: TagScan): { span: LineSpan; value: string } | null {
+  const span = proseLines(scan, (line) => line.startsWith(SESSION_PREFIX))[0];
+  if (!span) return null;
+  return { span, value: SESSION_VALUE.exec(scan.lines.lineText(span.line))?.[1] ?? '' };
+}
+
+/** The session a claim points at, or null. */
 export function sessionReference(text: string): string | null {
-  return SESSION_LINE.exec(text)?.[1] || null;
+  return sessionLine(scanTags(text))?.value || null;
 }
 
-function sessionLineNumber(text: string): number | null {
-  const match = SESSION_LINE.exec(text);
-  return match ? new LineIndex(text).lineOf(match.index) : null;
-}
-
-/** Sets (or with null, removes) the `**Session**:` line below the Tags line. */
+/**
+ * Sets (or with null, removes) the `**Session**:` line: below the Tags line; without one (tags in
+ * front matter only), where a new Tags line would go (docs/TAGS.md), as a paragraph of its own,
+ * so that removing it gives back the file as it was.
+ */
 function withSessionLine(text: string, session: string | null): string {
   const scan = scanTags(text);
-  const existing = sessionLineNumber(text);
+  const existing = sessionLine(scan);
   const eol = lineEnding(text);
-  if (existing !== null) {
-    const span = scan.lines.span(existing);
-    if (session === null) {
-      const end = scan.lines.endOfLineAt(span.end + 1);
-      return applySplices(text, [{ start: span.start, end, insert: '' }]);
+  if (existing) {
+    const { span } = existing;
+    if (session !== null) {
+      return applySplices(text, [
+        { start: span.start, end: span.end, insert: `${SESSION_PREFIX} ${session}` },
+      ]);
     }
+    return applySplices(text, [sessionLineRemoval(text, scan, span)]);
+  }
+  if (session === null) return text;
+  const line = `${SESSION_PREFIX} ${session}`;
+  if (scan.tagsLine) {
+    const at = scan.lines.endOfLineAt(scan.tagsLine.end + 1);
+    const needsBreak = at === text.length && !text.endsWith('\n');
     return applySplices(text, [
-      { start: span.start, end: span.end, insert: `**Session**: ${session}` },
+      { start: at, end: at, insert: `${needsBreak ? eol : ''}${line}${eol}` },
     ]);
   }
-  if (session === null || !scan.tagsLine) return text;
-  const at = scan.lines.endOfLineAt(scan.tagsLine.end + 1);
-  const needsBreak = at === text.length && !text.endsWith('\n');
-  return applySplices(text, [
-    { start: at, end: at, insert: `${needsBreak ? eol : ''}**Session**: ${session}${eol}` },
-  ]);
+  return applySplices(text, [ownParagraphInsertion(text, scan, line)]);
+}
+
+/** After the H1 (or the front matter, or at the top), past one blank line, then a blank line. */
+function ownParagraphInsertion(
+  text: string,
+  scan: TagScan,
+  line: string,
+): { start: number; end: number; insert: string } {
+  const eol = lineEnding(text);
+  let at =
+    scan.h1EndLine !== null
+      ? scan.lines.endOfLineAt(scan.lines.span(scan.h1EndLine).end + 1)
+      : (scan.frontMatterEnd ?? 0);
+  if (at > 0 && at === text.length && !text.endsWith('\n')) {
+    return { start: at, end: at, insert: `${eol}${line}` };
+  }
+  const blank = /^[ \t]*\r?\n/.exec(text.slice(at));
+  if (blank) at += blank[0].length;
+  const rest = text.slice(at);
+  const insert = `${line}${eol}${rest.length > 0 ? eol : ''}`;
+  return { start: at, end: at, insert };
+}
+
+/**
+ * The bytes of the Session line to remove: the line, and the blank line below it when the claim
+ * made it a paragraph of its own (not directly below the Tags line).
+ */
+function sessionLineRemoval(
+  text: string,
+  scan: TagScan,
+  span: LineSpan,
+): { start: number; end: number; insert: string } {
+  const lines = scan.lines;
+  const last = span.line === lines.count;
+  if (last && !text.endsWith('\n') && span.line > 1) {
+    // The claim started this line at the end of a file without a final newline.
+    return { start: lines.span(span.line - 1).end, end: text.length, insert: '' };
+  }
+  let end = lines.endOfLineAt(span.end + 1);
+  const belowTags = scan.tagsLine !== null && scan.tagsLine.line === span.line - 1;
+  if (!belowTags && !last && /^[ \t]*$/.test(lines.lineText(span.line + 1))) {
+    end = lines.endOfLineAt(lines.span(span.line + 1).end + 1);
+  }
+  return { start: span.start, end, insert: '' };
+}
+
+/** The tags a lifecycle edit must leave: `from` replaced by `to`, every other tag kept. */
+function expectedTags(scan: TagScan, from: string, to: string): string[] {
+  return scan.occurrences
+    .map((o) => `${o.place} ${o.place !== 'prose' && o.tag === from ? to : o.tag}`)
+    .sort();
 }
 
 /** `#delegated-X` → `#claimed-X` and the Session line, or TagMissingError when not delegated. */
@@ -55,8 +136,28 @@ export function claimEdit(text: string, noun: string, session: string): string {
   // file then changes, and is read again), so the one Session line always names the one claim.
   const claimed = carrierTags(scanTags(text)).find((o) => lifecycleOf(o.tag)?.state === 'claimed');
   if (claimed) throw new TagMissingError([lifecycleTag('delegated', noun)], undefined, true);
-  const swapped = swapTags(text, [lifecycleTag('delegated', noun)], lifecycleTag('claimed', noun));
-  return withSessionLine(ensureTagsLine(swapped), session);
+  const from = lifecycleTag('delegated', noun);
+  const to = lifecycleTag('claimed', noun);
+  const result = withSessionLine(swapTags(text, [from], to), session);
+  return checkedLifecycle(text, result, from, to, session);
+}
+
+/**
+ * The postcondition of a claim or requeue: tags as intended, and the Session line (or its
+ * absence) as the claim's own, outside code.
+ */
+function checkedLifecycle(
+  text: string,
+  result: string,
+  from: string,
+  to: string,
+  session: string | null,
+): string {
+  const scan = scanTags(text);
+  const line = scan.tagsLine?.line ?? 1;
+  checked(result, expectedTags(scan, from, to), line);
+  if (sessionReference(result) !== session) throw new EditChangesMeaningError(line);
+  return result;
 }
 
 /**
@@ -84,9 +185,15 @@ export function requeueEdit(
   entry: RecoveryEntry,
 ): string {
   const claimed = lifecycleTag('claimed', noun);
+  const needs = lifecycleTag('needs', noun);
   if (sessionReference(text) !== session) throw new TagMissingError([claimed], undefined, true);
-  const swapped = swapTags(text, [claimed], lifecycleTag('needs', noun));
-  const cleared = withSessionLine(swapped, null);
+  const cleared = checkedLifecycle(
+    text,
+    withSessionLine(swapTags(text, [claimed], needs), null),
+    claimed,
+    needs,
+    null,
+  );
   const eol = lineEnding(text);
   const body = [
     '## Recovery',
@@ -102,24 +209,14 @@ export function requeueEdit(
   return `${trimmed}${eol}${eol}${body}${eol}`;
 }
 
-/** How many times this request was requeued before: the number of `## Recovery` headings. */
+/** How many times this request was requeued before: the `## Recovery` headings outside code. */
 export function recoveryCount(text: string): number {
-  return text.split(/\r?\n/).filter((line) => /^## Recovery\s*$/.test(line)).length;
+  return proseLines(scanTags(text), (line) => RECOVERY_HEADING.test(line)).length;
 }
 
-/** The last recorded prior session, if the request was requeued before. */
+/** The last recorded prior session (outside code), if the request was requeued before. */
 export function lastPriorSession(text: string): string | null {
-  const matches = [...text.matchAll(/^\*\s+\*\*Prior Session\*\*:\s*(.+?)\s*$/gm)];
-  return matches.length > 0 ? (matches[matches.length - 1]?.[1] ?? null) : null;
-}
-
-/** Claims on front matter only have no Tags line to hang the Session line on: create one. */
-function ensureTagsLine(text: string): string {
   const scan = scanTags(text);
-  if (scan.tagsLine) return text;
-  const fm = carrierTags(scan);
-  if (fm.length === 0) return text;
-  const eol = lineEnding(text);
-  const at = scan.frontMatterEnd ?? 0;
-  return applySplices(text, [{ start: at, end: at, insert: `**Tags**:${eol}` }]);
+  const last = proseLines(scan, (line) => PRIOR_SESSION.test(line)).pop();
+  return last ? (PRIOR_SESSION.exec(scan.lines.lineText(last.line))?.[1] ?? null) : null;
 }

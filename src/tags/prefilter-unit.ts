@@ -5,7 +5,7 @@
  */
 import { decodeText, MAX_PARSE_BYTES } from '../files/read-text-file.js';
 import type { BoundedReader } from './bounded-reader.js';
-import type { TagOccurrence } from './scan-tags.js';
+import type { ScanProblem, TagOccurrence } from './scan-tags.js';
 import { scanTagsFast } from './scan-fast.js';
 import { listMarkdownDirectorySync } from './walk-markdown.js';
 
@@ -16,6 +16,8 @@ export interface Candidate {
   path: string;
   text: string;
   occurrences: TagOccurrence[] | null;
+  /** The fast path's problems; with `occurrences: null`, remark reports them instead. */
+  problems: ScanProblem[];
 }
 
 export interface UnitResult {
@@ -62,6 +64,11 @@ function checkFile(path: string, reader: BoundedReader, result: UnitResult): voi
   if (!read.bytes.includes(reader.needle)) return;
   const file = decodeText(read.bytes);
   if (!file) return skip('not UTF-8 text');
-  const occurrences = scanTagsFast(file.text)?.occurrences ?? null;
-  result.candidates.push({ path, text: file.text, occurrences });
+  const scan = scanTagsFast(file.text);
+  result.candidates.push({
+    path,
+    text: file.text,
+    occurrences: scan?.occurrences ?? null,
+    problems: scan?.problems ?? [],
+  });
 }

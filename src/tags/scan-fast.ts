@@ -15,7 +15,7 @@ import { scanFrontMatterTags, type FrontMatterTag } from './front-matter.js';
 import { LineIndex } from './line-index.js';
 import { DELIMITER, isTagBoundary, proseOccurrence } from './tag-boundary.js';
 import { TAG_IN_TEXT } from './tag-name.js';
-import type { LineSpan, TagOccurrence, TagScan } from './scan-tags.js';
+import type { LineSpan, ScanProblem, TagOccurrence, TagScan } from './scan-tags.js';
 
 /** Thrown inside the pass when the text is outside what this path decides; never escapes. */
 class Undecided extends Error {}
@@ -71,7 +71,8 @@ function scan(text: string): TagScan {
   let h1EndLine: number | null = null;
   let frontMatter: FrontMatterTag[] = [];
   let frontMatterEnd: number | null = null;
-  const problems: string[] = [];
+  const problems: ScanProblem[] = [];
+  const proseLines = new Set<number>();
 
   let first = 1;
   const matter = frontMatterBlock(text, lines);
@@ -94,6 +95,7 @@ function scan(text: string): TagScan {
   /** `heading`: the line is a whole ATX heading, so no code span reaches past it. */
   const proseLine = (span: LineSpan, heading = false): void => {
     if (tagsLine === null && text.startsWith(TAGS_LINE_PREFIX, span.start)) tagsLine = span;
+    proseLines.add(span.line);
     collectLineTags(text, span, heading, lines, prose);
   };
 
@@ -185,7 +187,15 @@ function scan(text: string): TagScan {
         : entry;
     }),
   ];
-  return { occurrences, tagsLine, h1EndLine, frontMatterEnd, problems, lines };
+  return {
+    occurrences,
+    tagsLine,
+    h1EndLine,
+    frontMatterEnd,
+    problems,
+    lines,
+    isProse: (line) => proseLines.has(line),
+  };
 }
 
 /**

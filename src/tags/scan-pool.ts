@@ -5,7 +5,7 @@
  */
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
-import type { TagOccurrence } from './scan-tags.js';
+import type { ScanProblem, TagOccurrence } from './scan-tags.js';
 import { startWorker } from './start-worker.js';
 
 export interface ScanRequest {
@@ -14,7 +14,8 @@ export interface ScanRequest {
 }
 
 export type ScanResponse =
-  { id: number; occurrences: TagOccurrence[]; problems: string[] } | { id: number; error: string };
+  | { id: number; occurrences: TagOccurrence[]; problems: ScanProblem[] }
+  | { id: number; error: string };
 
 /** Sent once by a worker when its modules are loaded and it can take requests. */
 export interface WorkerReady {
@@ -23,7 +24,7 @@ export interface WorkerReady {
 
 export interface ScanSummary {
   occurrences: TagOccurrence[];
-  problems: string[];
+  problems: ScanProblem[];
 }
 
 export class ScanTimeoutError extends Error {

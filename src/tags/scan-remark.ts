@@ -10,7 +10,7 @@ import { TAG_IN_TEXT } from './tag-name.js';
 import { scanFrontMatterTags, type FrontMatterTag } from './front-matter.js';
 import { LineIndex } from './line-index.js';
 import { isTagBoundary, proseOccurrence } from './tag-boundary.js';
-import type { LineSpan, TagOccurrence, TagScan } from './scan-tags.js';
+import type { LineSpan, ScanProblem, TagOccurrence, TagScan } from './scan-tags.js';
 
 const require = createRequire(import.meta.url);
 let processor: Processor<Root> | null = null;
@@ -65,7 +65,7 @@ export function scanTagsWithRemark(text: string): TagScan {
   let h1EndLine: number | null = null;
   let frontMatter: FrontMatterTag[] = [];
   let frontMatterEnd: number | null = null;
-  const problems: string[] = [];
+  const problems: ScanProblem[] = [];
 
   const visit = (node: Nodes): void => {
     const start = node.position?.start.offset;
@@ -121,7 +121,11 @@ export function scanTagsWithRemark(text: string): TagScan {
         : entry,
     ),
   ];
-  return { occurrences, tagsLine, h1EndLine, frontMatterEnd, problems, lines };
+  const isProse = (line: number): boolean => {
+    const start = lines.span(line).start;
+    return !opaque.some(([from, to]) => start >= from && start < to);
+  };
+  return { occurrences, tagsLine, h1EndLine, frontMatterEnd, problems, lines, isProse };
 }
 
 function collectProseTags(

@@ -47,8 +47,20 @@ export interface TagScan {
   /** The end offset of the front matter block (after its closing fence line), if any. */
   frontMatterEnd: number | null;
   /** Problems worth telling the user about (malformed front matter); the scan still succeeds. */
-  problems: string[];
+  problems: ScanProblem[];
   lines: LineIndex;
+  /**
+   * Whether line N starts outside code, HTML and front matter: only such a line can be one of the
+   * daemon's own lines (`**Session**:`, `## Recovery`), so an example of one inside a fence is
+   * never read or edited as one.
+   */
+  isProse(line: number): boolean;
+}
+
+export interface ScanProblem {
+  /** 1-based line of the file the problem is on. */
+  line: number;
+  message: string;
 }
 
 export function scanTags(text: string): TagScan {

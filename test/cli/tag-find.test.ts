@@ -27,6 +27,24 @@ const run = (...args: string[]) => engine(t.dir, args);
 const lines = (...paths: string[]) => paths.map((p) => `${p}\n`).join('');
 
 describe('engine tag find', () => {
+  it('with --verbose names the file and line of a front matter whose tags cannot be read', async () => {
+    await tree({
+      'sessions/bad.md': '---\ntitle: x\ntags: [needs-fix\n---\n# Bad\n',
+      'sessions/map.md': '---\ntags:\n  needs-fix: yes\n---\n# Map\n',
+      'sessions/good.md': '---\ntags: [needs-fix]\n---\n# Good\n',
+    });
+    const quiet = await run('tag', 'find', '#needs-fix');
+    expect(quiet.stdout).toBe(lines('sessions/good.md'));
+    expect(quiet.stderr).toBe('');
+    const verbose = await run('tag', 'find', '#needs-fix', '--verbose');
+    expect(verbose.code).toBe(0);
+    expect(verbose.stdout).toBe(lines('sessions/good.md'));
+    expect(verbose.stderr).toMatch(
+      /^WARN: sessions\/bad\.md:[34]: front matter is not valid YAML/m,
+    );
+    expect(verbose.stderr).toMatch(/^WARN: sessions\/map\.md:3: front matter `tags:` holds/m);
+  });
+
   it('lists files with the tag as a real tag, sorted, below sessions/ by default', async () => {
     await tree({
       'sessions/b/deep.md': '# B\n**Tags**: #needs-fix\n',

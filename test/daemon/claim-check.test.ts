@@ -73,7 +73,7 @@ describe('checkClaim', () => {
     // The agent marks the item done while the daemon parses the text it read before.
     const ctx = context(root, async (text) => {
       if (scans++ === 0) await writeFile(file, done);
-      return scanTags(text).occurrences;
+      return scanTags(text);
     });
     expect(await checkClaim(ctx, file, 'fix')).toEqual({ kind: 'done', session: ref });
     expect(await readFile(file, 'utf8')).toBe(done);

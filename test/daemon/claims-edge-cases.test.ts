@@ -106,6 +106,54 @@ describe('claims: edge cases', () => {
     expect(await read(file)).toBe(text);
   });
 
+  it('leaves a human claim alone when its body shows a Session line inside a code fence', async () => {
+    t = await makeRoot();
+    const file = join(t.sessions, 'HUMAN.md');
+    const text = [
+      '# Fix by hand',
+      '**Tags**: #claimed-fix',
+      '',
+      'The daemon writes lines like these:',
+      '',
+      '```markdown',
+      '**Tags**: #claimed-fix',
+      '**Session**: sessions/2026_01_01_000000_FIX_example_abcd/',
+      '```',
+      '',
+    ].join('\n');
+    await writeFile(file, text);
+    const once = start(['--once', '--claim-grace-ms', '0']);
+    expect(await once.exited).toBe(0);
+    expect(await read(file)).toBe(text);
+    expect(once.output()).not.toMatch(/requeue/i);
+  });
+
+  it('claims and requeues a front-matter-only request in place, leaving its layout as it was', async () => {
+    t = await makeRoot();
+    const d = start(['--claim-grace-ms', '0'], { TEST_AGENT_MODE: 'exit' });
+    await waitForReady(d);
+    const file = join(t.sessions, 'FM.md');
+    const text = '---\ntags: [delegated-fix, P1]\n---\n# Front matter only\n\nBody.\n';
+    await writeFile(file, text);
+    await waitFor(async () => (await read(file)).includes('## Recovery'));
+    const after = await read(file);
+    expect(after.slice(0, after.indexOf('## Recovery')).trimEnd()).toBe(
+      text.replace('delegated-fix', 'needs-fix').trimEnd(),
+    );
+    expect(after).not.toContain('**Tags**');
+  });
+
+  it('names the file and line of a malformed front matter in its log', async () => {
+    t = await makeRoot();
+    const d = start();
+    await waitForReady(d);
+    await writeFile(
+      join(t.sessions, 'BAD.md'),
+      '---\ntitle: x\ntags: [delegated-fix\n---\n# Bad front matter\n',
+    );
+    await waitFor(() => /BAD\.md:\d+: front matter is not valid YAML/.test(d.output()));
+  });
+
   it('lets exactly one of several daemons started at once take the root', async () => {
     t = await makeRoot();
     const children = Array.from({ length: 5 }, () =>

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import {
   addTag,
   carrierTags,
+  EditChangesMeaningError,
   removeTag,
   swapTags,
   TagMissingError,
@@ -320,7 +321,7 @@ describe('scanTags on generated documents', () => {
     fc.assert(
       fc.property(fc.array(chars, { maxLength: 30 }), (parts) => {
         const scan = scanTags(`---\n${parts.join('')}\n---\n# T\n`);
-        for (const problem of scan.problems) expect(problem).toMatch(/^front matter/);
+        for (const problem of scan.problems) expect(problem.message).toMatch(/^front matter/);
       }),
       RUNS,
     );
@@ -490,7 +491,14 @@ describe('removeTag on an inline line of generated documents', () => {
         const prose = scan.occurrences.filter((o) => o.place === 'prose');
         fc.pre(prose.length > 0);
         const target = prose[pick % prose.length] as TagOccurrence;
-        const removed = removeTag(doc.text, target.tag, target.line) as string;
+        let removed: string;
+        try {
+          removed = removeTag(doc.text, target.tag, target.line) as string;
+        } catch (error) {
+          // Refused: every way of removing it would change which other text is a tag.
+          if (error instanceof EditChangesMeaningError) return;
+          throw error;
+        }
         const others = linesExcept(doc.text, target.line);
         if (linesOf(removed).length < linesOf(doc.text).length) {
           // The tag was alone on its line: the line went with it, and one line ending.

@@ -3,6 +3,7 @@ import {
   addTag,
   applySplices,
   carrierTags,
+  EditChangesMeaningError,
   LineOutOfRangeError,
   lineEnding,
   removeTag,
@@ -475,5 +476,39 @@ describe('applySplices', () => {
 
   it('should insert without deleting', () => {
     expect(applySplices('ab', [{ start: 1, end: 1, insert: 'X' }])).toBe('aXb');
+  });
+});
+
+describe('the postcondition of every edit: the real tags afterwards are exactly the intended ones', () => {
+  // A fresh clone's property run found this: removing line 3 let the indented line 5 join the
+  // list item as prose, and `find` then reported the code there as a real tag.
+  const lonely = '- alpha\n\n*#needs-a*\n\n    #needs-a\n';
+
+  it('should refuse an inline removal whose line removal would turn code into a tag', () => {
+    expect(scanTags(lonely).occurrences.map((o) => o.line)).toEqual([3]);
+    expect(() => removeTag(lonely, '#needs-a', 3)).toThrow(EditChangesMeaningError);
+    expect(() => swapTags(lonely, ['#needs-a'], '#done-a', 3)).not.toThrow();
+  });
+
+  it('should still take the line of a lone tag along where that changes nothing else', () => {
+    expect(removeTag('- alpha\n\n*#needs-a*\n\ntext\n', '#needs-a', 3)).toBe('- alpha\n\n\ntext\n');
+  });
+
+  it('should refuse through the CLI with a message that names the file and line', async () => {
+    const { mkdtemp, readFile, rm, writeFile } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { removeTagFromFile } = await import('../../src/files/tag-file.js');
+    const dir = await mkdtemp(join(tmpdir(), 'engine-refuse-'));
+    try {
+      const file = join(dir, 'R.md');
+      await writeFile(file, lonely);
+      await expect(removeTagFromFile(file, '#needs-a', 3)).rejects.toThrow(
+        /Refused to edit line 3 of .*R\.md: the edit would change which other text is a tag/,
+      );
+      expect(await readFile(file, 'utf8')).toBe(lonely);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -122,8 +122,28 @@ describe('malformed front matter', () => {
   ])('should report %s as a problem and still scan the body', (_label, text) => {
     const scan = scanTags(text);
     expect(scan.problems).toHaveLength(1);
-    expect(scan.problems[0]).toMatch(/^front matter is not valid YAML: /);
+    expect(scan.problems[0]?.message).toMatch(/^front matter is not valid YAML, so its tags/);
+    // The line is the file's, inside the front matter.
+    expect(scan.problems[0]?.line).toBeGreaterThanOrEqual(2);
+    expect(scan.problems[0]?.line).toBeLessThanOrEqual(3);
     expect(scan.occurrences.map((o) => `${o.tag}:${o.place}`)).toEqual(['#x:prose']);
+  });
+
+  it('should name the line of the YAML error in the file', () => {
+    const scan = scanTags('---\ntitle: x\nowner: y\ntags:\n\t- a\n---\n# T\n');
+    expect(scan.problems).toEqual([
+      { line: 5, message: expect.stringMatching(/^front matter is not valid YAML/) as unknown },
+    ]);
+    expect(scan.problems[0]?.message).not.toMatch(/at line/);
+  });
+
+  it.each([
+    ['a map', '---\ntitle: x\ntags:\n  a: b\n---\n# T\n', 4],
+    ['a map inside the list', '---\ntags:\n  - needs-a\n  - x: y\n---\n# T\n', 4],
+  ])('should report a tags: holding %s, on its line', (_label, text, line) => {
+    const scan = scanTags(text);
+    expect(scan.problems.map((p) => p.line)).toEqual([line]);
+    expect(scan.problems[0]?.message).toMatch(/not read as tags/);
   });
 
   it('should report no problem for valid front matter', () => {

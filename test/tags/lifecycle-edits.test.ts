@@ -36,10 +36,83 @@ describe('claimEdit', () => {
     expect(() => claimEdit('# T\n**Tags**: #needs-fix\n', 'fix', 's')).toThrow(TagMissingError);
   });
 
-  it('claims from front matter and adds a Tags line to hold the Session line', () => {
+  it('claims from front matter: the tag changes where it is, the Session line goes below the H1', () => {
     const claimed = claimEdit('---\ntags: [delegated-fix]\n---\n# T\n', 'fix', 'sessions/s1');
-    expect(claimed).toContain('tags: [claimed-fix]');
+    expect(claimed).toBe('---\ntags: [claimed-fix]\n---\n# T\n**Session**: sessions/s1\n');
+    expect(claimed).not.toContain('**Tags**');
+  });
+
+  it.each([
+    ['an H1 and a blank line', '---\ntags: [delegated-fix]\n---\n# T\n\nBody #P1\n'],
+    ['an H1 and text right below', '---\ntags: [delegated-fix]\n---\n# T\nBody\n'],
+    ['no H1', '---\ntags:\n  - delegated-fix\n---\nBody\n\n    code\n'],
+    ['no H1 and a blank line', '---\ntags: [delegated-fix]\n---\n\nBody\n'],
+    ['CRLF and no final newline', '---\r\ntags: [delegated-fix]\r\n---\r\n# T'],
+    ['nothing after the H1', '---\ntags: [delegated-fix]\n---\n# T\n'],
+  ])('gives a front-matter-only file back as it was after claim and requeue (%s)', (_l, text) => {
+    const claimed = claimEdit(text, 'fix', 'sessions/s1');
     expect(sessionReference(claimed)).toBe('sessions/s1');
+    const requeued = requeueEdit(claimed, 'fix', 'sessions/s1', entry);
+    const recovery = requeued.indexOf('## Recovery');
+    const expected = text.replace('delegated-fix', 'needs-fix').replace(/(\r?\n)*$/, '');
+    expect(requeued.slice(0, recovery).replace(/(\r?\n)*$/, '')).toBe(expected);
+  });
+});
+
+describe('the daemon reads and edits only its own lines, never an example inside code', () => {
+  const fenced = [
+    '# T',
+    '**Tags**: #claimed-fix',
+    '',
+    'Example:',
+    '',
+    '```markdown',
+    '**Tags**: #claimed-fix',
+    '**Session**: sessions/2026_01_01_000000_FIX_example_abcd/',
+    '## Recovery',
+    '*   **Prior Session**: sessions/old/',
+    '```',
+    '',
+  ].join('\n');
+
+  it('finds no Session line, Recovery heading or prior session inside a fence', () => {
+    expect(sessionReference(fenced)).toBeNull();
+    expect(recoveryCount(fenced)).toBe(0);
+    expect(lastPriorSession(fenced)).toBeNull();
+  });
+
+  it('finds none in an indented code block, an HTML block or front matter either', () => {
+    const text = [
+      '---',
+      'note: |',
+      '  x',
+      '---',
+      '# T',
+      '**Tags**: #claimed-fix',
+      '',
+      '<div>',
+      '**Session**: sessions/html/',
+      '</div>',
+      '',
+      '    **Session**: sessions/indented/',
+      '',
+    ].join('\n');
+    expect(sessionReference(text)).toBeNull();
+  });
+
+  it('never requeues a claim by its example, and a claim leaves the fence byte for byte', () => {
+    expect(() =>
+      requeueEdit(fenced, 'fix', 'sessions/2026_01_01_000000_FIX_example_abcd/', entry),
+    ).toThrow(TagMissingError);
+    const delegated = fenced.replace('**Tags**: #claimed-fix\n\n', '**Tags**: #delegated-fix\n\n');
+    const claimed = claimEdit(delegated, 'fix', 'sessions/real');
+    expect(sessionReference(claimed)).toBe('sessions/real');
+    const fence = fenced.slice(fenced.indexOf('```markdown'));
+    expect(claimed.endsWith(fence)).toBe(true);
+    const requeued = requeueEdit(claimed, 'fix', 'sessions/real', entry);
+    expect(requeued).toContain(fence);
+    expect(recoveryCount(requeued)).toBe(1);
+    expect(lastPriorSession(requeued)).toBe('sessions/s1/');
   });
 });
 
