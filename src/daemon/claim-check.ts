@@ -5,7 +5,8 @@
  * when neither its wrapper nor its agent process is alive, so a requeue never leaves an agent
  * running; anything that cannot be judged (I/O errors, records of another tool) is left alone.
  */
-import { realpath, stat } from 'node:fs/promises';
+import { realpath, rename, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { hostname } from 'node:os';
 import { editFile } from '../files/tag-file.js';
 import { readTextFile } from '../files/read-text-file.js';
@@ -123,13 +124,18 @@ async function judgeClaim(
     const why = `no session record ${Math.round(ctx.options.claimGraceMs / 1000)} s after the claim (the daemon stopped between claim and spawn)`;
     return requeue(ctx, file, noun, ref, dir, null, why);
   }
-  const state = read.state;
+  let state = read.state;
   const real = await realpath(file).catch(() => file);
-  if (state.noun !== noun || state.requestFile !== real) {
-    return {
-      kind: 'foreign',
-      reason: `Session line points at ${ref}, which works on #${state.noun} of ${state.requestFile}`,
-    };
+  const foreign: ClaimVerdict = {
+    kind: 'foreign',
+    reason: `Session line points at ${ref}, which works on #${state.noun} of ${state.requestFile}`,
+  };
+  if (state.noun !== noun) return foreign;
+  if (state.requestFile !== real) {
+    const moved = await followMovedRequest(ctx, dir, ref, state.requestFile, real);
+    if (moved === 'copy') return foreign;
+    if (moved !== 'moved') return { kind: 'unknown', reason: moved.unknown };
+    state = { ...state, requestFile: real };
   }
   const reason = deathReason(ctx, state, ref, graceOver);
   if (reason === null) return { kind: 'alive', session: ref, state };
@@ -141,6 +147,41 @@ async function judgeClaim(
     if (taken === null || !graceOver(taken)) return { kind: 'alive', session: ref, state };
   }
   return requeue(ctx, file, noun, ref, dir, state, reason);
+}
+
+/** Beside `.state.json`: the request file's path, written when the request was moved. */
+export const REQUEST_PATH_FILE = 'request-file';
+
+/**
+ * A claimed request found under a new name (moved with `mv`): its session follows it when the
+ * old name no longer carries that claim, so the claim ends (done, or requeued) at the new path,
+ * and the agent can read the new path in its session directory. A copy, whose original still
+ * carries the claim, is not followed.
+ */
+async function followMovedRequest(
+  ctx: DaemonContext,
+  dir: string,
+  ref: string,
+  from: string,
+  to: string,
+): Promise<'moved' | 'copy' | { unknown: string }> {
+  try {
+    if (sessionReference((await readTextFile(from)).file.text) === ref) return 'copy';
+  } catch (error) {
+    const code = (error as { cause?: NodeJS.ErrnoException }).cause?.code;
+    if (code !== 'ENOENT') return { unknown: `cannot read ${from}: ${String(error)}` };
+  }
+  const temp = join(dir, `.${REQUEST_PATH_FILE}.tmp`);
+  await writeFile(temp, `${to}\n`);
+  await rename(temp, join(dir, REQUEST_PATH_FILE));
+  const moved = await updateSessionState(dir, (current) =>
+    current.requestFile === from ? { ...current, requestFile: to } : null,
+  );
+  if (moved) {
+    ctx.log('info', `${from} moved to ${to} while ${ref} runs; its claim moves with it`);
+    await ctx.recordEvent({ event: 'request-moved', file: to, from, session: ref });
+  }
+  return 'moved';
 }
 
 /** Null while the session may still be working; otherwise why it is dead. */

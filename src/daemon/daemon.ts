@@ -5,6 +5,7 @@
  * It keeps no state the files do not hold: killed at any point and restarted, it reads
  * everything back from request files and `.state.json`.
  */
+import { existsSync } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { hostname } from 'node:os';
@@ -276,6 +277,7 @@ export class Daemon {
         );
         continue;
       }
+      if (items.length === 0 && (await this.hasOtherNames(file))) return [];
       items.push({
         file,
         noun: life.noun,
@@ -286,6 +288,21 @@ export class Daemon {
       });
     }
     return items;
+  }
+
+  /**
+   * A request file with more than one name (a hard link) is never dispatched: the claim's rename
+   * gives the claimed name a new inode, and every other name would still read `#delegated-X`
+   * and be claimed and run again.
+   */
+  private async hasOtherNames(file: string): Promise<boolean> {
+    const info = await stat(file).catch(() => null);
+    if (!info || info.nlink <= 1) return false;
+    this.warnOnce(
+      `links:${file}:${info.ino}`,
+      `skipped ${file}: it has ${info.nlink} names (hard links), and a claim would split them so that another name runs the same request again; give it one name (copy it, or remove the other links) to dispatch it`,
+    );
+    return true;
   }
 
   /** A request file's bytes; null (a skip logged once) when it cannot be read or is no file. */
@@ -421,6 +438,8 @@ export class Daemon {
     // A live session already on this item (an editor saved an older copy over its claim):
     // restore that claim instead of starting a second agent.
     if (await this.restoreClaim(item)) return null;
+    // Linked since it was read: checked again right before the claim.
+    if (await this.hasOtherNames(item.file)) return null;
     const ref = newSessionRef(item.noun, item.file, this.ctx.now());
     let attempt = 1;
     let priorSession: string | null = null;
@@ -565,6 +584,7 @@ export class Daemon {
         if (verdict && verdict.kind !== 'alive' && verdict.kind !== 'unknown') {
           this.forgetClaim(file, noun);
           await this.recordEnd(file, noun, verdict);
+          if (verdict.kind === 'gone' && dir) await this.followGoneRequest(file, session, dir);
           return verdict;
         }
         if (verdict?.kind === 'unknown')
@@ -576,6 +596,60 @@ export class Daemon {
           recorded = await this.recordRunning(dir, verdict.state);
         if (this.stopping) return verdict;
         await changes.next(this.ctx.options.pollMs);
+      }
+    } finally {
+      changes.close();
+    }
+  }
+
+  /**
+   * The request file is gone from its path (moved, or deleted) while its agent may still run. The
+   * agent is never killed for it. Followed until the file is back at this path or the session
+   * follows it to a new one (the claim check then judges it there, see followMovedRequest), or
+   * until the agent ends: its session is then abandoned with the reason. Holds the agent's slot.
+   */
+  private async followGoneRequest(file: string, session: string, dir: string): Promise<void> {
+    this.ctx.log(
+      'warn',
+      `${file} was moved or deleted while ${session} may still run; the agent is left running, and its session is followed to the request's new path under the watched paths, or ends when the agent exits`,
+    );
+    await this.ctx.recordEvent({ event: 'request-gone', file, session });
+    const changes = this.signals.subscribe([file, join(dir, WRAPPER_FILES.exit)]);
+    try {
+      while (!this.stopping) {
+        if (existsSync(file)) return;
+        const read = await readSessionState(dir);
+        if (!('state' in read) || read.state.requestFile !== file) return;
+        const { state } = read;
+        const open = state.status === 'starting' || state.status === 'running';
+        if (open && (await this.sessionAlive(state, { orAgent: true }))) {
+          await changes.next(this.ctx.options.pollMs);
+          continue;
+        }
+        const reason = `the request file ${file} was deleted, or moved outside the watched paths, while the agent ran`;
+        const ended = await updateSessionState(dir, (current) =>
+          (current.status === 'starting' || current.status === 'running') &&
+          current.requestFile === file
+            ? {
+                ...state,
+                status: 'abandoned',
+                reason,
+                endedAt: state.endedAt ?? this.ctx.now().toISOString(),
+              }
+            : null,
+        );
+        if (ended) {
+          this.ctx.log('warn', `${session} ended: ${reason}`);
+          await this.ctx.recordEvent({
+            event: 'exited',
+            file,
+            noun: state.noun,
+            session,
+            exitCode: state.exitCode,
+            reason,
+          });
+        }
+        return;
       }
     } finally {
       changes.close();
@@ -709,6 +783,8 @@ export class Daemon {
     const key = `${file}\0${noun}`;
     if (!this.adopting || this.tracked.has(key)) return;
     this.tracked.add(key);
+    // A claim followed to a moved request is known under its new path from now on.
+    this.sessions.add(file, session);
     this.ctx.log('info', `adopted running agent for ${file} (${session})`);
     void this.ctx.recordEvent({ event: 'adopted', file, noun, session }).catch(() => undefined);
     void this.queue

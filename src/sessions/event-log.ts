@@ -12,6 +12,8 @@ export const EVENT_NAMES = [
   'claimed',
   'claim-lost',
   'claim-restored',
+  'request-moved',
+  'request-gone',
   'spawned',
   'spawn-failed',
   'adopted',

@@ -3,7 +3,16 @@ type Truthy<T> = Exclude<T, false | null | undefined | 0 | ''>;
 /** Polls a condition until it holds or the deadline passes; never a fixed sleep. */
 export async function waitFor<T>(
   condition: () => T | Promise<T>,
-  { timeoutMs = 20_000, intervalMs = 50, message = 'condition' } = {},
+  {
+    timeoutMs = 20_000,
+    intervalMs = 50,
+    message = 'condition',
+  }: {
+    timeoutMs?: number;
+    intervalMs?: number;
+    /** A function is called at the deadline: say, the output of a daemon so far. */
+    message?: string | (() => string);
+  } = {},
 ): Promise<Truthy<T>> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
@@ -16,7 +25,7 @@ export async function waitFor<T>(
     }
     if (Date.now() > deadline) {
       throw new Error(
-        `Timed out after ${timeoutMs} ms waiting for ${message}${last ? `: ${String(last)}` : ''}`,
+        `Timed out after ${timeoutMs} ms waiting for ${typeof message === 'function' ? message() : message}${last ? `: ${String(last)}` : ''}`,
       );
     }
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
