@@ -23,3 +23,8 @@ export class PreconditionError extends EngineError {
 export function isErrnoException(error: unknown): error is NodeJS.ErrnoException {
   return error instanceof Error && typeof (error as NodeJS.ErrnoException).code === 'string';
 }
+
+/** The message of an error, or the thrown value as text, for log lines. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { hostname } from 'node:os';
 import { editFile } from '../files/tag-file.js';
 import { readTextFile } from '../files/read-text-file.js';
-import { PreconditionError } from '../errors.js';
+import { EngineError, messageOf, PreconditionError } from '../errors.js';
 import { isHeartbeatStale } from '../process/heartbeat.js';
 import { checkLiveness, describeLiveness, isAlive } from '../process/process-identity.js';
 import { recoveryCount, requeueEdit, sessionReference } from '../tags/lifecycle-edits.js';
@@ -248,7 +248,10 @@ async function requeue(
     });
   } catch (error) {
     if (error instanceof PreconditionError) return CHANGED;
-    throw error;
+    throw new EngineError(
+      `could not requeue ${file} (#claimed-${noun}, ${ref}): ${messageOf(error)}`,
+      { cause: error },
+    );
   }
   if (state) {
     const replaced = await updateSessionState(dir, () => ({

@@ -10,7 +10,7 @@ import { realpath, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { hostname } from 'node:os';
 import PQueue from 'p-queue';
-import { PreconditionError } from '../errors.js';
+import { EngineError, messageOf, PreconditionError } from '../errors.js';
 import { editFile } from '../files/tag-file.js';
 import { decodeText, MAX_PARSE_BYTES, readRegularFileSync } from '../files/read-text-file.js';
 import { fillTemplate } from '../dispatch/agent-command.js';
@@ -363,7 +363,10 @@ export class Daemon {
         await editFile(item.file, (text) => restoreClaimEdit(text, item.noun, ref));
       } catch (error) {
         if (error instanceof PreconditionError) return true;
-        throw error;
+        throw new EngineError(
+          `could not restore the claim on ${item.file} (#claimed-${item.noun}, ${ref}): ${messageOf(error)}`,
+          { cause: error },
+        );
       }
       this.ctx.log(
         'warn',
@@ -418,7 +421,8 @@ export class Daemon {
     // Tracked from the claim on: the reaper must not judge a claim whose launch is still queued.
     this.tracked.add(key);
     try {
-      const ref = await this.track(this.claimAndSpawn(item));
+      // A failure is logged by track(); the task ends with it.
+      const ref = await this.track(this.claimAndSpawn(item)).catch(() => null);
       if (ref) await this.watchUntilEnded(item.file, item.noun, ref);
     } finally {
       this.untrack(key, item.file);
@@ -457,7 +461,12 @@ export class Daemon {
         );
         return null;
       }
-      throw error;
+      // Not claimed: the item stays approved, tried again when its file changes or at a restart.
+      this.ctx.log(
+        'error',
+        `could not claim ${item.file} (#delegated-${item.noun}): ${messageOf(error)}`,
+      );
+      return null;
     }
     failpoint('after-claim');
     this.sessions.add(item.file, ref);

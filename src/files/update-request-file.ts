@@ -31,6 +31,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import lockfile from 'proper-lockfile';
 import { EngineError, isErrnoException } from '../errors.js';
+import { boundedName, NAME_MAX } from './bounded-name.js';
 import {
   decodeText,
   encodeText,
@@ -62,15 +63,47 @@ const MAX_CARRY_ROUNDS = 16;
 const REWRITE_WAIT_MS = 500;
 /** Rounds of adding in-place appends to the new file before the rename. */
 const MAX_CATCH_UP_ROUNDS = 4;
-const LOCK_OPTIONS = {
-  realpath: false,
-  stale: 10_000,
-  retries: { retries: 400, factor: 1.2, minTimeout: 2, maxTimeout: 50, randomize: true },
-} as const;
+const LOCK_OPTIONS = { realpath: false, stale: 10_000 } as const;
+/** Waiting for a lock another writer holds: up to about 20 s in all, in growing steps. */
+const LOCK_RETRIES = 400;
+const LOCK_WAIT_MIN_MS = 2;
+const LOCK_WAIT_MAX_MS = 50;
+const LOCK_SUFFIX = '.engine-lock';
 
-/** The lock directory for a request file: hidden, beside it, ignored by the watcher. */
+/**
+ * The lock directory for a request file: hidden, beside it, ignored by the watcher. A name too
+ * long for `.<name>.engine-lock` is shortened (bounded-name.ts); any other stays as it is, so
+ * writers of every version agree on the lock.
+ */
 export function lockPathFor(realPath: string): string {
-  return join(dirname(realPath), `.${basename(realPath)}.engine-lock`);
+  const name = boundedName(basename(realPath), NAME_MAX - 1 - LOCK_SUFFIX.length);
+  return join(dirname(realPath), `.${name}${LOCK_SUFFIX}`);
+}
+
+/** A new temporary file beside a request file, hidden, its name within NAME_MAX. */
+function tempPathFor(realPath: string): string {
+  const tail = `.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const name = boundedName(basename(realPath), NAME_MAX - 1 - tail.length);
+  return join(dirname(realPath), `.${name}${tail}`);
+}
+
+/**
+ * Takes the file's lock, waiting only while another writer holds it. Any other failure (a
+ * read-only directory, the lock's path taken by a file) is reported at once: proper-lockfile
+ * would retry it as long as a held lock, and the daemon would log nothing for 20 s.
+ */
+async function lock(real: string): Promise<() => Promise<void>> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await lockfile.lock(real, { ...LOCK_OPTIONS, lockfilePath: lockPathFor(real) });
+    } catch (error) {
+      if (!isErrnoException(error) || error.code !== 'ELOCKED' || attempt === LOCK_RETRIES) {
+        throw error;
+      }
+    }
+    const wait = LOCK_WAIT_MIN_MS * 1.2 ** attempt * (1 + Math.random());
+    await new Promise((resolve) => setTimeout(resolve, Math.min(LOCK_WAIT_MAX_MS, wait)));
+  }
 }
 
 export interface UpdateOptions {
@@ -94,7 +127,7 @@ export async function updateRequestFile(
   }
   let release: () => Promise<void>;
   try {
-    release = await lockfile.lock(real, { ...LOCK_OPTIONS, lockfilePath: lockPathFor(real) });
+    release = await lock(real);
   } catch (error) {
     throw new EngineError(`Could not lock ${path}: ${(error as Error).message}`, { cause: error });
   }
@@ -146,10 +179,7 @@ async function tryUpdate(
     // Changed already (an editor saved while we parsed): retry now, before paying for an fsync.
     if (!(await sameInode(real, before))) return 'conflict';
     const next = encodeText({ text, bom: file.bom } satisfies TextFile);
-    const temp = join(
-      dirname(real),
-      `.${basename(real)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
-    );
+    const temp = tempPathFor(real);
     await writeTemp(temp, next, before);
     // Appended in place since the read: still our file. The appended bytes go into the new file
     // before it replaces the old one: an editor saving in place that read the new file before a

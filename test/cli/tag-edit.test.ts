@@ -189,6 +189,27 @@ describe('paths', () => {
     expect(await leftovers(t.dir)).toEqual([]);
   });
 
+  it('edits files whose names have up to 255 bytes, in any script', async () => {
+    // The lock directory and the temporary file add about 20 bytes to the name: from 236 bytes
+    // on, they passed the 255-byte limit of a file name (ENAMETOOLONG).
+    const names = [
+      `${'a'.repeat(237)}.md`,
+      `${'b'.repeat(247)}.md`,
+      `${'c'.repeat(252)}.md`,
+      `${'é'.repeat(126)}.md`,
+      `${'😀'.repeat(63)}.md`,
+    ];
+    expect(names.map((name) => Buffer.byteLength(name))).toEqual([240, 250, 255, 255, 255]);
+    await Promise.all(names.map((name) => put(name, '# T\n**Tags**: #delegated-x\n')));
+    const swaps = await Promise.all(
+      names.map((name) => run('tag', 'swap', name, '#delegated-x', '#claimed-x')),
+    );
+    for (const [i, result] of swaps.entries()) {
+      expectSuccess(result);
+      expect(await read(names[i] as string)).toBe('# T\n**Tags**: #claimed-x\n');
+    }
+  });
+
   it('resolves relative paths from the current directory; ./ allows a leading dash', async () => {
     await mkdir(t.path('sub', 'deeper'), { recursive: true });
     await put('sub/deeper/a.md', '# A\n');

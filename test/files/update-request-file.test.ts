@@ -13,11 +13,13 @@ import {
   renameSync,
   statSync,
   symlinkSync,
+  unlinkSync,
   utimesSync,
   writeFileSync,
   writeSync,
 } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { EngineError } from '../../src/errors.js';
 import { addTagToFile, swapTagInFile } from '../../src/files/tag-file.js';
@@ -227,6 +229,75 @@ describe('updateRequestFile', () => {
     await updateRequestFile(file, claim);
     expect(await read()).toBe('# T\n**Tags**: #claimed-x\n');
     expect(existsSync(lockPathFor(file))).toBe(false);
+  });
+
+  it('fails at once, naming the file, when its lock cannot be taken for another reason', async () => {
+    writeFileSync(file, '# T\n**Tags**: #delegated-x\n');
+    // A regular file where the lock directory goes, older than a stale lock: taking it over
+    // fails (ENOTDIR). Only a lock held by another writer is worth waiting for.
+    writeFileSync(lockPathFor(file), '');
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(lockPathFor(file), old, old);
+    const started = Date.now();
+    await expect(updateRequestFile(file, claim)).rejects.toThrow(
+      new RegExp(`^Could not lock ${file}: ENOTDIR`),
+    );
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(await read()).toBe('# T\n**Tags**: #delegated-x\n');
+    unlinkSync(lockPathFor(file));
+  });
+
+  it('keeps its lock and temporary files hidden and within 255 bytes for names up to 255', async () => {
+    const shared = 'p'.repeat(240);
+    const names = [
+      `${'a'.repeat(233)}.md`,
+      `${'b'.repeat(247)}.md`,
+      `${shared}${'c'.repeat(12)}.md`,
+      `${shared}${'d'.repeat(12)}.md`,
+      `${'é'.repeat(126)}.md`,
+      `${'😀'.repeat(63)}.md`,
+      `ab${'😀'.repeat(62)}.md`,
+    ];
+    const seen: Array<{ lock: string; temp: string }> = [];
+    hooks.beforeRename = (from, to) => {
+      // The lock is held while the temporary file is renamed over the file.
+      expect(existsSync(lockPathFor(to))).toBe(true);
+      seen.push({ lock: basename(lockPathFor(to)), temp: basename(from) });
+    };
+    for (const name of names) {
+      const path = t.path(name);
+      writeFileSync(path, '# T\n**Tags**: #delegated-x\n');
+      await updateRequestFile(path, claim);
+      expect(readFileSync(path, 'utf8')).toBe('# T\n**Tags**: #claimed-x\n');
+    }
+    expect(seen).toHaveLength(names.length);
+    for (const { lock, temp } of seen) {
+      for (const entry of [lock, temp]) {
+        expect(Buffer.byteLength(entry)).toBeLessThanOrEqual(255);
+        expect(entry.startsWith('.')).toBe(true);
+        // Cut between characters: the name is valid UTF-8.
+        expect(entry).not.toContain('\uFFFD');
+      }
+      expect(lock.endsWith('.engine-lock')).toBe(true);
+      expect(temp).toMatch(/\.\d+\.[0-9a-f]{8}\.tmp$/);
+    }
+    // Two long names that share their start never share a lock.
+    expect(new Set(seen.map((s) => s.lock)).size).toBe(names.length);
+    // And a lock's name still shows which file it is for.
+    expect(seen[2]?.lock.startsWith(`.${'p'.repeat(200)}`)).toBe(true);
+    expect(seen[3]?.lock.startsWith(`.${'p'.repeat(200)}`)).toBe(true);
+  });
+
+  it('keeps the names of the lock and temporary files of a name that fits as they were', async () => {
+    writeFileSync(file, '# T\n**Tags**: #delegated-x\n');
+    let temp = '';
+    hooks.beforeRename = (from) => (temp = basename(from));
+    await updateRequestFile(file, claim);
+    expect(temp).toMatch(new RegExp(`^\\.item\\.md\\.${process.pid}\\.[0-9a-f]{8}\\.tmp$`));
+    expect(lockPathFor(file)).toBe(t.path('.item.md.engine-lock'));
+    // The longest name whose lock name fits as it is (255 bytes).
+    const longest = `${'f'.repeat(239)}.md`;
+    expect(lockPathFor(t.path(longest))).toBe(t.path(`.${longest}.engine-lock`));
   });
 
   it('serializes concurrent updates of one file', async () => {
