@@ -71,9 +71,10 @@ describe('§TAG_DISPATCH reload while the daemon runs', () => {
     expect(count(d.output(), '#delegated-newnoun has no row')).toBe(1);
   });
 
-  it('a malformed edit keeps the old table in force and logs file:line', async () => {
+  it('a malformed edit keeps the old table in force and logs file:line, once', async () => {
     t = await makeRoot();
-    const d = start();
+    // Frequent periodic checks: the broken text is read many times, and logged only once.
+    const d = start(['--rescan-interval-ms', '200']);
     await waitForReady(d);
     // Line 12: the new row's priority is not a number.
     await writeFile(tagsPath(), TEST_TAGS_MD + NEW_ROW.replace('| 2 |', '| soon |'));
