@@ -5,6 +5,7 @@ import { Daemon } from '../daemon/daemon.js';
 import { watchHeadroom } from '../daemon/watch-headroom.js';
 import { loadWatchBackend, type WatcherKind } from '../daemon/watch-backend.js';
 import { acquireDaemonLock } from '../daemon/daemon-lock.js';
+import { DispatchTableSource } from '../daemon/dispatch-table-source.js';
 import type { DaemonContext, DaemonOptions, LogFn } from '../daemon/daemon-context.js';
 import { DEFAULT_AGENT_TEMPLATE, findProgram, splitTemplate } from '../dispatch/agent-command.js';
 import { parseDispatchTable } from '../dispatch/dispatch-table.js';
@@ -89,7 +90,7 @@ export async function runDaemon(args: Args): Promise<void> {
     heartbeatMs: Math.max(100, args['heartbeat-ms']),
     pollMs: Math.max(50, args['poll-ms']),
   };
-  const table = parseDispatchTable(...(await dispatchTableSource(root, log)));
+  const routes = await dispatchRoutes(options, log);
   const program = options.agentTemplate[0] as string;
   if (!findProgram(program)) {
     throw new EngineError(
@@ -112,7 +113,7 @@ export async function runDaemon(args: Args): Promise<void> {
   const pool = new ScanPool();
   const ctx: DaemonContext = {
     options,
-    table,
+    routes,
     runner,
     log,
     now: () => new Date(),
@@ -207,15 +208,23 @@ async function agentTemplate(root: string, flag: string | undefined): Promise<st
   return DEFAULT_AGENT_TEMPLATE;
 }
 
-async function dispatchTableSource(
-  root: string,
-  log: ReturnType<typeof createLogger>,
-): Promise<[string, string]> {
-  const path = join(root, 'directives', 'TAGS.md');
+/** The table in force at start, reloaded from `<root>/directives/TAGS.md` while the daemon runs. */
+async function dispatchRoutes(options: DaemonOptions, log: LogFn): Promise<DispatchTableSource> {
+  const path = join(options.root, 'directives', 'TAGS.md');
   const own = await readFile(path, 'utf8').catch(() => null);
-  if (own !== null) return [own, path];
-  log('warn', `no ${path}: using the §TAG_DISPATCH table shipped with engine`);
-  return [await readFile(SHIPPED_TAGS, 'utf8'), SHIPPED_TAGS];
+  if (own === null) log('warn', `no ${path}: using the §TAG_DISPATCH table shipped with engine`);
+  return new DispatchTableSource({
+    path,
+    table:
+      own === null
+        ? parseDispatchTable(await readFile(SHIPPED_TAGS, 'utf8'), SHIPPED_TAGS)
+        : parseDispatchTable(own, path),
+    text: own,
+    debounceMs: options.debounceMs,
+    checkIntervalMs: options.rescanIntervalMs,
+    watch: options.watch,
+    log,
+  });
 }
 
 /** The backend that will watch: chokidar where @parcel/watcher cannot load (said once, here). */

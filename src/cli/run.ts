@@ -43,7 +43,7 @@ export const runCommand: CommandModule<object, Args> = {
       .option('rescan-interval-ms', {
         type: 'number',
         default: 60_000,
-        describe: 'Reconcile pass period',
+        describe: 'Reconcile pass period (and of the directives/TAGS.md check)',
       })
       .option('reap-interval-ms', {
         type: 'number',

@@ -1,5 +1,5 @@
 /** What every part of the daemon shares: the root, its options, the runner, a clock and a log. */
-import type { DispatchTable } from '../dispatch/dispatch-table.js';
+import type { DispatchRoute } from '../dispatch/dispatch-table.js';
 import type { Runner } from '../runners/runner.js';
 import type { EventInput } from '../sessions/event-log.js';
 import type { ScanSummary } from '../tags/scan-pool.js';
@@ -37,9 +37,21 @@ export interface DaemonOptions {
   pollMs: number;
 }
 
+/** §TAG_DISPATCH as the daemon uses it: the table in force, reloaded when it changes. */
+export interface DispatchRoutes {
+  /**
+   * The dispatchable row of `#delegated-<noun>`, or null: warned about once per table, and
+   * `file` is handed back to be read again when a new table takes effect.
+   */
+  route(noun: string, file: string): DispatchRoute | null;
+  /** Reloads the table when it changes, until close(); `onReload` gets the files that waited. */
+  watch(onReload: (files: string[]) => void): void;
+  close(): Promise<void>;
+}
+
 export interface DaemonContext {
   options: DaemonOptions;
-  table: DispatchTable;
+  routes: DispatchRoutes;
   runner: Runner;
   log: LogFn;
   now(): Date;

@@ -114,6 +114,8 @@ export class Daemon {
     await this.watcher.start((path) => this.inspectAtStart(path));
     await this.reap();
     this.queue.start();
+    // A new table may route items that waited for their row: those files are read again.
+    this.ctx.routes.watch((files) => files.forEach((file) => void this.track(this.evaluate(file))));
     // Sessions that ended while no daemon ran get their exit recorded; running ones are followed.
     for (const dir of open) void this.track(this.recordExitWhenSeen(dir));
     this.scheduleReap();
@@ -154,6 +156,7 @@ export class Daemon {
     this.queue.clear();
     this.signals.close();
     await this.watcher.close();
+    await this.ctx.routes.close();
     await Promise.allSettled([...this.inFlight]);
     if (this.started) await this.ctx.recordEvent({ event: 'daemon-stopped', pid: process.pid });
   }
@@ -267,16 +270,8 @@ export class Daemon {
     for (const tag of new Set(tags)) {
       const life = lifecycleOf(tag);
       if (life?.state !== 'delegated' || !this.patterns.some((p) => p.matches(tag))) continue;
-      const route = this.ctx.table.get(life.noun);
-      if (!route || !route.dispatchable) {
-        this.warnOnce(
-          `route:${life.noun}`,
-          route
-            ? `#delegated-${life.noun} is marked not dispatchable in §TAG_DISPATCH; left untouched`
-            : `#delegated-${life.noun} has no row in §TAG_DISPATCH; left untouched (${path})`,
-        );
-        continue;
-      }
+      const route = this.ctx.routes.route(life.noun, path);
+      if (!route) continue;
       if (items.length === 0 && (await this.hasOtherNames(file))) return [];
       items.push({
         file,

@@ -25,7 +25,8 @@ const NO = /^(no|false|never|manual)$/i;
 export function parseDispatchTable(markdown: string, source = 'directives/TAGS.md'): DispatchTable {
   const lines = markdown.split(/\r?\n/);
   const start = lines.findIndex((line) => SECTION.test(line));
-  if (start === -1) throw new EngineError(`No §TAG_DISPATCH section in ${source}`);
+  // Every error names a line, so a bad edit can be found from the log alone.
+  if (start === -1) throw new EngineError(`${source}:1: no §TAG_DISPATCH section`);
   const level = (SECTION.exec(lines[start] as string)?.[1] ?? '#').length;
   const table: DispatchTable = new Map();
   let header: string[] | null = null;
@@ -49,7 +50,8 @@ export function parseDispatchTable(markdown: string, source = 'directives/TAGS.m
       addRoute(table, routeFromBullet(line, where), where);
     }
   }
-  if (table.size === 0) throw new EngineError(`The §TAG_DISPATCH section in ${source} has no rows`);
+  if (table.size === 0)
+    throw new EngineError(`${source}:${start + 1}: the §TAG_DISPATCH section has no rows`);
   return table;
 }
 

@@ -9,8 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkClaim } from '../../src/daemon/claim-check.js';
-import type { DaemonContext } from '../../src/daemon/daemon-context.js';
-import type { DispatchTable } from '../../src/dispatch/dispatch-table.js';
+import type { DaemonContext, DispatchRoutes } from '../../src/daemon/daemon-context.js';
 import type { Runner } from '../../src/runners/runner.js';
 import { createSessionDir, newSessionRef } from '../../src/sessions/session-dir.js';
 import { writeSessionState, type SessionState } from '../../src/sessions/session-state.js';
@@ -44,7 +43,7 @@ function context(dir: string, scan: DaemonContext['scan']): DaemonContext {
       heartbeatMs: 1000,
       pollMs: 1000,
     },
-    table: new Map() satisfies DispatchTable,
+    routes: {} as DispatchRoutes,
     runner: {} as Runner,
     log: () => undefined,
     now: () => new Date(),

@@ -47,7 +47,9 @@ describe('parseDispatchTable', () => {
   });
 
   it('rejects malformed tables with the line', () => {
-    expect(() => parseDispatchTable('# nothing here\n')).toThrow(/No §TAG_DISPATCH section/);
+    expect(() => parseDispatchTable('# nothing here\n')).toThrow(
+      /^directives\/TAGS.md:1: no §TAG_DISPATCH section$/,
+    );
     expect(() =>
       parseDispatchTable(
         '## §TAG_DISPATCH\n| Tag | Skill | Mode | Priority |\n|-|-|-|-|\n| `#delegated-x` | `/x` | a | soon |\n',
@@ -58,6 +60,8 @@ describe('parseDispatchTable', () => {
         '## §TAG_DISPATCH\n- `#delegated-x`: skill `/x`, priority 1\n- `#delegated-x`: skill `/y`, priority 2\n',
       ),
     ).toThrow(/two rows/);
-    expect(() => parseDispatchTable('## §TAG_DISPATCH\nno rows\n')).toThrow(/has no rows/);
+    expect(() => parseDispatchTable('# T\n## §TAG_DISPATCH\nno rows\n')).toThrow(
+      /^directives\/TAGS.md:2: the §TAG_DISPATCH section has no rows$/,
+    );
   });
 });
