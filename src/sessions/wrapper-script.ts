@@ -6,24 +6,31 @@
  * The session directory and the agent's arguments are only ever positional parameters, used as
  * "$@" and quoted expansions: nothing from a file name or a template reaches the script text.
  *
- * What it does, in order (docs/DAEMON.md, "The agent wrapper"):
+ * Two shells (docs/DAEMON.md, "The agent wrapper"). The outer one is what the runner starts, so on
+ * a terminal it is the session leader, which is the only process the kernel sends SIGHUP when the
+ * terminal hangs up (a tmux window or server closing). It traps INT and QUIT (they are for the
+ * agent) and nothing else: it dies of HUP or TERM, and the death of a session leader makes the
+ * kernel send SIGHUP to the terminal's foreground process group, the agent included. Everything
+ * else runs in the recorder, a subshell in the same group, which is what `.wrapper` names:
  * 1. Takes the start token `.started` with noclobber (dash and bash create it with O_EXCL); when it
  *    exists the session already ran, or the daemon gave up on it: exit 1, no agent.
- * 2. Writes `.wrapper` (pid, start ticks = field 22 of /proc/$$/stat read after the last `)`, boot
- *    id, host, tmux pane) to a temp file and renames it into place.
+ * 2. Writes `.wrapper` (its own pid and start ticks = field 22 of /proc/self/stat read after the
+ *    last `)`, boot id, host, tmux pane) to a temp file and renames it into place.
  * 3. Touches `.heartbeat` now and, from a background loop, every heartbeat period; the loop ends
- *    when its parent is no longer the wrapper (a kill -9 of the wrapper) or when told to.
+ *    when its parent is no longer the recorder (a kill -9 of it) or when told to. It ignores HUP.
  * 4. Runs the agent in the foreground, in a subshell that writes `.agent` (its own pid and start
  *    ticks, which `exec` keeps) and then execs the agent: the agent has the terminal as stdin and
- *    is in its foreground process group, so Ctrl-C and a hang-up reach it. The wrapper traps
+ *    is in its foreground process group, so Ctrl-C and a hang-up reach it. (A background agent
+ *    could be waited for with `wait`, whose traps run at once, but dash starts background jobs
+ *    with INT and QUIT ignored for good: Ctrl-C would never reach the agent.) The recorder traps
  *    HUP, INT, QUIT and TERM (a trap, not an ignore: the agent gets the default dispositions), so
  *    it outlives them and records the exit code. POSIX sh runs a trap only once its foreground
- *    child has ended, so a signal sent to the wrapper's pid alone is not passed on.
+ *    child has ended, so a signal sent to the recorder's pid alone is not passed on.
  * 5. Writes `.exit` (the exit code; 128+N when the agent was killed by signal N; its mtime is the
- *    end time) and exits with the agent's code.
+ *    end time) and exits with the agent's code, as the outer shell then does.
  *
- * ENGINE_FAILPOINT=wrapper-after-start / wrapper-before-exit-record makes it kill -9 itself at that
- * step, as src/daemon/failpoint.ts does in Node (test/reliability only).
+ * ENGINE_FAILPOINT=wrapper-after-start / wrapper-before-exit-record makes the recorder kill -9
+ * itself at that step, as src/daemon/failpoint.ts does in Node (test/reliability only).
  */
 import type { SessionState } from './session-state.js';
 

@@ -178,12 +178,13 @@ describe('the agent wrapper', () => {
       return r.wrapper && r.agent ? r : null;
     });
     // The recorded wrapper is the recorder, a child of the shell that was started.
-    expect(parentOf(records.wrapper.pid)).toBe(run.child.pid);
-    const wrapperNow = readProcessIdentity(records.wrapper.pid)!;
+    const recorder = records.wrapper!.pid;
+    expect(parentOf(recorder)).toBe(run.child.pid);
+    const wrapperNow = readProcessIdentity(recorder)!;
     const agentNow = readProcessIdentity(agent.pid)!;
-    expect(parentOf(agent.pid)).toBe(records.wrapper.pid);
+    expect(parentOf(agent.pid)).toBe(recorder);
     expect(records.wrapper).toMatchObject({
-      pid: records.wrapper.pid,
+      pid: recorder,
       startTicks: wrapperNow.startTicks,
       bootId: wrapperNow.bootId,
       host: wrapperNow.host,
@@ -193,7 +194,7 @@ describe('the agent wrapper', () => {
     const running = await readSessionState(run.dir);
     expect('state' in running && running.state).toMatchObject({
       status: 'running',
-      pid: records.wrapper.pid,
+      pid: recorder,
       agentPid: agent.pid,
     });
     if (!('state' in running)) return;
