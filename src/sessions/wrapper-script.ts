@@ -6,24 +6,31 @@
  * The session directory and the agent's arguments are only ever positional parameters, used as
  * "$@" and quoted expansions: nothing from a file name or a template reaches the script text.
  *
- * What it does, in order (docs/DAEMON.md, "The agent wrapper"):
+ * Two shells (docs/DAEMON.md, "The agent wrapper"). The outer one is what the runner starts, so on
+ * a terminal it is the session leader, which is the only process the kernel sends SIGHUP when the
+ * terminal hangs up (a tmux window or server closing). It traps INT and QUIT (they are for the
+ * agent) and nothing else: it dies of HUP or TERM, and the death of a session leader makes the
+ * kernel send SIGHUP to the terminal's foreground process group, the agent included. Everything
+ * else runs in the recorder, a subshell in the same group, which is what `.wrapper` names:
  * 1. Takes the start token `.started` with noclobber (dash and bash create it with O_EXCL); when it
  *    exists the session already ran, or the daemon gave up on it: exit 1, no agent.
- * 2. Writes `.wrapper` (pid, start ticks = field 22 of /proc/$$/stat read after the last `)`, boot
- *    id, host, tmux pane) to a temp file and renames it into place.
+ * 2. Writes `.wrapper` (its own pid and start ticks = field 22 of /proc/self/stat read after the
+ *    last `)`, boot id, host, tmux pane) to a temp file and renames it into place.
  * 3. Touches `.heartbeat` now and, from a background loop, every heartbeat period; the loop ends
- *    when its parent is no longer the wrapper (a kill -9 of the wrapper) or when told to.
+ *    when its parent is no longer the recorder (a kill -9 of it) or when told to. It ignores HUP.
  * 4. Runs the agent in the foreground, in a subshell that writes `.agent` (its own pid and start
  *    ticks, which `exec` keeps) and then execs the agent: the agent has the terminal as stdin and
- *    is in its foreground process group, so Ctrl-C and a hang-up reach it. The wrapper traps
+ *    is in its foreground process group, so Ctrl-C and a hang-up reach it. (A background agent
+ *    could be waited for with `wait`, whose traps run at once, but dash starts background jobs
+ *    with INT and QUIT ignored for good: Ctrl-C would never reach the agent.) The recorder traps
  *    HUP, INT, QUIT and TERM (a trap, not an ignore: the agent gets the default dispositions), so
  *    it outlives them and records the exit code. POSIX sh runs a trap only once its foreground
- *    child has ended, so a signal sent to the wrapper's pid alone is not passed on.
+ *    child has ended, so a signal sent to the recorder's pid alone is not passed on.
  * 5. Writes `.exit` (the exit code; 128+N when the agent was killed by signal N; its mtime is the
- *    end time) and exits with the agent's code.
+ *    end time) and exits with the agent's code, as the outer shell then does.
  *
- * ENGINE_FAILPOINT=wrapper-after-start / wrapper-before-exit-record makes it kill -9 itself at that
- * step, as src/daemon/failpoint.ts does in Node (test/reliability only).
+ * ENGINE_FAILPOINT=wrapper-after-start / wrapper-before-exit-record makes the recorder kill -9
+ * itself at that step, as src/daemon/failpoint.ts does in Node (test/reliability only).
  */
 import type { SessionState } from './session-state.js';
 
@@ -45,45 +52,54 @@ export const WRAPPER_SCRIPT = [
   // One `key=value` line per argument, written whole: temp file, then rename.
   'put() { n=$1; shift; printf \'%s\\n\' "$@" > "$dir/$n.tmp" && mv -f -- "$dir/$n.tmp" "$dir/$n"; }',
   '[ $# -gt 0 ] || { say "no agent command given"; exit 2; }',
-  'set -C',
-  'if ! true 2>/dev/null > "$dir/.started"; then',
-  '  set +C',
-  '  if [ -e "$dir/.started" ]; then',
-  '    say "session $dir already ran (its start token .started exists); a session is never reused"',
-  '  else',
-  '    say "cannot create the start token $dir/.started (no such session directory?)"',
+  // The outer shell is the terminal's session leader: it dies of HUP and TERM, and its death hangs
+  // up the foreground group (the agent, the recorder). It outlives Ctrl-C and Ctrl-\, which are
+  // for the agent, and ends with the recorder's code.
+  'trap : INT QUIT',
+  '(',
+  '  set -C',
+  '  if ! true 2>/dev/null > "$dir/.started"; then',
+  '    set +C',
+  '    if [ -e "$dir/.started" ]; then',
+  '      say "session $dir already ran (its start token .started exists); a session is never reused"',
+  '    else',
+  '      say "cannot create the start token $dir/.started (no such session directory?)"',
+  '    fi',
+  '    exit 1',
   '  fi',
-  '  exit 1',
-  'fi',
-  'set +C',
-  'read -r me < /proc/$$/stat && field22 "$me" &&',
-  '  read -r boot < /proc/sys/kernel/random/boot_id && read -r host < /proc/sys/kernel/hostname &&',
-  '  put .wrapper "pid=$$" "start=$ticks" "boot=$boot" "host=$host" "pane=${TMUX_PANE-}" ||',
-  '  { say "cannot record the wrapper in $dir/.wrapper; the agent is not started"; exit 1; }',
-  'true > "$dir/.heartbeat"',
-  '(',
-  '  s=',
-  "  trap 'kill $s 2>/dev/null; exit 0' TERM",
-  '  while sleep "$beat" & s=$!; wait $s; do',
-  '    read -r me < /proc/self/stat || exit 0',
-  '    set -- ${me##*)}',
-  '    [ "$2" = "$$" ] || exit 0',
-  '    true > "$dir/.heartbeat"',
-  '  done',
-  ') < /dev/null > /dev/null 2>&1 &',
-  'beating=$!',
-  '[ "${ENGINE_FAILPOINT-}" = wrapper-after-start ] && kill -9 $$',
-  'trap : HUP INT QUIT TERM',
-  '(',
-  '  read -r me < /proc/self/stat && field22 "$me" && put .agent "pid=${me%% *}" "start=$ticks" ||',
-  '    { say "cannot record the agent in $dir/.agent; it is not started"; exit 126; }',
-  '  exec "$@"',
+  '  set +C',
+  '  read -r me < /proc/self/stat && field22 "$me" && self=${me%% *} &&',
+  '    read -r boot < /proc/sys/kernel/random/boot_id && read -r host < /proc/sys/kernel/hostname &&',
+  '    put .wrapper "pid=$self" "start=$ticks" "boot=$boot" "host=$host" "pane=${TMUX_PANE-}" ||',
+  '    { say "cannot record the wrapper in $dir/.wrapper; the agent is not started"; exit 1; }',
+  '  true > "$dir/.heartbeat"',
+  '  (',
+  '    s=',
+  "    trap 'kill $s 2>/dev/null; exit 0' TERM",
+  // Beats on after a hang-up for as long as the recorder lives (its agent may ignore HUP too).
+  "    trap '' HUP",
+  '    while sleep "$beat" & s=$!; wait $s; do',
+  '      read -r me < /proc/self/stat || exit 0',
+  '      set -- ${me##*)}',
+  '      [ "$2" = "$self" ] || exit 0',
+  '      true > "$dir/.heartbeat"',
+  '    done',
+  '  ) < /dev/null > /dev/null 2>&1 &',
+  '  beating=$!',
+  '  [ "${ENGINE_FAILPOINT-}" = wrapper-after-start ] && kill -9 $self',
+  '  trap : HUP INT QUIT TERM',
+  '  (',
+  '    read -r me < /proc/self/stat && field22 "$me" && put .agent "pid=${me%% *}" "start=$ticks" ||',
+  '      { say "cannot record the agent in $dir/.agent; it is not started"; exit 126; }',
+  '    exec "$@"',
+  '  )',
+  '  code=$?',
+  '  [ "${ENGINE_FAILPOINT-}" = wrapper-before-exit-record ] && kill -9 $self',
+  '  kill $beating 2>/dev/null',
+  '  put .exit "code=$code" || say "cannot record the exit code $code in $dir/.exit"',
+  '  exit $code',
   ')',
-  'code=$?',
-  '[ "${ENGINE_FAILPOINT-}" = wrapper-before-exit-record ] && kill -9 $$',
-  'kill $beating 2>/dev/null',
-  'put .exit "code=$code" || say "cannot record the exit code $code in $dir/.exit"',
-  'exit $code',
+  'exit $?',
 ].join('\n');
 
 /** `$0` of the wrapper: what `ps` shows for it. */

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -17,10 +18,13 @@ import { waitFor } from '../helpers/wait-for.js';
 
 let t: TestRoot;
 let daemons: DaemonProcess[] = [];
+/** Wrapper and agent pids a test must not leave running should it fail: killed by pid. */
+let strays: number[] = [];
 
 afterEach(async () => {
   for (const d of daemons) if (d.child.exitCode === null) await d.kill9();
   daemons = [];
+  for (const pid of strays.splice(0)) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
   await t?.cleanup();
 });
 
@@ -194,6 +198,34 @@ describe('the dispatch lifecycle', () => {
     await release(agent!.session);
     await waitFor(async () => (await readFile(file, 'utf8')).includes('#done-fix'));
     expect(agentStarts(t)).toHaveLength(1);
+  });
+
+  it('requeues the item when a human closes the agent’s window', async () => {
+    t = await makeRoot();
+    const d = start([], { TEST_AGENT_MODE: 'hold' });
+    await waitForReady(d);
+    const file = join(t.sessions, 'CLOSED.md');
+    await writeFile(file, '# Fix\n**Tags**: #delegated-fix\n');
+    const [agent] = await waitFor(() => agentStarts(t).length === 1 && agentStarts(t));
+    const state = await waitFor(async () => {
+      const now = await stateOf(agent!.session);
+      return now.status === 'running' && now.agentPid ? now : null;
+    });
+    strays = [state.pid as number, agent!.pid];
+    const { pane } = state.tmux as { pane: string };
+    execFileSync('tmux', ['-L', t.socket, 'kill-window', '-t', pane]);
+    const text = await waitFor(
+      async () => {
+        const now = await readFile(file, 'utf8');
+        return now.includes('#needs-fix') ? now : null;
+      },
+      { message: `the requeue; ${d.output()}` },
+    );
+    expect(text).not.toContain('#claimed-fix');
+    expect(text).toContain('## Recovery');
+    expect(text).toMatch(/\*\*Reason\*\*: agent exited with code 129 without marking #done-fix/);
+    expect(isAlive(agent!.pid)).toBe(false);
+    expect(isAlive(state.pid as number)).toBe(false);
   });
 
   it('passes hostile file names to the agent as one literal argument, never through a shell', async () => {

@@ -141,6 +141,18 @@ function startingRecord(dir: string): SessionState {
   };
 }
 
+/** The parent pid of `pid`: field 4 of /proc/<pid>/stat. */
+function parentOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+}
+
+/** True when no process runs under `pid`: no /proc entry, or a zombie. */
+function processGone(pid: number): boolean {
+  const identity = readProcessIdentity(pid);
+  return identity === null || checkLiveness(identity) !== 'alive';
+}
+
 /** Pids of processes whose command line names `dir` (the wrapper and its heartbeat loop). */
 function processesOf(dir: string): number[] {
   const pids: number[] = [];
@@ -165,10 +177,14 @@ describe('the agent wrapper', () => {
       const r = await readWrapperRecords(run.dir);
       return r.wrapper && r.agent ? r : null;
     });
-    const wrapperNow = readProcessIdentity(run.child.pid!)!;
+    // The recorded wrapper is the recorder, a child of the shell that was started.
+    const recorder = records.wrapper!.pid;
+    expect(parentOf(recorder)).toBe(run.child.pid);
+    const wrapperNow = readProcessIdentity(recorder)!;
     const agentNow = readProcessIdentity(agent.pid)!;
+    expect(parentOf(agent.pid)).toBe(recorder);
     expect(records.wrapper).toMatchObject({
-      pid: run.child.pid,
+      pid: recorder,
       startTicks: wrapperNow.startTicks,
       bootId: wrapperNow.bootId,
       host: wrapperNow.host,
@@ -178,7 +194,7 @@ describe('the agent wrapper', () => {
     const running = await readSessionState(run.dir);
     expect('state' in running && running.state).toMatchObject({
       status: 'running',
-      pid: run.child.pid,
+      pid: recorder,
       agentPid: agent.pid,
     });
     if (!('state' in running)) return;
@@ -251,20 +267,39 @@ describe('the agent wrapper', () => {
   it('outlives signals to its own pid, and records 128+N when the agent is killed', async () => {
     const run = await runWrapper();
     const agent = await agentOf(run);
+    const recorder = (await waitFor(() => readWrapperRecords(run.dir).then((r) => r.wrapper))).pid;
     await waitFor(() => existsSync(join(run.dir, '.agent')));
-    for (const signal of ['SIGTERM', 'SIGHUP', 'SIGINT'] as const) process.kill(run.child.pid!, signal);
+    // POSIX sh runs a trap only once its foreground child has ended: nothing is passed on.
+    for (const signal of ['SIGTERM', 'SIGHUP', 'SIGINT'] as const) process.kill(recorder, signal);
     expect(checkLiveness(readProcessIdentity(agent.pid)!)).toBe('alive');
     process.kill(agent.pid, 'SIGKILL');
     expect((await run.exited).code).toBe(137);
     expect((await readWrapperRecords(run.dir)).exit?.code).toBe(137);
+  });
 
-    // A hang-up of the whole group (a tmux window closing) ends the agent; the exit is recorded.
-    const closed = await runWrapper();
-    await agentOf(closed);
-    await waitFor(() => existsSync(join(closed.dir, '.agent')));
-    process.kill(-closed.child.pid!, 'SIGHUP');
-    expect((await closed.exited).code).toBe(129);
-    expect((await readWrapperRecords(closed.dir)).exit?.code).toBe(129);
+  it.each([
+    ['Ctrl-C', 'SIGINT', 130],
+    ['Ctrl-\\', 'SIGQUIT', 131],
+  ] as const)('leaves %s (%s to the group) to the agent, and ends with its code', async (_, signal, code) => {
+    const run = await runWrapper();
+    await agentOf(run);
+    await waitFor(() => existsSync(join(run.dir, '.agent')));
+    process.kill(-run.child.pid!, signal);
+    // The outer shell was not killed by the signal (on a terminal it would hang up the agent).
+    expect(await run.exited).toMatchObject({ code, signal: null });
+    expect((await readWrapperRecords(run.dir)).exit?.code).toBe(code);
+  });
+
+  it('on a hang-up of the group the outer shell dies, the agent ends and its exit is recorded', async () => {
+    const run = await runWrapper();
+    await agentOf(run);
+    const recorder = (await waitFor(() => readWrapperRecords(run.dir).then((r) => r.wrapper))).pid;
+    await waitFor(() => existsSync(join(run.dir, '.agent')));
+    process.kill(-run.child.pid!, 'SIGHUP');
+    expect((await run.exited).signal).toBe('SIGHUP');
+    const exit = await waitFor(() => readWrapperRecords(run.dir).then((r) => r.exit));
+    expect(exit.code).toBe(129);
+    await waitFor(() => processGone(recorder), { message: 'the recorder to exit' });
   });
 
   it('touches .heartbeat while the agent runs; its heartbeat loop ends when the wrapper is killed', async () => {
@@ -274,7 +309,7 @@ describe('the agent wrapper', () => {
     const first = await waitFor(() => existsSync(heartbeat) && statSync(heartbeat).mtimeMs);
     await waitFor(() => statSync(heartbeat).mtimeMs > first, { message: 'a second heartbeat' });
     expect(processesOf(run.dir).length).toBeGreaterThanOrEqual(2);
-    process.kill(run.child.pid!, 'SIGKILL');
+    process.kill((await readWrapperRecords(run.dir)).wrapper!.pid, 'SIGKILL');
     process.kill(agent.pid, 'SIGKILL');
     await waitFor(() => processesOf(run.dir).length === 0, {
       message: 'the heartbeat loop to end',
@@ -286,7 +321,8 @@ describe('the agent wrapper', () => {
     ['wrapper-before-exit-record', { wrapper: true, agent: true, exit: false }],
   ] as const)('ENGINE_FAILPOINT=%s kills it with SIGKILL at that step', async (step, want) => {
     const run = await runWrapper({ env: { ENGINE_FAILPOINT: step, AGENT_RELEASE: '' } });
-    expect((await run.exited).signal).toBe('SIGKILL');
+    // The outer shell reports its recorder killed by signal 9.
+    expect((await run.exited).code).toBe(137);
     const records = await readWrapperRecords(run.dir);
     expect({
       wrapper: records.wrapper !== null,
