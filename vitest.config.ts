@@ -5,6 +5,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // Tests spawn real processes and tmux servers; forks keep them isolated per file.
     pool: 'forks',
+    // Marks the run and, after it, fails it if a test left a process running.
+    globalSetup: ['test/helpers/leftover-processes.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
   },

@@ -5,6 +5,8 @@ export default defineConfig({
   test: {
     include: ['test/reliability/**/*.test.ts'],
     pool: 'forks',
+    // Marks the run and, after it, fails it if a test left a process running.
+    globalSetup: ['test/helpers/leftover-processes.ts'],
     // One file at a time: 100,000 files created at once starve every other daemon on 2 cores,
     // and the requeue bounds of the other files would then measure the starvation.
     fileParallelism: false,

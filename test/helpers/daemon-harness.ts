@@ -5,11 +5,12 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { killProcessesWithEnv } from './process-env.js';
 import { CLI } from './run-cli.js';
 import { waitFor } from './wait-for.js';
 
@@ -52,10 +53,27 @@ export async function makeRoot(): Promise<TestRoot> {
     sessions: join(root, 'sessions'),
     socket,
     cleanup: async () => {
+      await endSessionProcesses(root);
       killTmuxServer(socket);
       await rm(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
     },
   };
+}
+
+/**
+ * Kills, by pid, every process of the sessions under `root`: wrappers, their heartbeat loops and
+ * agents, each found by the ENGINE_ROOT the daemon put in its environment. Killing the tmux server
+ * is not enough: a wrapper traps the hang-up and waits for its agent, and a held agent waits for
+ * a release file that is never written. Call it once the root's daemons are dead, so that none
+ * starts another; it scans again until none is left (a heartbeat loop may fork as it is killed).
+ */
+export async function endSessionProcesses(root: string): Promise<void> {
+  const real = existsSync(root) ? realpathSync(root) : root;
+  const entries = [...new Set([root, real])].map((r) => `ENGINE_ROOT=${r}`);
+  await waitFor(() => killProcessesWithEnv(...entries).length === 0, {
+    timeoutMs: 10_000,
+    message: `the session processes of ${root} to end`,
+  });
 }
 
 export function killTmuxServer(socket: string): void {

@@ -1,6 +1,6 @@
 /**
- * Run as another user (`setpriv … node --import tsx check-as-other-user.ts '<json>'`), with a JSON
- * array of recorded identities: prints, for each, what kill(pid, 0) says for this user and how
+ * Run as another user (`setpriv … node <this file bundled> '<json>'`), with a JSON array of
+ * recorded identities: prints, for each, what kill(pid, 0) says for this user and how
  * checkLiveness classifies the record. Used by liveness-real.test.ts; not a test file itself.
  */
 import {

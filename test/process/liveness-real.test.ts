@@ -28,6 +28,7 @@ import {
   waitFor,
 } from './spawned.js';
 import { writeFileSync } from 'node:fs';
+import { OtherUserDir } from '../helpers/other-user.js';
 
 const children = new Children();
 const tempDirs: string[] = [];
@@ -122,18 +123,16 @@ describe('checkLiveness on real processes', () => {
       const init = readProcessIdentity(1)!;
       const self = selfIdentity();
       const gone = { ...rootSleeper, startTicks: String(Number(rootSleeper.startTicks) - 1) };
-      const script = fileURLToPath(new URL('./check-as-other-user.ts', import.meta.url));
+      // Bundled into a directory nobody can read: the checkout may be in one it cannot enter.
+      const other = await OtherUserDir.create();
+      tempDirs.push(other.dir);
+      const script = await other.bundle(
+        fileURLToPath(new URL('./check-as-other-user.ts', import.meta.url)),
+      );
       const { stdout } = await promisify(execFile)(
         'setpriv',
-        [
-          ...AS_NOBODY,
-          process.execPath,
-          '--import',
-          'tsx',
-          script,
-          JSON.stringify([rootSleeper, init, self, gone]),
-        ],
-        { cwd: fileURLToPath(new URL('../..', import.meta.url)), timeout: 30_000 },
+        [...AS_NOBODY, process.execPath, script, JSON.stringify([rootSleeper, init, self, gone])],
+        { cwd: other.dir, timeout: 30_000 },
       );
       const results = JSON.parse(stdout) as { uid: number; kill0: string; liveness: string }[];
       expect(results.map((r) => [r.uid, r.kill0, r.liveness])).toEqual([

@@ -18,8 +18,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AGENT_CMD } from '../helpers/daemon-harness.js';
-import { CLI } from '../helpers/run-cli.js';
+import { OtherUserDir } from '../helpers/other-user.js';
 import { AS_NOBODY, canRunAsNobody, NOBODY } from '../process/spawned.js';
 import {
   craftClaim,
@@ -216,12 +215,16 @@ describe('hostile files: a logged skip or a clear error, and the daemon keeps ru
       execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, s.root]);
       execFileSync('chown', ['0:0', s.file('secret.md')]);
       await chmod(s.file('secret.md'), 0o600);
+      // Run from a copy nobody can read: the checkout may be in a directory it cannot enter.
+      const other = await OtherUserDir.create();
+      outside.push(other.dir);
+      const { cli, agentCmd } = await other.installEngine();
       const child = spawn(
         'setpriv',
         [
           ...AS_NOBODY,
           process.execPath,
-          CLI,
+          cli,
           'run',
           '--monitor-tags',
           '--dry-run',
@@ -230,9 +233,13 @@ describe('hostile files: a logged skip or a clear error, and the daemon keeps ru
           '--root',
           s.root,
           '--agent-cmd',
-          AGENT_CMD,
+          agentCmd,
         ],
-        { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, HOME: '/tmp' } },
+        {
+          cwd: other.dir,
+          stdio: ['ignore', 'pipe', 'pipe'],
+          env: { ...process.env, HOME: '/tmp' },
+        },
       );
       s.track(child);
       let output = '';

@@ -20,8 +20,7 @@ import {
   procUid,
   startZombie,
 } from '../process/spawned.js';
-import { AGENT_CMD } from '../helpers/daemon-harness.js';
-import { CLI } from '../helpers/run-cli.js';
+import { OtherUserDir } from '../helpers/other-user.js';
 import {
   craftClaim,
   craftedState,
@@ -36,10 +35,13 @@ import {
 
 const children = new Children();
 let s: Scenario | undefined;
+let other: OtherUserDir | undefined;
 afterEach(async () => {
   await children.killAll();
   await s?.close();
   s = undefined;
+  await other?.remove();
+  other = undefined;
 });
 
 async function sleeper(): Promise<ProcessIdentity> {
@@ -288,12 +290,15 @@ describe('the reaper classifies each crafted claim (engine run --once)', () => {
       }
       execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, s.root]);
       chownSync(s.root, NOBODY, NOBODY);
+      // Run from a copy nobody can read: the checkout may be in a directory it cannot enter.
+      other = await OtherUserDir.create();
+      const { cli, agentCmd } = await other.installEngine();
       const child = spawn(
         'setpriv',
         [
           ...AS_NOBODY,
           process.execPath,
-          CLI,
+          cli,
           'run',
           '--monitor-tags',
           '--once',
@@ -302,11 +307,15 @@ describe('the reaper classifies each crafted claim (engine run --once)', () => {
           '--tmux-socket',
           s.t.socket,
           '--agent-cmd',
-          AGENT_CMD,
+          agentCmd,
           '--claim-grace-ms',
           '1000',
         ],
-        { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, HOME: '/tmp' } },
+        {
+          cwd: other.dir,
+          stdio: ['ignore', 'pipe', 'pipe'],
+          env: { ...process.env, HOME: '/tmp' },
+        },
       );
       s.track(child);
       let output = '';

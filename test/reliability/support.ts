@@ -4,7 +4,7 @@
  * helpers and crafted session records. Not a test file itself.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
@@ -105,7 +105,7 @@ export class Scenario {
     return agentStarts(this.t);
   }
 
-  /** Kills every daemon, every helper, every agent and wrapper (by pid), and the tmux server. */
+  /** Kills every daemon and helper, then every agent and wrapper (by pid), and the tmux server. */
   async close(): Promise<void> {
     for (const d of this.daemons)
       if (d.child.exitCode === null && !d.child.signalCode) await d.kill9();
@@ -118,52 +118,8 @@ export class Scenario {
         }
       }
     }
-    for (const pid of sessionPids(this.t.root)) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // gone
-      }
-    }
     await this.t.cleanup();
   }
-}
-
-/**
- * Wrapper and agent pids recorded under root: session records, the wrapper's `.wrapper` and
- * `.agent` files, and the test agent's log.
- */
-function sessionPids(root: string): number[] {
-  const pids = new Set<number>();
-  try {
-    for (const a of agentStarts({ root } as TestRoot)) pids.add(a.pid);
-  } catch {
-    // no log
-  }
-  const sessions = join(root, 'sessions');
-  if (!existsSync(sessions)) return [];
-  for (const name of readdirSync(sessions)) {
-    for (const record of ['.wrapper', '.agent']) {
-      try {
-        const pid = /^pid=(\d+)$/m.exec(readFileSync(join(sessions, name, record), 'utf8'))?.[1];
-        if (pid) pids.add(Number(pid));
-      } catch {
-        // not written
-      }
-    }
-    try {
-      const s = JSON.parse(readFileSync(join(sessions, name, '.state.json'), 'utf8')) as {
-        pid?: number;
-        agentPid?: number;
-      };
-      if (s.pid) pids.add(s.pid);
-      if (s.agentPid) pids.add(s.agentPid);
-    } catch {
-      // not a session
-    }
-  }
-  pids.delete(process.pid);
-  return [...pids];
 }
 
 export const read = (path: string): Promise<string> => readFile(path, 'utf8');
