@@ -24,14 +24,6 @@ let daemons: DaemonProcess[] = [];
 afterEach(async () => {
   for (const d of daemons) if (d.child.exitCode === null) await d.kill9();
   daemons = [];
-  // Agents left holding (a failed test) are ended by pid, with their wrappers.
-  for (const start of t ? agentStarts(t) : []) {
-    try {
-      process.kill(start.pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
   await t?.cleanup();
 });
 
