@@ -618,6 +618,9 @@ export class Daemon {
       `${file} was moved or deleted while ${session} may still run; the agent is left running, and its session is followed to the request's new path under the watched paths, or ends when the agent exits`,
     );
     await this.ctx.recordEvent({ event: 'request-gone', file, session });
+    // Moved, it is found under its new name by the watcher; a lost event would leave it to the
+    // next reconcile pass, so look over the tree now.
+    void this.track(this.watcher.reconcile());
     const changes = this.signals.subscribe([file, join(dir, WRAPPER_FILES.exit)]);
     try {
       while (!this.stopping) {

@@ -93,7 +93,9 @@ describe('a claimed request moved while its agent runs', () => {
     const after = join(t.sessions, 'MOVED.md');
     const agent = await claimedAgent(before, d);
     await rename(before, after);
-    await waitFor(() => stateOf(agent.session).requestFile === after);
+    await waitFor(() => stateOf(agent.session).requestFile === after, {
+      message: () => d.output(),
+    });
     process.kill(agent.pid, 'SIGKILL');
     await waitFor(async () => (await read(after)).includes('## Recovery'), {
       message: () => d.output(),
