@@ -5,6 +5,7 @@ import { Daemon } from '../daemon/daemon.js';
 import { watchHeadroom } from '../daemon/watch-headroom.js';
 import { loadWatchBackend, type WatcherKind } from '../daemon/watch-backend.js';
 import { acquireDaemonLock } from '../daemon/daemon-lock.js';
+import { checkNumberOption, type NumberOptionName } from '../daemon/daemon-options.js';
 import { DispatchTableSource } from '../daemon/dispatch-table-source.js';
 import type { DaemonContext, DaemonOptions, LogFn } from '../daemon/daemon-context.js';
 import { DEFAULT_AGENT_TEMPLATE, findProgram, splitTemplate } from '../dispatch/agent-command.js';
@@ -55,40 +56,28 @@ export async function runDaemon(args: Args): Promise<void> {
   }
   const root = resolve(args.root);
   const log = createLogger(args['log-format'], args.verbose);
-  for (const name of [
-    'debounce-ms',
-    'rescan-interval-ms',
-    'reap-interval-ms',
-    'claim-grace-ms',
-    'max-agents',
-    'heartbeat-ms',
-    'poll-ms',
-    'stale-after',
-  ] as const) {
-    if (!Number.isFinite(args[name]) || args[name] < 0)
-      throw new EngineError(`--${name} must be a number from 0 up, got '${args[name]}'`);
-  }
+  const number = (name: NumberOptionName): number => checkNumberOption(name, args[name]);
   const options: DaemonOptions = {
     root,
     paths: args.args.length > 0 ? args.args.map((p) => resolve(p)) : [join(root, 'sessions')],
     monitor: parseMonitorList(args['monitor-tags']),
-    debounceMs: args['debounce-ms'],
+    debounceMs: number('debounce-ms'),
     watch: args.watch,
     watcher:
       args.watch && !args.once && !args['dry-run']
         ? await usableWatcher(args.watcher, log)
         : args.watcher,
-    rescanIntervalMs: Math.max(100, args['rescan-interval-ms']),
-    reapIntervalMs: Math.max(100, args['reap-interval-ms']),
-    claimGraceMs: args['claim-grace-ms'],
-    staleAfterMs: args['stale-after'] * 60_000,
-    maxAgents: Math.floor(args['max-agents']),
+    rescanIntervalMs: number('rescan-interval-ms'),
+    reapIntervalMs: number('reap-interval-ms'),
+    claimGraceMs: number('claim-grace-ms'),
+    staleAfterMs: number('stale-after') * 60_000,
+    maxAgents: number('max-agents'),
     agentTemplate: splitTemplate(await agentTemplate(root, args['agent-cmd'])),
     runner: args.runner,
     tmuxSocket: args['tmux-socket'] ?? process.env.ENGINE_TMUX_SOCKET ?? null,
     tmuxSession: args['tmux-session'],
-    heartbeatMs: Math.max(100, args['heartbeat-ms']),
-    pollMs: Math.max(50, args['poll-ms']),
+    heartbeatMs: number('heartbeat-ms'),
+    pollMs: number('poll-ms'),
   };
   const routes = await dispatchRoutes(options, log);
   const program = options.agentTemplate[0] as string;

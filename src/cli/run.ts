@@ -2,6 +2,7 @@
 import type { CommandModule } from 'yargs';
 import { EngineError } from '../errors.js';
 import { WATCHER_KINDS } from '../daemon/watch-backend.js';
+import { numberFlag } from '../daemon/daemon-options.js';
 import type { RunArgs as Args } from './run-daemon.js';
 
 export const runCommand: CommandModule<object, Args> = {
@@ -24,11 +25,7 @@ export const runCommand: CommandModule<object, Args> = {
         default: '.',
         describe: 'Project root holding directives/ and sessions/',
       })
-      .option('debounce-ms', {
-        type: 'number',
-        default: 3000,
-        describe: 'Quiet time before a changed file is read',
-      })
+      .option('debounce-ms', numberFlag('debounce-ms'))
       .option('watch', {
         type: 'boolean',
         default: true,
@@ -40,31 +37,11 @@ export const runCommand: CommandModule<object, Args> = {
         describe:
           'File watch backend: parcel (@parcel/watcher, one inotify watch per directory) or chokidar (one per file; used anyway where parcel cannot load)',
       })
-      .option('rescan-interval-ms', {
-        type: 'number',
-        default: 60_000,
-        describe: 'Reconcile pass period (and of the directives/TAGS.md check)',
-      })
-      .option('reap-interval-ms', {
-        type: 'number',
-        default: 30_000,
-        describe: 'Dead-claim check period',
-      })
-      .option('claim-grace-ms', {
-        type: 'number',
-        default: 60_000,
-        describe: 'Time a claim may lack a session record',
-      })
-      .option('stale-after', {
-        type: 'number',
-        default: 45,
-        describe: "Minutes without heartbeat before another host's claim is dead",
-      })
-      .option('max-agents', {
-        type: 'number',
-        default: 4,
-        describe: 'Running agents at most (0: no cap)',
-      })
+      .option('rescan-interval-ms', numberFlag('rescan-interval-ms'))
+      .option('reap-interval-ms', numberFlag('reap-interval-ms'))
+      .option('claim-grace-ms', numberFlag('claim-grace-ms'))
+      .option('stale-after', numberFlag('stale-after'))
+      .option('max-agents', numberFlag('max-agents'))
       .option('agent-cmd', {
         type: 'string',
         describe: 'Agent command template ({skill} {noun} {file} {session} {tag})',
@@ -75,17 +52,8 @@ export const runCommand: CommandModule<object, Args> = {
         describe: 'tmux server name (tmux -L); env ENGINE_TMUX_SOCKET',
       })
       .option('tmux-session', { type: 'string', default: 'dispatch' })
-      .option('heartbeat-ms', {
-        type: 'number',
-        default: 15_000,
-        describe: 'How often the agent wrapper touches its .heartbeat',
-      })
-      .option('poll-ms', {
-        type: 'number',
-        default: 5000,
-        describe:
-          'How often a running claim is checked when none of its files changed (changes are seen at once)',
-      })
+      .option('heartbeat-ms', numberFlag('heartbeat-ms'))
+      .option('poll-ms', numberFlag('poll-ms'))
       .option('once', {
         type: 'boolean',
         default: false,

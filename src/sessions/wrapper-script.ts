@@ -113,7 +113,7 @@ export function wrapperArgv(sessionDir: string, heartbeatMs: number, agentArgv: 
     WRAPPER_SCRIPT,
     WRAPPER_NAME,
     sessionDir,
-    String(Math.max(heartbeatMs, 100) / 1000),
+    String(heartbeatMs / 1000),
     ...agentArgv,
   ];
 }
