@@ -14,10 +14,12 @@ import {
 } from '../tags/edit-tags.js';
 import { LineIndex } from '../tags/line-index.js';
 import { scanTags } from '../tags/scan-tags.js';
-import { lifecycleOf, lifecycleTag } from '../tags/tag-name.js';
+import { LIFECYCLE_TRANSITIONS, lifecycleOf, transitionTags } from '../tags/tag-name.js';
 
 /** Where an approved item goes: `#delegated-X` (dispatch it) or `#next-X` (queue it for later). */
 export type ApproveTarget = 'delegated' | 'next';
+
+const TRANSITION_TO = { delegated: 'approve', next: 'pick' } as const;
 
 export interface ApproveFileResult {
   /** Each `#needs-X` changed, with the tag it became. */
@@ -41,8 +43,9 @@ export async function approveFile(
     }
     const pool =
       line === undefined ? carrierTags(scan) : scan.occurrences.filter((o) => o.line === line);
+    const transition = TRANSITION_TO[to];
     const needs = [...new Set(pool.map((o) => o.tag))].filter(
-      (tag) => lifecycleOf(tag)?.state === 'needs',
+      (tag) => lifecycleOf(tag)?.state === LIFECYCLE_TRANSITIONS[transition].from,
     );
     if (needs.length === 0) {
       const where = line === undefined ? 'on Tags line' : `at line ${line}`;
@@ -50,7 +53,7 @@ export async function approveFile(
     }
     swapped = needs.map((tag) => ({
       from: tag,
-      to: lifecycleTag(to, (lifecycleOf(tag) as { noun: string }).noun),
+      to: transitionTags(transition, (lifecycleOf(tag) as { noun: string }).noun).to,
     }));
     let out = text;
     for (const { from, to: next } of swapped) out = swapTags(out, [from], next, line);
@@ -84,7 +87,7 @@ export async function applyItemAction(edit: ItemEdit, action: ItemAction): Promi
   const newTag =
     action === 'drop'
       ? undefined
-      : lifecycleTag(action === 'approve' ? 'delegated' : 'next', edit.noun);
+      : transitionTags(action === 'approve' ? 'approve' : 'pick', edit.noun).to;
   let lineDelta = 0;
   await editFile(edit.path, (text) => {
     let out: string | null;

@@ -14,7 +14,7 @@ import { EngineError, messageOf, PreconditionError } from '../errors.js';
 import { isHeartbeatStale } from '../process/heartbeat.js';
 import { checkLiveness, describeLiveness, isAlive } from '../process/process-identity.js';
 import { recoveryCount, requeueEdit, sessionReference } from '../tags/lifecycle-edits.js';
-import { lifecycleTag } from '../tags/tag-name.js';
+import { transitionTags } from '../tags/tag-name.js';
 import { resolveSessionRef } from '../sessions/session-dir.js';
 import { startTokenTime, takeStartToken } from '../sessions/session-markers.js';
 import {
@@ -78,8 +78,9 @@ async function judgeClaim(
   const tags = new Set(occurrences.filter((o) => o.place !== 'prose').map((o) => o.tag));
   const ref = sessionReference(text);
   // A finished item stays finished, even if a stray #claimed-X is left beside #done-X.
-  if (tags.has(lifecycleTag('done', noun))) return { kind: 'done', session: ref };
-  if (!tags.has(lifecycleTag('claimed', noun))) return { kind: 'not-claimed' };
+  const { from: claimed, to: done } = transitionTags('finish', noun);
+  if (tags.has(done)) return { kind: 'done', session: ref };
+  if (!tags.has(claimed)) return { kind: 'not-claimed' };
   if (!ref) {
     return {
       kind: 'foreign',

@@ -6,6 +6,7 @@
  *   - `#delegated-fix`: skill `/fix`, mode agent, priority 3, daemon yes     (bullet list)
  */
 import { EngineError } from '../errors.js';
+import { LIFECYCLE_STATES } from '../tags/tag-name.js';
 
 export interface DispatchRoute {
   noun: string;
@@ -19,7 +20,7 @@ export interface DispatchRoute {
 export type DispatchTable = Map<string, DispatchRoute>;
 
 const SECTION = /^(#{1,6})\s+.*§TAG_DISPATCH\b/;
-const NOUN = /#(?:delegated|needs|next|claimed|done)-([a-z0-9][a-z0-9-]*)/;
+const NOUN = new RegExp(`#(?:${LIFECYCLE_STATES.join('|')})-([a-z0-9][a-z0-9-]*)`);
 const NO = /^(no|false|never|manual)$/i;
 
 export function parseDispatchTable(markdown: string, source = 'directives/TAGS.md'): DispatchTable {

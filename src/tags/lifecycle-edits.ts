@@ -14,7 +14,7 @@ import {
   TagMissingError,
 } from './edit-tags.js';
 import { scanTags, type LineSpan, type TagScan } from './scan-tags.js';
-import { lifecycleOf, lifecycleTag } from './tag-name.js';
+import { lifecycleOf, transitionTags } from './tag-name.js';
 
 const SESSION_PREFIX = '**Session**:';
 const SESSION_VALUE = /^\*\*Session\*\*:[ \t]*(.*?)[ \t]*$/;
@@ -135,9 +135,8 @@ export function claimEdit(text: string, noun: string, session: string): string {
   // One claim per request file: a second noun waits until the first is done or requeued (the
   // file then changes, and is read again), so the one Session line always names the one claim.
   const claimed = carrierTags(scanTags(text)).find((o) => lifecycleOf(o.tag)?.state === 'claimed');
-  if (claimed) throw new TagMissingError([lifecycleTag('delegated', noun)], undefined, true);
-  const from = lifecycleTag('delegated', noun);
-  const to = lifecycleTag('claimed', noun);
+  const { from, to } = transitionTags('claim', noun);
+  if (claimed) throw new TagMissingError([from], undefined, true);
   const result = withSessionLine(swapTags(text, [from], to), session);
   return checkedLifecycle(text, result, from, to, session);
 }
@@ -184,8 +183,7 @@ export function requeueEdit(
   session: string,
   entry: RecoveryEntry,
 ): string {
-  const claimed = lifecycleTag('claimed', noun);
-  const needs = lifecycleTag('needs', noun);
+  const { from: claimed, to: needs } = transitionTags('requeue', noun);
   if (sessionReference(text) !== session) throw new TagMissingError([claimed], undefined, true);
   const cleared = checkedLifecycle(
     text,

@@ -15,6 +15,36 @@ export const LIFECYCLE_STATES = [
 ] as const;
 export type LifecycleState = (typeof LIFECYCLE_STATES)[number];
 
+/**
+ * The lifecycle's transitions, and who makes each (docs/ARCHITECTURE.md). Every edit of a
+ * lifecycle tag looks its states up here.
+ */
+export const LIFECYCLE_TRANSITIONS = {
+  /** A human approves the work: the daemon may dispatch it. */
+  approve: { from: 'needs', to: 'delegated' },
+  /** A human queues it for the next skill instead. */
+  pick: { from: 'needs', to: 'next' },
+  /** The daemon claims it, before anything else happens for it. */
+  claim: { from: 'delegated', to: 'claimed' },
+  /** The daemon puts its claim back after an older copy was saved over it. */
+  restore: { from: 'delegated', to: 'claimed' },
+  /** The agent marks its work done. */
+  finish: { from: 'claimed', to: 'done' },
+  /** The daemon hands the item of a dead agent back to a human. */
+  requeue: { from: 'claimed', to: 'needs' },
+} as const satisfies Record<string, { from: LifecycleState; to: LifecycleState }>;
+
+export type LifecycleTransition = keyof typeof LIFECYCLE_TRANSITIONS;
+
+/** The tags a transition swaps for one noun: `#delegated-fix` → `#claimed-fix`, say. */
+export function transitionTags(
+  transition: LifecycleTransition,
+  noun: string,
+): { from: string; to: string } {
+  const { from, to } = LIFECYCLE_TRANSITIONS[transition];
+  return { from: lifecycleTag(from, noun), to: lifecycleTag(to, noun) };
+}
+
 const NAME_SOURCE = '[A-Za-z0-9][A-Za-z0-9-]*';
 const TAG = new RegExp(`^#${NAME_SOURCE}$`);
 const LIFECYCLE = new RegExp(`^#(${LIFECYCLE_STATES.join('|')})-([a-z0-9][a-z0-9-]*)$`);

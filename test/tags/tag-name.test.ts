@@ -4,12 +4,14 @@ import {
   EFFORT_TAGS,
   isTag,
   LIFECYCLE_STATES,
+  LIFECYCLE_TRANSITIONS,
   lifecycleOf,
   lifecycleTag,
   parseTag,
   parseTagList,
   parseTagPattern,
   PRIORITY_TAGS,
+  transitionTags,
 } from '../../src/tags/tag-name.js';
 
 describe('isTag', () => {
@@ -109,5 +111,19 @@ describe('parseTagPattern', () => {
 
   it.each(['needs-*', '#', '#needs fix', '#.*', '#a|b'])('should refuse %j', (input) => {
     expect(() => parseTagPattern(input)).toThrow(EngineError);
+  });
+});
+
+describe('the lifecycle table', () => {
+  it('names each transition once, with states from the one list', () => {
+    for (const { from, to } of Object.values(LIFECYCLE_TRANSITIONS)) {
+      expect(LIFECYCLE_STATES).toContain(from);
+      expect(LIFECYCLE_STATES).toContain(to);
+    }
+    expect(transitionTags('claim', 'fix')).toEqual({ from: '#delegated-fix', to: '#claimed-fix' });
+    expect(transitionTags('requeue', 'fix')).toEqual({ from: '#claimed-fix', to: '#needs-fix' });
+    expect(transitionTags('approve', 'a-b')).toEqual({ from: '#needs-a-b', to: '#delegated-a-b' });
+    expect(transitionTags('pick', 'x')).toEqual({ from: '#needs-x', to: '#next-x' });
+    expect(transitionTags('finish', 'x')).toEqual({ from: '#claimed-x', to: '#done-x' });
   });
 });
