@@ -28,7 +28,7 @@ afterEach(async () => {
 });
 
 function start(extra: string[] = [], env: Record<string, string> = {}): DaemonProcess {
-  const d = startDaemon(t, ['--claim-grace-ms', '0', ...extra], env);
+  const d = startDaemon(t, extra, env);
   daemons.push(d);
   return d;
 }
