@@ -14,7 +14,8 @@ import { EngineError, messageOf, PreconditionError } from '../errors.js';
 import { editFile } from '../files/tag-file.js';
 import { decodeText, MAX_PARSE_BYTES, readRegularFileSync } from '../files/read-text-file.js';
 import { fillTemplate } from '../dispatch/agent-command.js';
-import { queuePriority, weightOf, compareOrder, type OrderKey } from '../dispatch/work-order.js';
+import { queuePriority, compareOrder } from '../dispatch/work-order.js';
+import { workItemsOf, type WorkItem } from '../dispatch/work-items.js';
 import type { TagOccurrence } from '../tags/scan-tags.js';
 import {
   claimEdit,
@@ -22,7 +23,7 @@ import {
   recoveryCount,
   restoreClaimEdit,
 } from '../tags/lifecycle-edits.js';
-import { lifecycleOf, lifecycleTag, parseTagPattern, type TagPattern } from '../tags/tag-name.js';
+import { lifecycleTag, parseTagPattern, type TagPattern } from '../tags/tag-name.js';
 import { createSessionDir, newSessionRef, resolveSessionRef } from '../sessions/session-dir.js';
 import {
   readSessionState,
@@ -42,13 +43,6 @@ import { isSessionDone, markSessionDone, takeStartToken } from '../sessions/sess
 import { SessionIndex } from './session-index.js';
 
 const LAUNCHES_AT_ONCE = 8;
-
-/** A `#delegated-X` found in a settled request file. */
-export interface WorkItem extends OrderKey {
-  file: string;
-  noun: string;
-  skill: string;
-}
 
 export class Daemon {
   private readonly ctx: DaemonContext;
@@ -256,33 +250,15 @@ export class Daemon {
       );
       return [];
     }
-    const carriers = occurrences.filter((o) => o.place !== 'prose');
-    const tags = carriers.map((o) => o.tag);
-    const claimed = new Set(
-      tags
-        .map(lifecycleOf)
-        .filter((l) => l?.state === 'claimed')
-        .map((l) => l?.noun as string),
-    );
+    const work = workItemsOf(file, occurrences, (noun) => this.ctx.routes.route(noun, path), {
+      patterns: this.patterns,
+      readyAt: Date.now(),
+    });
+    const claimed = new Set(work.claims.map((claim) => claim.noun));
     if (claimed.size > 0) this.claimedFiles.set(file, claimed);
     else this.claimedFiles.delete(file);
-    const items: WorkItem[] = [];
-    for (const tag of new Set(tags)) {
-      const life = lifecycleOf(tag);
-      if (life?.state !== 'delegated' || !this.patterns.some((p) => p.matches(tag))) continue;
-      const route = this.ctx.routes.route(life.noun, path);
-      if (!route) continue;
-      if (items.length === 0 && (await this.hasOtherNames(file))) return [];
-      items.push({
-        file,
-        noun: life.noun,
-        skill: route.skill,
-        weight: weightOf(tags),
-        tablePriority: route.priority,
-        readyAt: Date.now(),
-      });
-    }
-    return items;
+    if (work.items.length > 0 && (await this.hasOtherNames(file))) return [];
+    return work.items;
   }
 
   /**

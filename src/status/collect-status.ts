@@ -5,7 +5,8 @@
 import { readFile, stat } from 'node:fs/promises';
 import { realpath } from 'node:fs/promises';
 import type { DispatchTable } from '../dispatch/dispatch-table.js';
-import { compareOrder, weightOf } from '../dispatch/work-order.js';
+import { compareOrder } from '../dispatch/work-order.js';
+import { workItemsOf } from '../dispatch/work-items.js';
 import { decodeText, MAX_PARSE_BYTES } from '../files/read-text-file.js';
 import { checkLiveness, describeLiveness, isAlive } from '../process/process-identity.js';
 import { readEvents, type EngineEvent } from '../sessions/event-log.js';
@@ -13,7 +14,6 @@ import { resolveSessionRef } from '../sessions/session-dir.js';
 import { readSessionState } from '../sessions/session-state.js';
 import { sessionReference } from '../tags/lifecycle-edits.js';
 import { ScanPool } from '../tags/scan-pool.js';
-import { lifecycleOf } from '../tags/tag-name.js';
 import { walkMarkdownFiles } from '../tags/walk-markdown.js';
 
 export interface WaitingItem {
@@ -68,25 +68,24 @@ export async function collectStatus(
         const scan = await pool.scan(decoded.text).catch(() => null);
         if (!scan) continue;
         const file = await realpath(path).catch(() => path);
-        const tags = scan.occurrences.filter((o) => o.place !== 'prose').map((o) => o.tag);
         const mtime = (await stat(path).catch(() => null))?.mtimeMs ?? 0;
-        for (const tag of new Set(tags)) {
-          const life = lifecycleOf(tag);
-          if (life?.state === 'delegated') {
-            const route = table.get(life.noun);
-            waiting.push({
-              file,
-              noun: life.noun,
-              skill: route?.skill ?? null,
-              weight: weightOf(tags),
-              tablePriority: route?.priority ?? null,
-              dispatchable: route?.dispatchable ?? false,
-              readyAt: mtime,
-            });
-          } else if (life?.state === 'claimed' && !tags.includes(`#done-${life.noun}`)) {
-            const item = await describeClaim(root, file, life.noun, decoded.text, now);
-            (item.alive ? running : stale).push(item);
-          }
+        const work = workItemsOf(file, scan.occurrences, (noun) => table.get(noun) ?? null, {
+          readyAt: mtime,
+        });
+        for (const { noun, route } of work.delegated) {
+          waiting.push({
+            file,
+            noun,
+            skill: route?.skill ?? null,
+            weight: work.weight,
+            tablePriority: route?.priority ?? null,
+            dispatchable: route?.dispatchable ?? false,
+            readyAt: mtime,
+          });
+        }
+        for (const { noun } of work.claims.filter((claim) => !claim.done)) {
+          const item = await describeClaim(root, file, noun, decoded.text, now);
+          (item.alive ? running : stale).push(item);
         }
       }
     }

@@ -1,0 +1,67 @@
+/**
+ * The work a request file carries, from its tags alone: the `#delegated-X` items on its Tags line
+ * or in front matter (with their §TAG_DISPATCH row), and its claims. Pure; the daemon, `engine
+ * status` and `--dry-run` read a file's work through this one function.
+ */
+import type { DispatchRoute } from './dispatch-table.js';
+import { weightOf, type OrderKey } from './work-order.js';
+import type { TagOccurrence } from '../tags/scan-tags.js';
+import { lifecycleOf, transitionTags, type TagPattern } from '../tags/tag-name.js';
+
+/** A `#delegated-X` ready to be dispatched: it has a dispatchable row. */
+export interface WorkItem extends OrderKey {
+  file: string;
+  noun: string;
+  skill: string;
+}
+
+/** A `#delegated-X` with the row the table has for it (null: none). */
+export interface DelegatedTag {
+  noun: string;
+  route: DispatchRoute | null;
+}
+
+export interface FileWork {
+  /** The `#delegated-X` tags the patterns select, in the order they are written, each once. */
+  delegated: DelegatedTag[];
+  /** Those with a dispatchable row, as queue items. */
+  items: WorkItem[];
+  /** Claimed nouns, and whether `#done-X` stands beside the claim. */
+  claims: Array<{ noun: string; done: boolean }>;
+  /** `#P0`..`#P2` of the file: 0, 1, or 2 for none. */
+  weight: number;
+}
+
+export function workItemsOf(
+  file: string,
+  occurrences: TagOccurrence[],
+  route: (noun: string) => DispatchRoute | null,
+  { patterns, readyAt }: { patterns?: TagPattern[]; readyAt: number },
+): FileWork {
+  const tags = [...new Set(occurrences.filter((o) => o.place !== 'prose').map((o) => o.tag))];
+  const weight = weightOf(tags);
+  const work: FileWork = { delegated: [], items: [], claims: [], weight };
+  for (const tag of tags) {
+    const life = lifecycleOf(tag);
+    if (life?.state === 'claimed') {
+      work.claims.push({
+        noun: life.noun,
+        done: tags.includes(transitionTags('finish', life.noun).to),
+      });
+    }
+    if (life?.state !== 'delegated') continue;
+    if (patterns && !patterns.some((p) => p.matches(tag))) continue;
+    const row = route(life.noun);
+    work.delegated.push({ noun: life.noun, route: row });
+    if (!row?.dispatchable) continue;
+    work.items.push({
+      file,
+      noun: life.noun,
+      skill: row.skill,
+      weight,
+      tablePriority: row.priority,
+      readyAt,
+    });
+  }
+  return work;
+}
