@@ -35,6 +35,7 @@ import { agentEnvironment, WRAPPER_FILES, wrapperArgv } from '../sessions/wrappe
 import { checkLiveness, isAlive } from '../process/process-identity.js';
 import { walkMarkdownFiles } from '../tags/walk-markdown.js';
 import { checkClaim, type ClaimVerdict } from './claim-check.js';
+import { ClaimLedger } from './claim-ledger.js';
 import type { DaemonContext } from './daemon-context.js';
 import { RequestWatcher } from './request-watcher.js';
 import { ChangeSignals } from './change-signals.js';
@@ -52,17 +53,7 @@ export class Daemon {
   private readonly watcher: RequestWatcher;
   /** Wakes the watch of a claim, or of a session, when one of the files it depends on changes. */
   private readonly signals: ChangeSignals;
-  /** Items queued or being claimed, by `file\0noun`, so a burst of saves queues one dispatch. */
-  private readonly pending = new Set<string>();
-  /** Claims this process watches until they end (dispatched here or adopted), by `file\0noun`. */
-  private readonly tracked = new Set<string>();
-  /**
-   * Tracked items whose file showed the item approved again while its claim was ending: the file
-   * is read again once the claim has ended, since no further change may come to settle it.
-   */
-  private readonly recheck = new Set<string>();
-  /** Files known to carry a claim, for the reaper. */
-  private readonly claimedFiles = new Map<string, Set<string>>();
+  private readonly ledger = new ClaimLedger();
   private readonly warned = new Set<string>();
   private readonly inFlight = new Set<Promise<unknown>>();
   /**
@@ -196,31 +187,34 @@ export class Daemon {
   /** Reads one settled file: remembers its claims, restores overwritten ones, queues work. */
   private async evaluate(path: string): Promise<void> {
     if (this.stopping) return;
+    const { ledger } = this;
     for (const item of await this.itemsIn(path)) {
-      const key = `${item.file}\0${item.noun}`;
-      // Still tracked once restoreClaim is done: the claim is ending, so the file is read again
+      const { file, noun } = item;
+      // Still watched once restoreClaim is done: the claim is ending, so the file is read again
       // when it has ended. (It may end while restoreClaim reads: then go on as for any item.)
-      if (this.tracked.has(key) && !(await this.restoreClaim(item)) && this.tracked.has(key)) {
-        this.recheck.add(key);
+      if (
+        ledger.isWatched(file, noun) &&
+        !(await this.restoreClaim(item)) &&
+        ledger.isWatched(file, noun)
+      ) {
+        ledger.hold(file, noun);
         this.ctx.log(
           'debug',
           `held ${item.file} #delegated-${item.noun} until its ending claim has ended`,
         );
         continue;
       }
-      if (this.pending.has(key) || this.tracked.has(key)) continue;
-      // Pending before the first await, so an evaluation of the same file that overlaps this one
-      // cannot queue a second dispatch.
-      this.pending.add(key);
+      if (ledger.isQueued(file, noun) || ledger.isWatched(file, noun)) continue;
+      ledger.queue(file, noun);
       let restored: boolean;
       try {
         restored = await this.restoreClaim(item);
       } catch (error) {
-        this.pending.delete(key);
+        ledger.unqueue(file, noun);
         throw error;
       }
       if (restored) {
-        this.pending.delete(key);
+        ledger.unqueue(file, noun);
         continue;
       }
       this.ctx.log(
@@ -228,7 +222,7 @@ export class Daemon {
         `queued ${item.file} #delegated-${item.noun} (P${item.weight}, priority ${item.tablePriority})`,
       );
       void this.queue
-        .add(() => this.dispatch(item, key), { priority: queuePriority(item) })
+        .add(() => this.dispatch(item), { priority: queuePriority(item) })
         .catch((error: unknown) =>
           this.ctx.log('error', `dispatch ${item.file}: ${String(error)}`),
         );
@@ -254,9 +248,10 @@ export class Daemon {
       patterns: this.patterns,
       readyAt: Date.now(),
     });
-    const claimed = new Set(work.claims.map((claim) => claim.noun));
-    if (claimed.size > 0) this.claimedFiles.set(file, claimed);
-    else this.claimedFiles.delete(file);
+    this.ledger.setClaims(
+      file,
+      work.claims.map((claim) => claim.noun),
+    );
     if (work.items.length > 0 && (await this.hasOtherNames(file))) return [];
     return work.items;
   }
@@ -386,24 +381,23 @@ export class Daemon {
   }
 
   /** A queue task: claim and spawn, then hold the slot until the agent's claim ends. */
-  private async dispatch(item: WorkItem, key: string): Promise<void> {
-    this.pending.delete(key);
+  private async dispatch(item: WorkItem): Promise<void> {
+    this.ledger.unqueue(item.file, item.noun);
     if (this.stopping) return;
-    // Tracked from the claim on: the reaper must not judge a claim whose launch is still queued.
-    this.tracked.add(key);
+    // Watched from the claim on: the reaper must not judge a claim whose launch is still queued.
+    this.ledger.watch(item.file, item.noun);
     try {
       // A failure is logged by track(); the task ends with it.
       const ref = await this.track(this.claimAndSpawn(item)).catch(() => null);
       if (ref) await this.watchUntilEnded(item.file, item.noun, ref);
     } finally {
-      this.untrack(key, item.file);
+      this.unwatch(item.file, item.noun);
     }
   }
 
-  /** The claim's watch is over: a file held meanwhile (see `recheck`) is read again now. */
-  private untrack(key: string, file: string): void {
-    this.tracked.delete(key);
-    if (this.recheck.delete(key) && !this.stopping) void this.track(this.evaluate(file));
+  /** The claim's watch is over: a file held meanwhile (see ClaimLedger) is read again now. */
+  private unwatch(file: string, noun: string): void {
+    if (this.ledger.unwatch(file, noun) && !this.stopping) void this.track(this.evaluate(file));
   }
 
   /** Claim first, then the session and its record, then the agent. Returns the session ref. */
@@ -562,7 +556,7 @@ export class Daemon {
           this.ctx.log('error', `checking ${file}: ${String(error)}; will look again`);
         }
         if (verdict && verdict.kind !== 'alive' && verdict.kind !== 'unknown') {
-          this.forgetClaim(file, noun);
+          this.ledger.forgetClaim(file, noun);
           await this.recordEnd(file, noun, verdict);
           if (verdict.kind === 'gone' && dir) await this.followGoneRequest(file, session, dir);
           return verdict;
@@ -689,13 +683,6 @@ export class Daemon {
     });
   }
 
-  /** The claim ended: the reaper no longer looks at it (a new claim is found when the file changes). */
-  private forgetClaim(file: string, noun: string): void {
-    const nouns = this.claimedFiles.get(file);
-    nouns?.delete(noun);
-    if (nouns?.size === 0) this.claimedFiles.delete(file);
-  }
-
   private async recordEnd(file: string, noun: string, verdict: ClaimVerdict): Promise<void> {
     if (verdict.kind === 'foreign') {
       this.warnOnce(`foreign:${file}\0${noun}`, `${file}: ${verdict.reason}; left alone`);
@@ -730,42 +717,39 @@ export class Daemon {
    * Returns how many claims have a live agent.
    */
   async reap(): Promise<number> {
-    let alive = this.tracked.size;
-    for (const [file, nouns] of [...this.claimedFiles]) {
-      for (const noun of [...nouns]) {
-        const key = `${file}\0${noun}`;
-        if (this.tracked.has(key) || this.stopping) continue;
-        let verdict: ClaimVerdict;
-        try {
-          verdict = await checkClaim(this.ctx, file, noun);
-        } catch (error) {
-          this.ctx.log('error', `checking ${file}: ${String(error)}; will look again`);
-          continue;
-        }
-        if (verdict.kind === 'alive') {
-          alive++;
-          if (verdict.state) this.adopt(file, noun, verdict.session);
-          continue;
-        }
-        if (verdict.kind === 'unknown') {
-          this.warnOnce(
-            `unknown:${key}:${verdict.reason}`,
-            `cannot judge the claim on ${file} now: ${verdict.reason}`,
-          );
-          continue;
-        }
-        this.forgetClaim(file, noun);
-        await this.recordEnd(file, noun, verdict);
+    let alive = this.ledger.watchedCount;
+    for (const { file, noun } of this.ledger.knownClaims()) {
+      if (this.ledger.isWatched(file, noun) || !this.ledger.hasClaim(file, noun)) continue;
+      if (this.stopping) break;
+      let verdict: ClaimVerdict;
+      try {
+        verdict = await checkClaim(this.ctx, file, noun);
+      } catch (error) {
+        this.ctx.log('error', `checking ${file}: ${String(error)}; will look again`);
+        continue;
       }
+      if (verdict.kind === 'alive') {
+        alive++;
+        if (verdict.state) this.adopt(file, noun, verdict.session);
+        continue;
+      }
+      if (verdict.kind === 'unknown') {
+        this.warnOnce(
+          `unknown:${file}\0${noun}:${verdict.reason}`,
+          `cannot judge the claim on ${file} now: ${verdict.reason}`,
+        );
+        continue;
+      }
+      this.ledger.forgetClaim(file, noun);
+      await this.recordEnd(file, noun, verdict);
     }
     return alive;
   }
 
   /** A live agent found at start (or by the reaper) holds a slot until its claim ends. */
   private adopt(file: string, noun: string, session: string): void {
-    const key = `${file}\0${noun}`;
-    if (!this.adopting || this.tracked.has(key)) return;
-    this.tracked.add(key);
+    if (!this.adopting || this.ledger.isWatched(file, noun)) return;
+    this.ledger.watch(file, noun);
     // A claim followed to a moved request is known under its new path from now on.
     this.sessions.add(file, session);
     this.ctx.log('info', `adopted running agent for ${file} (${session})`);
@@ -776,7 +760,7 @@ export class Daemon {
           try {
             await this.watchUntilEnded(file, noun, session);
           } finally {
-            this.untrack(key, file);
+            this.unwatch(file, noun);
           }
         },
         { priority: Number.MAX_SAFE_INTEGER },
