@@ -1,5 +1,5 @@
 /** The daemon side of `engine run --monitor-tags`: options to a running Daemon. */
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Daemon } from '../daemon/daemon.js';
 import { watchHeadroom } from '../daemon/watch-headroom.js';
@@ -200,6 +200,8 @@ async function agentTemplate(root: string, flag: string | undefined): Promise<st
 /** The table in force at start, reloaded from `<root>/directives/TAGS.md` while the daemon runs. */
 async function dispatchRoutes(options: DaemonOptions, log: LogFn): Promise<DispatchTableSource> {
   const path = join(options.root, 'directives', 'TAGS.md');
+  // Stat first: a save after it is then seen as a save, even before the first check.
+  const mtimeMs = (await stat(path).catch(() => null))?.mtimeMs ?? null;
   const own = await readFile(path, 'utf8').catch(() => null);
   if (own === null) log('warn', `no ${path}: using the §TAG_DISPATCH table shipped with engine`);
   return new DispatchTableSource({
@@ -209,6 +211,7 @@ async function dispatchRoutes(options: DaemonOptions, log: LogFn): Promise<Dispa
         ? parseDispatchTable(await readFile(SHIPPED_TAGS, 'utf8'), SHIPPED_TAGS)
         : parseDispatchTable(own, path),
     text: own,
+    mtimeMs: own === null ? null : mtimeMs,
     debounceMs: options.debounceMs,
     checkIntervalMs: options.rescanIntervalMs,
     watch: options.watch,

@@ -24,6 +24,8 @@ export interface DispatchTableSourceOptions {
   table: DispatchTable;
   /** The text of `path` it was parsed from; null when `path` could not be read (shipped table). */
   text: string | null;
+  /** The modification time of `path` when `text` was read (null: not read). */
+  mtimeMs: number | null;
   debounceMs: number;
   checkIntervalMs: number;
   /** false: no watch, the periodic check only (see --no-watch). */
@@ -52,13 +54,14 @@ export class DispatchTableSource implements DispatchRoutes {
   /** The watch of this round could not be opened (no directory yet). */
   private watchFailed = false;
   /** The modification time the previous read saw, to tell an unchanged save from no save. */
-  private lastMtimeMs: number | null = null;
+  private lastMtimeMs: number | null;
   private closed = false;
 
   constructor(options: DispatchTableSourceOptions) {
     this.options = options;
     this.table = options.table;
     this.inForce = options.text;
+    this.lastMtimeMs = options.mtimeMs;
     this.lastSeen = options.text === null ? { error: 'ENOENT' } : { text: options.text };
     this.signals = new ChangeSignals((error) => {
       this.watchFailed = true;
