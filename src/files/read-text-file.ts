@@ -5,31 +5,10 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { EngineError, isErrnoException } from '../errors.js';
+import { decodeText, MAX_PARSE_BYTES, type TextFile } from '../tags/source-text.js';
 
-/** Files larger than this are never parsed: remark needs seconds per megabyte. */
-export const MAX_PARSE_BYTES = 1024 * 1024;
-
-const BOM = '\uFEFF';
-const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
-export interface TextFile {
-  /** The content without a leading BOM. */
-  text: string;
-  bom: boolean;
-}
-
-/** Decodes bytes as UTF-8, or returns null when they are not (or look binary). */
-export function decodeText(bytes: Uint8Array): TextFile | null {
-  if (bytes.subarray(0, 8192).includes(0)) return null;
-  let text: string;
-  try {
-    text = decoder.decode(bytes);
-  } catch {
-    return null;
-  }
-  const bom = text.startsWith(BOM);
-  return { text: bom ? text.slice(1) : text, bom };
-}
+// Defined in tags/, since find's prefilter decodes with it too; re-exported for files/' readers.
+export { decodeText, encodeText, MAX_PARSE_BYTES, type TextFile } from '../tags/source-text.js';
 
 /**
  * A regular file's bytes in four system calls (open, fstat, read, close), or null when the path
@@ -56,10 +35,6 @@ export function readRegularFileSync(path: string): Buffer | null {
   } finally {
     closeSync(fd);
   }
-}
-
-export function encodeText(file: TextFile): Buffer {
-  return Buffer.from(file.bom ? BOM + file.text : file.text, 'utf8');
 }
 
 export async function statFile(path: string): Promise<import('node:fs').BigIntStats> {

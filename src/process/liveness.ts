@@ -6,7 +6,7 @@
 import { EngineError } from '../errors.js';
 import { isValidPid, systemProbe, type ProcProbe } from './proc-probe.js';
 import { isExitedState, parseProcStat } from './proc-stat.js';
-import type { ProcessIdentity } from './process-identity.js';
+import type { ProcessIdentity } from './identity.js';
 
 /**
  * - `alive`: the recorded process runs (same pid, same start time, this boot, this host).

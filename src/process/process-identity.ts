@@ -1,18 +1,11 @@
 /**
- * The identity of a process: pid + start time (clock ticks after boot) + boot id + host. Together
- * they name one process unambiguously, although the kernel reuses pids (pid_max may be 32,768).
- * This file is the entry point of src/process: it also re-exports the probe and liveness API.
+ * Reads the identity of a process (identity.ts) from /proc. This file is the entry point of
+ * src/process: it also re-exports the identity type and the probe and liveness API.
  */
 import { EngineError } from '../errors.js';
 import { isValidPid, systemProbe, type ProcProbe } from './proc-probe.js';
 import { parseProcStat } from './proc-stat.js';
-
-export interface ProcessIdentity {
-  pid: number;
-  startTicks: string;
-  bootId: string;
-  host: string;
-}
+import type { ProcessIdentity } from './identity.js';
 
 /**
  * The identity of the process that has `pid` now; `null` when there is no such process (or the
@@ -40,6 +33,7 @@ export function selfIdentity(probe: ProcProbe = systemProbe): ProcessIdentity {
   return identity;
 }
 
+export type { ProcessIdentity } from './identity.js';
 export { systemProbe, isValidPid, type ProcProbe } from './proc-probe.js';
 export { parseProcStat, type ProcStat } from './proc-stat.js';
 export { checkLiveness, describeLiveness, isAlive, type Liveness } from './liveness.js';

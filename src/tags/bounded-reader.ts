@@ -4,7 +4,7 @@
  * a round trip through the thread pool) cost about 20 times the system calls themselves.
  */
 import { closeSync, constants, openSync, readSync } from 'node:fs';
-import { MAX_PARSE_BYTES } from '../files/read-text-file.js';
+import { MAX_PARSE_BYTES } from './source-text.js';
 
 export type BoundedRead =
   /** The whole file; a view of the reader's buffer, valid until the next read. */

@@ -7,7 +7,7 @@
 import { createRequire } from 'node:module';
 import type * as Yaml from 'yaml';
 import { LineIndex } from './line-index.js';
-import type { ScanProblem } from './scan-tags.js';
+import type { ScanProblem } from './tag-scan-types.js';
 
 const require = createRequire(import.meta.url);
 let yaml: typeof Yaml | null = null;

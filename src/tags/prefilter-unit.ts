@@ -3,7 +3,7 @@
  * read a batch of files, keep the files whose bytes hold the needle, and locate their tags with
  * the fast path. Texts the fast path declines come back with `occurrences: null`, for remark.
  */
-import { decodeText, MAX_PARSE_BYTES } from '../files/read-text-file.js';
+import { decodeText, MAX_PARSE_BYTES } from './source-text.js';
 import type { BoundedReader } from './bounded-reader.js';
 import type { ScanProblem, TagOccurrence } from './scan-tags.js';
 import { scanTagsFast } from './scan-fast.js';

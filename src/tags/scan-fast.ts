@@ -15,7 +15,7 @@ import { scanFrontMatterTags, type FrontMatterTag } from './front-matter.js';
 import { LineIndex } from './line-index.js';
 import { DELIMITER, isTagBoundary, proseOccurrence } from './tag-boundary.js';
 import { TAG_IN_TEXT } from './tag-name.js';
-import type { LineSpan, ScanProblem, TagOccurrence, TagScan } from './scan-tags.js';
+import type { LineSpan, ScanProblem, TagOccurrence, TagScan } from './tag-scan-types.js';
 
 /** Thrown inside the pass when the text is outside what this path decides; never escapes. */
 class Undecided extends Error {}

@@ -10,7 +10,7 @@ import { TAG_IN_TEXT } from './tag-name.js';
 import { scanFrontMatterTags, type FrontMatterTag } from './front-matter.js';
 import { LineIndex } from './line-index.js';
 import { isTagBoundary, proseOccurrence } from './tag-boundary.js';
-import type { LineSpan, ScanProblem, TagOccurrence, TagScan } from './scan-tags.js';
+import type { LineSpan, ScanProblem, TagOccurrence, TagScan } from './tag-scan-types.js';
 
 const require = createRequire(import.meta.url);
 let processor: Processor<Root> | null = null;

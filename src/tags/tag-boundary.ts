@@ -3,7 +3,7 @@
  * both apply the one rule of docs/TAGS.md.
  */
 import type { LineIndex } from './line-index.js';
-import type { TagOccurrence } from './scan-tags.js';
+import type { TagOccurrence } from './tag-scan-types.js';
 import { HASH_ATTACHED, NAME_CONTINUES } from './tag-name.js';
 
 /** Emphasis and strikethrough delimiters: markup, not text, where they border a text node. */

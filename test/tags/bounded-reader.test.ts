@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_PARSE_BYTES } from '../../src/files/read-text-file.js';
+import { MAX_PARSE_BYTES } from '../../src/tags/source-text.js';
 import { BoundedReader } from '../../src/tags/bounded-reader.js';
 
 const NEEDLE = '#needs-x';
