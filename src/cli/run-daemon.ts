@@ -2,8 +2,9 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Daemon } from '../daemon/daemon.js';
-import { watchHeadroom } from '../daemon/watch-headroom.js';
-import { loadWatchBackend, type WatcherKind } from '../daemon/watch-backend.js';
+import { watchHeadroom } from '../watch/watch-headroom.js';
+import { loadWatchBackend } from '../watch/load-watch-backend.js';
+import type { WatcherKind } from '../watch/watch-backend.js';
 import { acquireDaemonLock } from '../daemon/daemon-lock.js';
 import { checkNumberOption, type NumberOptionName } from '../daemon/daemon-options.js';
 import { DispatchTableSource } from '../daemon/dispatch-table-source.js';

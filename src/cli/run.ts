@@ -1,7 +1,7 @@
 /** `engine run --monitor-tags[=LIST] [paths..]`: the dispatch daemon. */
 import type { CommandModule } from 'yargs';
 import { EngineError } from '../errors.js';
-import { WATCHER_KINDS } from '../daemon/watch-backend.js';
+import { WATCHER_KINDS } from '../watch/watch-backend.js';
 import { numberFlag } from '../daemon/daemon-options.js';
 import type { RunArgs as Args } from './run-daemon.js';
 

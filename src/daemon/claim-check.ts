@@ -9,7 +9,7 @@ import { realpath, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { hostname } from 'node:os';
 import { editFile } from '../files/tag-file.js';
-import { readTextFile } from '../files/read-text-file.js';
+import { readError, readRequestFile } from '../files/read-text-file.js';
 import { EngineError, messageOf, PreconditionError } from '../errors.js';
 import { isHeartbeatStale } from '../process/heartbeat.js';
 import { checkLiveness, describeLiveness, isAlive } from '../process/process-identity.js';
@@ -61,14 +61,10 @@ async function judgeClaim(
   file: string,
   noun: string,
 ): Promise<ClaimVerdict | typeof CHANGED> {
-  let text: string;
-  try {
-    text = (await readTextFile(file)).file.text;
-  } catch (error) {
-    const code = (error as { cause?: NodeJS.ErrnoException }).cause?.code;
-    if (code === 'ENOENT') return { kind: 'gone' };
-    return { kind: 'unknown', reason: error instanceof Error ? error.message : String(error) };
-  }
+  const request = readRequestFile(file);
+  if (request.kind === 'gone') return { kind: 'gone' };
+  if (request.kind !== 'text') return { kind: 'unknown', reason: readError(file, request).message };
+  const { text } = request.file;
   let occurrences;
   try {
     occurrences = (await ctx.scan(text)).occurrences;
@@ -166,12 +162,10 @@ async function followMovedRequest(
   from: string,
   to: string,
 ): Promise<'moved' | 'copy' | { unknown: string }> {
-  try {
-    if (sessionReference((await readTextFile(from)).file.text) === ref) return 'copy';
-  } catch (error) {
-    const code = (error as { cause?: NodeJS.ErrnoException }).cause?.code;
-    if (code !== 'ENOENT') return { unknown: `cannot read ${from}: ${String(error)}` };
-  }
+  const read = readRequestFile(from);
+  if (read.kind === 'text' && sessionReference(read.file.text) === ref) return 'copy';
+  if (read.kind !== 'text' && read.kind !== 'gone')
+    return { unknown: readError(from, read).message };
   const temp = join(dir, `.${REQUEST_PATH_FILE}.tmp`);
   await writeFile(temp, `${to}\n`);
   await rename(temp, join(dir, REQUEST_PATH_FILE));

@@ -3,7 +3,7 @@ import type { DispatchRoute } from '../dispatch/dispatch-table.js';
 import type { Runner } from '../runners/runner.js';
 import type { EventInput } from '../sessions/event-log.js';
 import type { ScanSummary } from '../tags/scan-pool.js';
-import type { WatcherKind } from './watch-backend.js';
+import type { WatcherKind } from '../watch/watch-backend.js';
 
 export type LogLevel = 'info' | 'warn' | 'error' | 'debug';
 export type LogFn = (level: LogLevel, message: string, fields?: Record<string, unknown>) => void;

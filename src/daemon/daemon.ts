@@ -12,7 +12,7 @@ import { hostname } from 'node:os';
 import PQueue from 'p-queue';
 import { EngineError, messageOf, PreconditionError } from '../errors.js';
 import { editFile } from '../files/tag-file.js';
-import { decodeText, MAX_PARSE_BYTES, readRegularFileSync } from '../files/read-text-file.js';
+import { MAX_PARSE_BYTES, readRequestFile, type TextRead } from '../files/read-text-file.js';
 import { fillTemplate } from '../dispatch/agent-command.js';
 import { queuePriority, compareOrder } from '../dispatch/work-order.js';
 import { workItemsOf, type WorkItem } from '../dispatch/work-items.js';
@@ -37,8 +37,8 @@ import { walkMarkdownFiles } from '../tags/walk-markdown.js';
 import { checkClaim, type ClaimVerdict } from './claim-check.js';
 import { ClaimLedger } from './claim-ledger.js';
 import type { DaemonContext } from './daemon-context.js';
-import { RequestWatcher } from './request-watcher.js';
-import { ChangeSignals } from './change-signals.js';
+import { RequestWatcher } from '../watch/request-watcher.js';
+import { ChangeSignals } from '../watch/change-signals.js';
 import { failpoint } from './failpoint.js';
 import { isSessionDone, markSessionDone, takeStartToken } from '../sessions/session-markers.js';
 import { SessionIndex } from './session-index.js';
@@ -178,10 +178,10 @@ export class Daemon {
    * whether it may carry work (it then settles like a changed file and is read again).
    */
   private async inspectAtStart(path: string): Promise<boolean> {
-    const bytes = this.read(path);
-    if (!bytes) return false;
-    if (bytes.includes('claimed-')) await this.itemsIn(path, bytes);
-    return bytes.includes('delegated-');
+    const read = this.read(path);
+    if (!read) return false;
+    if (read.bytes.includes('claimed-')) await this.itemsIn(path, read);
+    return read.bytes.includes('delegated-');
   }
 
   /** Reads one settled file: remembers its claims, restores overwritten ones, queues work. */
@@ -231,10 +231,10 @@ export class Daemon {
 
   /**
    * The `#delegated-X` work items a file carries now (Tags line or front matter only), and its
-   * claims remembered for the reaper. `bytes`: the file as just read.
+   * claims remembered for the reaper. `read`: the file as just read.
    */
-  private async itemsIn(path: string, bytes = this.read(path)): Promise<WorkItem[]> {
-    const occurrences = bytes && (await this.scan(path, bytes));
+  private async itemsIn(path: string, read = this.read(path)): Promise<WorkItem[]> {
+    const occurrences = read && (await this.scan(path, read));
     if (!occurrences) return [];
     const file = await realpath(path).catch(() => path);
     if (!(await this.isInsideWatchedPaths(file))) {
@@ -271,26 +271,24 @@ export class Daemon {
     return true;
   }
 
-  /** A request file's bytes; null (a skip logged once) when it cannot be read or is no file. */
-  private read(path: string): Buffer | null {
-    // Synchronous on purpose (see readRegularFileSync): at start every file is read.
-    try {
-      return readRegularFileSync(path);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      return code === 'ENOENT' ? null : this.skip(path, `cannot read: ${code ?? String(error)}`);
-    }
+  /**
+   * A request file that may carry work or a claim (a byte prefilter); null when it does not, or
+   * (a skip logged once) cannot be read. Synchronous on purpose (see readRequestFile).
+   */
+  private read(path: string): TextRead | null {
+    const read = readRequestFile(path, ['delegated-', 'claimed-']);
+    if (read.kind === 'text') return read;
+    if (read.kind === 'not-text') return this.skip(path, 'not UTF-8 text');
+    if (read.kind === 'too-large') return this.skip(path, `larger than ${MAX_PARSE_BYTES} bytes`);
+    if (read.kind === 'error')
+      return this.skip(path, `cannot read: ${read.error.code ?? read.error.message}`);
+    return null;
   }
 
-  /** The tags of a file that may carry work or a claim (a byte prefilter first), or null. */
-  private async scan(path: string, bytes: Buffer): Promise<TagOccurrence[] | null> {
-    if (!bytes.includes('delegated-') && !bytes.includes('claimed-')) return null;
-    const decoded = decodeText(bytes);
-    if (!decoded) return this.skip(path, 'not UTF-8 text');
-    if (bytes.length > MAX_PARSE_BYTES)
-      return this.skip(path, `larger than ${MAX_PARSE_BYTES} bytes`);
+  /** The tags of a file read by `read`, or null. */
+  private async scan(path: string, read: TextRead): Promise<TagOccurrence[] | null> {
     try {
-      const { occurrences, problems } = await this.ctx.scan(decoded.text);
+      const { occurrences, problems } = await this.ctx.scan(read.file.text);
       for (const { line, message } of problems) {
         this.warnOnce(`problem:${path}:${line}:${message}`, `${path}:${line}: ${message}`);
       }

@@ -14,7 +14,7 @@ import {
   type DispatchRoute,
   type DispatchTable,
 } from '../dispatch/dispatch-table.js';
-import { ChangeSignals, type ChangeSubscription } from './change-signals.js';
+import { ChangeSignals, type ChangeSubscription } from '../watch/change-signals.js';
 import type { DispatchRoutes, LogFn } from './daemon-context.js';
 
 export interface DispatchTableSourceOptions {

@@ -1,69 +1,159 @@
 /**
- * Safe reads of markdown files: refuse what is not a regular UTF-8 text file, with a message
- * that names the file, and remember a BOM so writes can put it back.
+ * The one reader of request files: the daemon, the claim check, `engine status`, `await-tag`,
+ * the compare-and-swap writer and the edit commands all read through it. It refuses what is not
+ * a regular UTF-8 text file within the parse limit, tells a file that is gone apart from one
+ * that cannot be read, and remembers a BOM so writes can put it back.
  */
-import { closeSync, constants, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { EngineError, isErrnoException } from '../errors.js';
 import { decodeText, MAX_PARSE_BYTES, type TextFile } from '../tags/source-text.js';
 
 // Defined in tags/, since find's prefilter decodes with it too; re-exported for files/' readers.
 export { decodeText, encodeText, MAX_PARSE_BYTES, type TextFile } from '../tags/source-text.js';
 
+// Non-blocking, so a FIFO named like a request file cannot block the open or the read.
+const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY;
+const CHUNK_BYTES = 64 * 1024;
+
+export interface TextRead {
+  kind: 'text';
+  file: TextFile;
+  bytes: Buffer;
+}
+
+/** Why a file was not read as text. */
+export type ReadProblem =
+  /** Nothing at the path (ENOENT). */
+  | { kind: 'gone' }
+  /** A directory, FIFO, socket or device. */
+  | { kind: 'not-file' }
+  | { kind: 'too-large'; size: number }
+  | { kind: 'not-text' }
+  /** Any other system error (EACCES, ELOOP, EIO, ...). */
+  | { kind: 'error'; error: NodeJS.ErrnoException };
+
+/** The file holds none of the needles asked for: neither decoded nor worth a warning. */
+export interface NoMatch {
+  kind: 'no-match';
+}
+
 /**
- * A regular file's bytes in four system calls (open, fstat, read, close), or null when the path
- * is not a regular file. Synchronous, for passes over whole trees: the promise API's thread-pool
- * round trip per call costs several times the calls. Opened non-blocking, so a FIFO put in a
- * file's place cannot block. A file that grows after the fstat is read up to its size then: the
- * write that grew it is reported like any other. Throws the system error (ENOENT, EACCES, ...).
+ * Reads a request file in four system calls (open, fstat, read, close). Synchronous, for passes
+ * over whole trees: the promise API's thread-pool round trip per call costs several times the
+ * calls. With `needles`, a file holding none of them is `no-match`, and a file over the limit is
+ * searched in chunks, never read whole, to tell `no-match` from `too-large`.
  */
-export function readRegularFileSync(path: string): Buffer | null {
-  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+export function readRequestFile(path: string): TextRead | ReadProblem;
+export function readRequestFile(
+  path: string,
+  needles: readonly string[],
+): TextRead | ReadProblem | NoMatch;
+export function readRequestFile(
+  path: string,
+  needles?: readonly string[],
+): TextRead | ReadProblem | NoMatch {
+  let fd: number;
   try {
-    const info = fstatSync(fd);
-    if (!info.isFile()) return null;
-    const { size } = info;
-    if (size > MAX_PARSE_BYTES) return readFileSync(fd);
-    const bytes = Buffer.allocUnsafe(size);
-    let filled = 0;
-    while (filled < size) {
-      const read = readSync(fd, bytes, filled, size - filled, null);
-      if (read === 0) break;
-      filled += read;
-    }
-    return bytes.subarray(0, filled);
+    fd = openRequestFile(path);
+  } catch (error) {
+    return problemOf(error);
+  }
+  try {
+    return readOpenFile(fd, needles);
+  } catch (error) {
+    return problemOf(error);
   } finally {
     closeSync(fd);
   }
 }
 
-export async function statFile(path: string): Promise<import('node:fs').BigIntStats> {
-  let info;
-  try {
-    info = await stat(path, { bigint: true });
-  } catch (error) {
-    throw fileError(path, error);
-  }
-  if (!info.isFile()) throw new EngineError(`Not a regular file: ${path}`);
-  return info;
+/** Opens a request file for {@link readOpenFile}; throws the system error. */
+export function openRequestFile(path: string): number {
+  return openSync(path, OPEN_FLAGS);
 }
 
-export async function readTextFile(path: string): Promise<{ file: TextFile; bytes: Buffer }> {
-  const info = await statFile(path);
-  if (info.size > BigInt(MAX_PARSE_BYTES)) {
-    throw new EngineError(
-      `File too large to parse safely: ${path} (${info.size} bytes, limit ${MAX_PARSE_BYTES})`,
-    );
+/**
+ * {@link readRequestFile} on a file already open, for a caller that keeps the descriptor (the
+ * writer). A file that grows after the fstat is read up to its size then: the write that grew it
+ * is seen like any other. Throws the system error of a failed read.
+ */
+export function readOpenFile(fd: number): TextRead | ReadProblem;
+export function readOpenFile(
+  fd: number,
+  needles?: readonly string[],
+): TextRead | ReadProblem | NoMatch;
+export function readOpenFile(
+  fd: number,
+  needles?: readonly string[],
+): TextRead | ReadProblem | NoMatch {
+  const info = fstatSync(fd);
+  if (!info.isFile()) return { kind: 'not-file' };
+  if (info.size > MAX_PARSE_BYTES) {
+    return needles && !holdsAny(fd, needles)
+      ? { kind: 'no-match' }
+      : { kind: 'too-large', size: info.size };
   }
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(path);
-  } catch (error) {
-    throw fileError(path, error);
+  const bytes = Buffer.allocUnsafe(info.size);
+  let filled = 0;
+  while (filled < bytes.length) {
+    const read = readSync(fd, bytes, filled, bytes.length - filled, filled);
+    if (read === 0) break;
+    filled += read;
   }
-  const file = decodeText(bytes);
-  if (!file) throw new EngineError(`Not a UTF-8 text file: ${path}`);
-  return { file, bytes };
+  const content = bytes.subarray(0, filled);
+  if (needles && !needles.some((needle) => content.includes(needle))) return { kind: 'no-match' };
+  const file = decodeText(content);
+  return file ? { kind: 'text', file, bytes: content } : { kind: 'not-text' };
+}
+
+/** Searches a file in chunks, each overlapping the last by a needle's length less one byte. */
+function holdsAny(fd: number, needles: readonly string[]): boolean {
+  const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+  const overlap = Math.max(0, ...needles.map((needle) => Buffer.byteLength(needle) - 1));
+  let kept = 0;
+  for (let position = 0; ;) {
+    const read = readSync(fd, chunk, kept, CHUNK_BYTES - kept, position);
+    if (read === 0) return false;
+    position += read;
+    const end = kept + read;
+    const view = chunk.subarray(0, end);
+    if (needles.some((needle) => view.includes(needle))) return true;
+    kept = Math.min(overlap, end);
+    chunk.copy(chunk, 0, end - kept, end);
+  }
+}
+
+function problemOf(error: unknown): ReadProblem {
+  if (!isErrnoException(error)) throw error;
+  if (error.code === 'ENOENT') return { kind: 'gone' };
+  // A socket cannot be opened (ENXIO); a directory cannot be read (EISDIR).
+  if (error.code === 'ENXIO' || error.code === 'EISDIR') return { kind: 'not-file' };
+  return { kind: 'error', error };
+}
+
+/** The message for a file that could not be read as text, naming it. */
+export function readError(path: string, problem: ReadProblem): EngineError {
+  switch (problem.kind) {
+    case 'gone':
+      return new EngineError(`File not found: ${path}`);
+    case 'not-file':
+      return new EngineError(`Not a regular file: ${path}`);
+    case 'too-large':
+      return new EngineError(
+        `File too large to parse safely: ${path} (${problem.size} bytes, limit ${MAX_PARSE_BYTES})`,
+      );
+    case 'not-text':
+      return new EngineError(`Not a UTF-8 text file: ${path}`);
+    case 'error':
+      return fileError(path, problem.error);
+  }
+}
+
+/** A request file as text, or an EngineError naming it. */
+export async function readTextFile(path: string): Promise<TextRead> {
+  const read = readRequestFile(path);
+  if (read.kind !== 'text') throw readError(path, read);
+  return read;
 }
 
 export function fileError(path: string, error: unknown): EngineError {

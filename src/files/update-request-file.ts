@@ -25,18 +25,18 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { BigIntStats } from 'node:fs';
-import { readFileSync, renameSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, readFileSync, readSync, renameSync, statSync } from 'node:fs';
 import { appendFile, open, realpath, stat, unlink } from 'node:fs/promises';
-import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import lockfile from 'proper-lockfile';
 import { EngineError, isErrnoException } from '../errors.js';
 import { boundedName, NAME_MAX } from './bounded-name.js';
 import {
-  decodeText,
   encodeText,
   fileError,
-  MAX_PARSE_BYTES,
+  openRequestFile,
+  readError,
+  readOpenFile,
   readTextFile,
   type TextFile,
 } from './read-text-file.js';
@@ -155,25 +155,19 @@ async function tryUpdate(
   real: string,
   edit: TextEdit,
 ): Promise<'changed' | 'unchanged' | 'conflict'> {
-  // One handle on the inode that is read: its size after the rename tells whether anything was
-  // appended to it that the new file does not have.
-  let original: FileHandle;
+  // One descriptor on the inode that is read: its size after the rename tells whether anything
+  // was appended to it that the new file does not have.
+  let original: number;
   try {
-    original = await open(real, 'r');
+    original = openRequestFile(real);
   } catch (error) {
     throw fileError(path, error);
   }
   try {
-    const before = await original.stat({ bigint: true });
-    if (!before.isFile()) throw new EngineError(`Not a regular file: ${path}`);
-    if (before.size > BigInt(MAX_PARSE_BYTES)) {
-      throw new EngineError(
-        `File too large to parse safely: ${path} (${before.size} bytes, limit ${MAX_PARSE_BYTES})`,
-      );
-    }
-    const bytes = await original.readFile();
-    const file = decodeText(bytes);
-    if (!file) throw new EngineError(`Not a UTF-8 text file: ${path}`);
+    const before = fstatSync(original, { bigint: true });
+    const read = readOpenFile(original);
+    if (read.kind !== 'text') throw readError(path, read);
+    const { bytes, file } = read;
     const text = edit(file.text);
     if (text === null || text === file.text) return 'unchanged';
     // Changed already (an editor saved while we parsed): retry now, before paying for an fsync.
@@ -220,7 +214,7 @@ async function tryUpdate(
     await syncDirectory(dirname(real));
     return 'changed';
   } finally {
-    await original.close();
+    closeSync(original);
   }
 }
 
@@ -290,7 +284,7 @@ async function appendToTemp(temp: string, chunk: Buffer): Promise<void> {
  * holds `written`.
  */
 async function carryOverAppends(
-  original: FileHandle,
+  original: number,
   seen: Buffer,
   written: Buffer,
   real: string,
@@ -300,7 +294,7 @@ async function carryOverAppends(
     const size = await settledSize(original, offset);
     if (size <= offset) return;
     const tail = Buffer.alloc(size - offset);
-    const { bytesRead } = await original.read(tail, 0, tail.length, offset);
+    const bytesRead = readSync(original, tail, 0, tail.length, offset);
     if (bytesRead === 0) return;
     let chunk: Buffer = tail.subarray(0, bytesRead);
     if (offset === seen.length) chunk = joinTail(seen, written, chunk);
@@ -314,10 +308,10 @@ async function carryOverAppends(
  * truncated it (open with O_TRUNC) and not yet written the text back: wait for that write,
  * briefly, rather than lose the save with the inode.
  */
-async function settledSize(original: FileHandle, offset: number): Promise<number> {
+async function settledSize(original: number, offset: number): Promise<number> {
   const deadline = Date.now() + REWRITE_WAIT_MS;
   for (;;) {
-    const { size } = await original.stat();
+    const { size } = fstatSync(original);
     if (size >= offset || Date.now() > deadline) return size;
     await new Promise((resolve) => setTimeout(resolve, 5));
   }

@@ -2,12 +2,12 @@
  * What `engine status` shows, read from the files: waiting `#delegated-X` items in dispatch
  * order, claims with their session and whether its agent lives, and what ended recently.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { realpath } from 'node:fs/promises';
 import type { DispatchTable } from '../dispatch/dispatch-table.js';
 import { compareOrder } from '../dispatch/work-order.js';
 import { workItemsOf } from '../dispatch/work-items.js';
-import { decodeText, MAX_PARSE_BYTES } from '../files/read-text-file.js';
+import { readRequestFile } from '../files/read-text-file.js';
 import { checkLiveness, describeLiveness, isAlive } from '../process/process-identity.js';
 import { readEvents, type EngineEvent } from '../sessions/event-log.js';
 import { resolveSessionRef } from '../sessions/session-dir.js';
@@ -60,11 +60,9 @@ export async function collectStatus(
   try {
     for (const dir of paths) {
       for await (const path of walkMarkdownFiles(dir)) {
-        const bytes = await readFile(path).catch(() => null);
-        if (!bytes || bytes.length > MAX_PARSE_BYTES) continue;
-        if (!bytes.includes('delegated-') && !bytes.includes('claimed-')) continue;
-        const decoded = decodeText(bytes);
-        if (!decoded) continue;
+        const read = readRequestFile(path, ['delegated-', 'claimed-']);
+        if (read.kind !== 'text') continue;
+        const decoded = read.file;
         const scan = await pool.scan(decoded.text).catch(() => null);
         if (!scan) continue;
         const file = await realpath(path).catch(() => path);

@@ -1,15 +1,39 @@
 /**
- * Lists the markdown files under a path. Skips `.git`, `node_modules` and our own lock
- * directories; follows symlinks to files but never symlinked directories, so loops cannot occur.
+ * Lists the markdown files under a path. Skips the directories IGNORE_RULES names (`.git`,
+ * `node_modules`, our own lock directories), the one list the watch backends and `await-tag`
+ * skip too; follows symlinks to files but never symlinked directories, so loops cannot occur.
  * The async walk is for the daemon, which must keep serving events; the sync listing is for
  * `find`, where a tree of 50,000 files lists several times faster without a promise per entry.
  */
 import { readdirSync, statSync, type Dirent } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 
 export const MARKDOWN_EXTENSIONS = ['.md', '.markdown'];
-const SKIPPED_DIRECTORIES = new Set(['.git', 'node_modules']);
+
+export interface IgnoreRules {
+  /** Directory names never descended into. */
+  directoryNames: readonly string[];
+  /** Endings of directory names never descended into. */
+  directorySuffixes: readonly string[];
+}
+
+/** The directories no walk or watch descends into: our lock directories too. */
+export const IGNORE_RULES: IgnoreRules = {
+  directoryNames: ['node_modules', '.git'],
+  directorySuffixes: ['.engine-lock'],
+};
+
+export function isIgnoredDirectoryName(name: string, rules: IgnoreRules = IGNORE_RULES): boolean {
+  return (
+    rules.directoryNames.includes(name) ||
+    rules.directorySuffixes.some((suffix) => name.endsWith(suffix))
+  );
+}
+
+export function isIgnoredDirectory(path: string, rules: IgnoreRules = IGNORE_RULES): boolean {
+  return isIgnoredDirectoryName(basename(path), rules);
+}
 
 export function isMarkdownPath(path: string): boolean {
   const lower = path.toLowerCase();
@@ -24,10 +48,7 @@ export interface WalkProblem {
 type EntryKind = 'directory' | 'file' | 'link' | 'other';
 
 function classify(entry: Dirent): EntryKind {
-  if (entry.isDirectory()) {
-    const skipped = SKIPPED_DIRECTORIES.has(entry.name) || entry.name.endsWith('.engine-lock');
-    return skipped ? 'other' : 'directory';
-  }
+  if (entry.isDirectory()) return isIgnoredDirectoryName(entry.name) ? 'other' : 'directory';
   if (!isMarkdownPath(entry.name)) return 'other';
   if (entry.isFile()) return 'file';
   return entry.isSymbolicLink() ? 'link' : 'other';

@@ -1,19 +1,22 @@
 /**
  * Waiting for a tag: resolves when a file (or any markdown file under a directory) carries a tag
  * as a real tag, anywhere in the file (Tags line, front matter or prose; whatever `scanTags`
- * reports). Checks once at the start, then re-checks on file-system events from a chokidar watch
- * of the file's directory (so an editor's rename-save is seen), never on a timer.
- * Every path out (found, timeout, error, abort) closes the watcher and the scan workers.
+ * reports). Checks once at the start, then re-checks on file-system events, never on a timer:
+ * the file is watched through its directory (so an editor's rename-save is seen), a directory as
+ * a tree, both by the daemon's watch layer (WatchedRoots), which also watches again a directory
+ * that was removed and re-created; a watch opened again means a re-check.
+ * Every path out (found, timeout, error, abort) closes the watch and the scan workers.
  */
-import { readFile, realpath, stat } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
-import { watch, type FSWatcher } from 'chokidar';
-import { EngineError, isErrnoException } from '../errors.js';
-import { decodeText, MAX_PARSE_BYTES } from '../files/read-text-file.js';
+import { realpath, stat } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { EngineError } from '../errors.js';
+import { MAX_PARSE_BYTES, readRequestFile } from '../files/read-text-file.js';
 import { findTaggedFiles } from '../tags/find-tagged-files.js';
 import { ScanPool, ScanTimeoutError } from '../tags/scan-pool.js';
 import { parseTagPattern } from '../tags/tag-name.js';
 import { isMarkdownPath } from '../tags/walk-markdown.js';
+import { loadWatchBackend } from './load-watch-backend.js';
+import { WatchedRoots } from './watched-roots.js';
 
 export type AwaitTarget = { file: string } | { dir: string };
 
@@ -37,9 +40,6 @@ export interface AwaitTagResult {
   path: string;
 }
 
-/** Directories the tree walk skips; the watcher skips them too. */
-const SKIPPED_DIRECTORIES = new Set(['.git', 'node_modules']);
-
 type Check = { found: true } | { found: false; warning?: string };
 
 export async function awaitTag(options: AwaitTagOptions): Promise<AwaitTagResult> {
@@ -53,8 +53,8 @@ export async function awaitTag(options: AwaitTagOptions): Promise<AwaitTagResult
 
 class TagWaiter {
   private readonly pool = new ScanPool({ size: 1 });
-  private readonly needle: Buffer;
-  private watcher: FSWatcher | null = null;
+  private readonly needle: string;
+  private roots: WatchedRoots | null = null;
   private timer: NodeJS.Timeout | null = null;
   private readonly pending = new Set<string>();
   private draining = false;
@@ -65,7 +65,7 @@ class TagWaiter {
   private readonly abort = (): void => this.fail(new EngineError('Aborted'));
 
   constructor(private readonly options: AwaitTagOptions) {
-    this.needle = Buffer.from(options.tag.slice(1), 'utf8');
+    this.needle = options.tag.slice(1);
   }
 
   run(): Promise<AwaitTagResult> {
@@ -86,9 +86,9 @@ class TagWaiter {
     this.settled = true;
     if (this.timer) clearTimeout(this.timer);
     this.options.signal?.removeEventListener('abort', this.abort);
-    const watcher = this.watcher;
-    this.watcher = null;
-    await Promise.all([watcher?.close(), this.pool.close()]);
+    const roots = this.roots;
+    this.roots = null;
+    await Promise.all([roots?.close(), this.pool.close()]);
   }
 
   private succeed(path: string): void {
@@ -135,15 +135,11 @@ class TagWaiter {
     this.armTimer();
     // A symlinked file is edited at its target, which may live in another directory.
     const real = await realpath(absolute).catch(() => absolute);
-    const names = new Set([absolute, real]);
+    const names = [...new Set([absolute, real])];
     const dirs = [...new Set([dir, dirname(real)])];
-    const matches = (path: string): boolean => names.has(resolve(path));
-    await this.startWatcher(dirs, {
-      depth: 0,
-      ignored: (path: string) => !dirs.includes(resolve(path)) && !matches(path),
-      onPath: (path) => {
-        if (matches(path)) this.schedule(file);
-      },
+    await this.startWatch(names, {
+      onChange: () => this.schedule(file),
+      onReopened: () => this.schedule(file),
     });
     // Anything written between the first check and the watch being ready is seen here.
     if (!(await this.checkOne(file, true))) this.watching(dirs);
@@ -157,19 +153,13 @@ class TagWaiter {
     if (!info.isDirectory()) throw new EngineError(`Not a directory: ${dir}`);
     if (await this.scanTree(dir)) return;
     this.armTimer();
-    await this.startWatcher([dir], {
-      followSymlinks: false,
-      ignored: (path: string, stats?: import('node:fs').Stats) => {
-        const name = basename(path);
-        if (SKIPPED_DIRECTORIES.has(name) || name.endsWith('.engine-lock')) return true;
-        return stats?.isFile() === true && !isMarkdownPath(path);
-      },
-      onPath: (path) => {
+    await this.startWatch([dir], {
+      onChange: (path) => {
         if (isMarkdownPath(path)) this.schedule(path);
       },
-      // A file saved in a new directory before its watch is in place sends no event of its own.
-      onDir: (path) => {
-        void this.scanTree(path).catch((error: unknown) => this.fail(error));
+      // Changes made while part of the tree was not watched sent no event: look at it all again.
+      onReopened: () => {
+        void this.scanTree(dir).catch((error: unknown) => this.fail(error));
       },
     });
     if (!(await this.scanTree(dir))) this.watching([dir]);
@@ -196,41 +186,32 @@ class TagWaiter {
 
   // --- watching and checking -------------------------------------------------------------------
 
-  private async startWatcher(
+  /**
+   * Watches `paths` (files through their directory, directories as trees) until the wait ends.
+   * A watch that cannot be opened at the start ends the wait; a failure later is a warning, and
+   * the watch layer opens the watch again (`onReopened`).
+   */
+  private async startWatch(
     paths: string[],
-    config: {
-      depth?: number;
-      followSymlinks?: boolean;
-      ignored: (path: string, stats?: import('node:fs').Stats) => boolean;
-      onPath: (path: string) => void;
-      onDir?: (path: string) => void;
-    },
+    handlers: { onChange: (path: string) => void; onReopened: () => void },
   ): Promise<void> {
     if (this.settled) return;
-    const watcher = watch(paths, {
-      ignoreInitial: true,
-      persistent: true,
-      depth: config.depth,
-      followSymlinks: config.followSymlinks ?? true,
-      ignored: config.ignored,
+    const backend = await loadWatchBackend('parcel', (message) => this.warnOnce(message));
+    if (this.settled) return;
+    let ready = false;
+    const roots = new WatchedRoots({
+      paths,
+      backend,
+      onChange: handlers.onChange,
+      onError: (error) => {
+        if (ready) this.warnOnce(`watching ${paths.join(', ')}: ${error.message}`);
+        else this.fail(new EngineError(`Watching ${paths.join(', ')} failed: ${error.message}`));
+      },
+      onReopened: handlers.onReopened,
     });
-    this.watcher = watcher;
-    watcher.on('all', (event, path) => {
-      if (event === 'add' || event === 'change') config.onPath(path);
-      else if (event === 'addDir') config.onDir?.(path);
-    });
-    // Raw events are not throttled or filtered by chokidar: a belt to its braces, so a write
-    // that chokidar folds into an earlier event is still checked.
-    watcher.on('raw', (_event, name, details) => {
-      const watched = (details as { watchedPath?: string } | undefined)?.watchedPath;
-      if (!watched || !name) return;
-      config.onPath(basename(watched) === name ? watched : join(watched, name));
-    });
-    watcher.on('error', (error) => {
-      const message = error instanceof Error ? error.message : String(error);
-      this.fail(new EngineError(`Watching ${paths.join(', ')} failed: ${message}`));
-    });
-    await new Promise<void>((ready) => watcher.once('ready', ready));
+    this.roots = roots;
+    await roots.start();
+    ready = true;
   }
 
   private schedule(path: string): void {
@@ -272,31 +253,30 @@ class TagWaiter {
   }
 
   private async check(path: string, strict: boolean): Promise<Check> {
-    let bytes: Buffer;
-    try {
-      bytes = await readFile(path);
-    } catch (error) {
-      const code = isErrnoException(error) ? error.code : undefined;
-      if (code === 'ENOENT' || code === 'ENOTDIR') return { found: false };
-      if (code === 'EISDIR') {
+    const read = readRequestFile(path, [this.needle]);
+    switch (read.kind) {
+      case 'gone':
+      case 'no-match':
+        return { found: false };
+      case 'not-file':
         if (strict) throw new EngineError(`Not a regular file: ${path}`);
         return { found: false };
+      case 'too-large':
+        return {
+          found: false,
+          warning: `${path} is larger than ${MAX_PARSE_BYTES} bytes, not parsed`,
+        };
+      case 'not-text':
+        return { found: false, warning: `${path} is not UTF-8 text` };
+      case 'error': {
+        const reason = read.error.code ?? read.error.message;
+        if (reason === 'ENOTDIR') return { found: false };
+        if (strict) throw new EngineError(`Cannot read ${path}: ${reason}`, { cause: read.error });
+        return { found: false, warning: `cannot read ${path}: ${reason}` };
       }
-      const reason = code ?? String(error);
-      if (strict) throw new EngineError(`Cannot read ${path}: ${reason}`, { cause: error });
-      return { found: false, warning: `cannot read ${path}: ${reason}` };
     }
-    if (!bytes.includes(this.needle)) return { found: false };
-    if (bytes.length > MAX_PARSE_BYTES) {
-      return {
-        found: false,
-        warning: `${path} is larger than ${MAX_PARSE_BYTES} bytes, not parsed`,
-      };
-    }
-    const file = decodeText(bytes);
-    if (!file) return { found: false, warning: `${path} is not UTF-8 text` };
     try {
-      const { occurrences } = await this.pool.scan(file.text);
+      const { occurrences } = await this.pool.scan(read.file.text);
       return { found: occurrences.some((o) => o.tag === this.options.tag) };
     } catch (error) {
       if (this.settled) return { found: false };

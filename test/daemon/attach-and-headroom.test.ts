@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { watchHeadroom } from '../../src/daemon/watch-headroom.js';
+import { watchHeadroom } from '../../src/watch/watch-headroom.js';
 import {
   agentStarts,
   makeRoot,

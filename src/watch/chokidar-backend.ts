@@ -10,15 +10,13 @@ import type { Stats } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import chokidar, { type FSWatcher } from 'chokidar';
-import { isMarkdownPath } from '../tags/walk-markdown.js';
 import {
   isIgnoredDirectory,
   isIgnoredDirectoryName,
+  isMarkdownPath,
   type IgnoreRules,
-  type WatchBackend,
-  type WatchEventType,
-  type WatchHandlers,
-} from './watch-backend.js';
+} from '../tags/walk-markdown.js';
+import type { WatchBackend, WatchEventType, WatchHandlers } from './watch-backend.js';
 
 const TYPES: Record<string, WatchEventType> = {
   add: 'add',

@@ -7,7 +7,7 @@ import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ChangeSignals } from '../../src/daemon/change-signals.js';
+import { ChangeSignals } from '../../src/watch/change-signals.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 /** Longer than any test may run: a wait that ends was ended by the event, not by the timeout. */

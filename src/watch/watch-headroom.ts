@@ -5,8 +5,8 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isMarkdownPath } from '../tags/walk-markdown.js';
-import { isIgnoredDirectoryName, type WatcherKind } from './watch-backend.js';
+import { isIgnoredDirectoryName, isMarkdownPath } from '../tags/walk-markdown.js';
+import type { WatcherKind } from './watch-backend.js';
 
 export interface HeadroomOptions {
   watcher: WatcherKind;

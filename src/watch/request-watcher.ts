@@ -7,7 +7,8 @@
  */
 import { statSync, type Stats } from 'node:fs';
 import { isMarkdownPath, walkMarkdownFiles } from '../tags/walk-markdown.js';
-import { loadWatchBackend, type WatcherKind } from './watch-backend.js';
+import { loadWatchBackend } from './load-watch-backend.js';
+import type { WatcherKind } from './watch-backend.js';
 import { SerialTask } from './serial-task.js';
 import { WatchedRoots } from './watched-roots.js';
 

@@ -17,15 +17,15 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { RequestWatcher } from '../../src/daemon/request-watcher.js';
+import { IGNORE_RULES } from '../../src/tags/walk-markdown.js';
+import { loadWatchBackend } from '../../src/watch/load-watch-backend.js';
+import { RequestWatcher } from '../../src/watch/request-watcher.js';
 import {
-  IGNORE_RULES,
-  loadWatchBackend,
   WATCHER_KINDS,
   type WatchBackend,
   type WatcherKind,
-} from '../../src/daemon/watch-backend.js';
-import { watchHeadroom } from '../../src/daemon/watch-headroom.js';
+} from '../../src/watch/watch-backend.js';
+import { watchHeadroom } from '../../src/watch/watch-headroom.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 let dir: string;

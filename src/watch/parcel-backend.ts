@@ -10,13 +10,8 @@
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import parcel from '@parcel/watcher';
-import {
-  isIgnoredDirectoryName,
-  type IgnoreRules,
-  type WatchBackend,
-  type WatchEventType,
-  type WatchHandlers,
-} from './watch-backend.js';
+import { isIgnoredDirectoryName, type IgnoreRules } from '../tags/walk-markdown.js';
+import type { WatchBackend, WatchEventType, WatchHandlers } from './watch-backend.js';
 
 const TYPES: Record<parcel.EventType, WatchEventType> = {
   create: 'add',

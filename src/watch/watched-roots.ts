@@ -14,12 +14,8 @@ import { realpath, stat } from 'node:fs/promises';
 import { basename, dirname, join, sep } from 'node:path';
 import type { BigIntStats } from 'node:fs';
 import { SerialTask } from './serial-task.js';
-import {
-  IGNORE_RULES,
-  type Subscription,
-  type WatchBackend,
-  type WatchEventType,
-} from './watch-backend.js';
+import { IGNORE_RULES } from '../tags/walk-markdown.js';
+import type { Subscription, WatchBackend, WatchEventType } from './watch-backend.js';
 
 export interface WatchedRootsOptions {
   paths: string[];

@@ -2,8 +2,8 @@
  * `engine await-tag` as a real process: it must wake on a file watch (a temp+rename save, an
  * in-place write, a file that appears), time out with a message, and always exit.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, mkdtemp, rename, rm, writeFile, open } from 'node:fs/promises';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, mkdtemp, rename, rm, unlink, writeFile, open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -137,6 +137,15 @@ describe('engine await-tag <file> <#tag>', () => {
     expect(await exitWithin(waiter)).toBe(0);
   });
 
+  it('ends with an error, instead of blocking, when the file is replaced by a FIFO', async () => {
+    await writeFile(join(dir, 'r.md'), WITHOUT);
+    const waiter = await startWatching(['r.md', '#done-fix']);
+    await unlink(join(dir, 'r.md'));
+    execFileSync('mkfifo', [join(dir, 'r.md')]);
+    expect(await exitWithin(waiter)).toBe(1);
+    expect(waiter.stderr()).toMatch(/ERROR: Not a regular file: r\.md\n$/);
+  });
+
   it('waits for a file that does not exist yet', async () => {
     const waiter = await startWatching(['later.md', '#done-fix']);
     await writeFile(join(dir, '.later.tmp'), WITH);
@@ -199,6 +208,16 @@ describe('engine await-tag --dir <path> <#tag>', () => {
     await rename(join(dir, 'sessions', 's2', '.r.md.tmp'), join(dir, 'sessions', 's2', 'r.md'));
     expect(await exitWithin(waiter)).toBe(0);
     expect(waiter.stdout()).toBe('sessions/s2/r.md\n');
+  });
+
+  it('is not blocked by a FIFO named x.md: it still wakes on a real file getting the tag', async () => {
+    await mkdir(join(dir, 'sessions'));
+    const waiter = await startWatching(['--dir', 'sessions', '#done-fix']);
+    // Made after the watch is ready, so it is reported, and checked before the file below.
+    execFileSync('mkfifo', [join(dir, 'sessions', 'x.md')]);
+    await writeFile(join(dir, 'sessions', 'r.md'), WITH);
+    expect(await exitWithin(waiter)).toBe(0);
+    expect(waiter.stdout()).toBe('sessions/r.md\n');
   });
 
   it('times out with a message naming the directory', async () => {

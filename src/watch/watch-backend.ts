@@ -1,0 +1,47 @@
+/**
+ * The file-watch backends behind the request watcher. A backend subscribes to one directory tree
+ * and reports what changed in it; what it reports is only a hint (the reconcile pass is the
+ * truth). Neither backend reports an inotify queue overflow (@parcel/watcher skips
+ * IN_Q_OVERFLOW, Node's fs.watch under chokidar never sees it): the request watcher's burst and
+ * periodic reconciles cover that loss.
+ * @parcel/watcher is the default: one inotify watch per directory, read by its own thread, from a
+ * prebuilt binary shipped in its npm packages. chokidar is the portable fallback: one inotify
+ * watch per markdown file and directory, and a stat record per file, which costs hundreds of MB
+ * on large trees.
+ * This module is the interface only: the backends import it, and load-watch-backend picks one.
+ */
+import type { IgnoreRules } from '../tags/walk-markdown.js';
+
+export const WATCHER_KINDS = ['parcel', 'chokidar'] as const;
+export type WatcherKind = (typeof WATCHER_KINDS)[number];
+
+export type WatchEventType = 'add' | 'change' | 'unlink';
+
+export interface WatchHandlers {
+  /** A file or directory below the tree was added, changed or removed. */
+  onEvent: (type: WatchEventType, path: string) => void;
+  /** Events may have been lost: worth a log line and a reconcile. */
+  onError: (error: Error) => void;
+  /**
+   * The subscription no longer covers the whole tree (a directory arrived with subdirectories
+   * the backend will never watch, or the backend failed): it must be opened again.
+   */
+  onStale: () => void;
+}
+
+export interface Subscription {
+  close(): Promise<void>;
+}
+
+export interface WatchBackend {
+  kind: WatcherKind;
+  /**
+   * Watches the tree at `dir` (a real path: no backend subscribes through a symlinked root).
+   * Resolves once changes made from then on are reported; rejects if the tree cannot be watched.
+   */
+  subscribe(dir: string, ignore: IgnoreRules, handlers: WatchHandlers): Promise<Subscription>;
+}
+
+export function isWatcherKind(value: unknown): value is WatcherKind {
+  return WATCHER_KINDS.includes(value as WatcherKind);
+}
