@@ -2,6 +2,7 @@
 import type { CommandModule } from 'yargs';
 import { EngineError } from '../errors.js';
 import { WATCHER_KINDS } from '../daemon/watch-backend.js';
+import { DEFAULT_JUDGE_OPTIONS } from '../sessions/judge-session.js';
 import type { RunArgs as Args } from './run-daemon.js';
 
 export const runCommand: CommandModule<object, Args> = {
@@ -52,12 +53,12 @@ export const runCommand: CommandModule<object, Args> = {
       })
       .option('claim-grace-ms', {
         type: 'number',
-        default: 60_000,
+        default: DEFAULT_JUDGE_OPTIONS.claimGraceMs,
         describe: 'Time a claim may lack a session record',
       })
       .option('stale-after', {
         type: 'number',
-        default: 45,
+        default: DEFAULT_JUDGE_OPTIONS.staleAfterMs / 60_000,
         describe: "Minutes without heartbeat before another host's claim is dead",
       })
       .option('max-agents', {
