@@ -103,7 +103,7 @@ describe('transitionSession', () => {
     );
   });
 
-  it('runs one transition at a time: of two that race for the exit, one writes and records it', async () => {
+  it('runs one transition at a time: of four that race to end the session, one writes and records it', async () => {
     await create();
     const exit = () =>
       transitionSession(dir, ['starting', 'running'], 'exited', { exitCode: 0 }, {
