@@ -52,11 +52,10 @@ const updating = new Map<string, Promise<unknown>>();
 /**
  * Moves a session's record from `from` (a status it must be in now; null: no record yet) to `to`
  * (`unchanged`: the status it is in), with `patch` over the record as written, and appends
- * `options.event`. One transition at a time
- * per session in this process (the daemon, the record's only writer). Resolves to the record
- * written, or null when the record is no longer in `from` (or names another request file): then
- * it writes nothing and records nothing. A transition the machine does not allow is a bug: it
- * throws.
+ * `options.event`. One transition at a time per session in this process (the daemon, the
+ * record's only writer). Resolves to the record written, or null when the record is no longer in
+ * `from` (or names another request file): then it writes nothing and records nothing. A
+ * transition the machine does not allow is a bug: it throws.
  */
 export function transitionSession(
   dir: string,
