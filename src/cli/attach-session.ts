@@ -3,7 +3,10 @@ import { spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { EngineError } from '../errors.js';
 import { readTextFile } from '../files/read-text-file.js';
+import { systemProbe } from '../process/process-identity.js';
+import { DEFAULT_JUDGE_OPTIONS, judgeSession } from '../sessions/judge-session.js';
 import { resolveSessionRef } from '../sessions/session-dir.js';
+import { startTokenTime } from '../sessions/session-markers.js';
 import { readSessionState } from '../sessions/session-state.js';
 import { tmuxArgs } from '../runners/tmux-runner.js';
 import { sessionReference } from '../tags/lifecycle-edits.js';
@@ -20,6 +23,9 @@ export async function attach(args: { file: string; root: string }): Promise<void
     );
   const read = await readSessionState(dir);
   if (!('state' in read)) throw new EngineError(`No usable session record in ${dir}`);
+  const records = { startTokenAt: await startTokenTime(dir) };
+  const verdict = judgeSession(read.state, records, new Date(), DEFAULT_JUDGE_OPTIONS, systemProbe);
+  if (!verdict.alive) throw new EngineError(`Session ${ref} has no live agent: ${verdict.reason}`);
   const tmux = read.state.tmux;
   if (!tmux?.pane)
     throw new EngineError(

@@ -7,21 +7,21 @@
  */
 import { realpath, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { hostname } from 'node:os';
 import { editFile } from '../files/tag-file.js';
 import { readError, readRequestFile } from '../files/read-text-file.js';
 import { EngineError, messageOf, PreconditionError } from '../errors.js';
-import { isHeartbeatStale } from '../process/heartbeat.js';
-import { checkLiveness, describeLiveness, isAlive } from '../process/process-identity.js';
+import { systemProbe } from '../process/process-identity.js';
 import { recoveryCount, requeueEdit, sessionReference } from '../tags/lifecycle-edits.js';
 import { transitionTags } from '../tags/tag-name.js';
-import { resolveSessionRef } from '../sessions/session-dir.js';
+import { judgeSession, judgeUnrecorded, type SessionVerdict } from '../sessions/judge-session.js';
+import { claimTime, resolveSessionRef } from '../sessions/session-dir.js';
 import { startTokenTime, takeStartToken } from '../sessions/session-markers.js';
 import {
   readSessionState,
-  updateSessionState,
+  SESSION_STATUSES,
   type SessionState,
 } from '../sessions/session-state.js';
+import { transitionSession } from '../sessions/session-status.js';
 import type { DaemonContext } from './daemon-context.js';
 import { pausepoint } from './failpoint.js';
 
@@ -92,7 +92,8 @@ async function judgeClaim(
   }
 
   const read = await readSessionState(dir);
-  const graceOver = (since: number) => ctx.now().getTime() - since > ctx.options.claimGraceMs;
+  const unrecorded = async () =>
+    judgeUnrecorded(claimTime(ref) ?? (await stat(file)).mtimeMs, ctx.now(), ctx.options);
   if ('error' in read) return { kind: 'unknown', reason: `${dir}: ${read.error}` };
   if ('malformed' in read) {
     // No agent can run before its wrapper takes the start token: without one, requeueing is safe.
@@ -103,8 +104,7 @@ async function judgeClaim(
         reason: `${dir}/.state.json is malformed (${read.malformed}) and an agent may be running`,
       };
     }
-    const since = claimTime(ref) ?? (await stat(file)).mtimeMs;
-    if (!graceOver(since)) return { kind: 'alive', session: ref, state: null };
+    if ((await unrecorded()).alive) return { kind: 'alive', session: ref, state: null };
     return requeue(
       ctx,
       file,
@@ -116,10 +116,9 @@ async function judgeClaim(
     );
   }
   if ('missing' in read) {
-    const since = claimTime(ref) ?? (await stat(file)).mtimeMs;
-    if (!graceOver(since)) return { kind: 'alive', session: ref, state: null };
-    const why = `no session record ${Math.round(ctx.options.claimGraceMs / 1000)} s after the claim (the daemon stopped between claim and spawn)`;
-    return requeue(ctx, file, noun, ref, dir, null, why);
+    const verdict = await unrecorded();
+    if (verdict.alive) return { kind: 'alive', session: ref, state: null };
+    return requeue(ctx, file, noun, ref, dir, null, verdict.reason);
   }
   let state = read.state;
   const real = await realpath(file).catch(() => file);
@@ -134,16 +133,19 @@ async function judgeClaim(
     if (moved !== 'moved') return { kind: 'unknown', reason: moved.unknown };
     state = { ...state, requestFile: real };
   }
-  const reason = deathReason(ctx, state, ref, graceOver);
-  if (reason === null) return { kind: 'alive', session: ref, state };
+  const judge = (startTokenAt: number | null): SessionVerdict =>
+    judgeSession(state, { startTokenAt }, ctx.now(), ctx.options, systemProbe);
+  let verdict = judge(await startTokenTime(dir));
   // A wrapper that never recorded its pid may still be starting: take its start token first, so
-  // it can no longer run an agent on the requeued item. If it took the token, it writes its pid
-  // right after; only when that has not happened within the grace period is it dead.
-  if (state.status === 'starting' && state.pid === null && !(await takeStartToken(dir))) {
+  // it can no longer run an agent on the requeued item. If it took the token meanwhile, judge
+  // again by the token's time.
+  if (!verdict.alive && verdict.mayStart && !(await takeStartToken(dir))) {
     const taken = await startTokenTime(dir);
-    if (taken === null || !graceOver(taken)) return { kind: 'alive', session: ref, state };
+    if (taken === null) return { kind: 'alive', session: ref, state };
+    verdict = judge(taken);
   }
-  return requeue(ctx, file, noun, ref, dir, state, reason);
+  if (verdict.alive) return { kind: 'alive', session: ref, state };
+  return requeue(ctx, file, noun, ref, dir, state, verdict.reason);
 }
 
 /** Beside `.state.json`: the request file's path, written when the request was moved. */
@@ -169,55 +171,16 @@ async function followMovedRequest(
   const temp = join(dir, `.${REQUEST_PATH_FILE}.tmp`);
   await writeFile(temp, `${to}\n`);
   await rename(temp, join(dir, REQUEST_PATH_FILE));
-  const moved = await updateSessionState(dir, (current) =>
-    current.requestFile === from ? { ...current, requestFile: to } : null,
+  // The claim moves whatever the session's status: it still ends at the new path.
+  const moved = await transitionSession(
+    dir,
+    SESSION_STATUSES,
+    'unchanged',
+    { requestFile: to },
+    { events: ctx.recordEvent, event: { event: 'request-moved', from }, requestFile: from },
   );
-  if (moved) {
-    ctx.log('info', `${from} moved to ${to} while ${ref} runs; its claim moves with it`);
-    await ctx.recordEvent({ event: 'request-moved', file: to, from, session: ref });
-  }
+  if (moved) ctx.log('info', `${from} moved to ${to} while ${ref} runs; its claim moves with it`);
   return 'moved';
-}
-
-/** Null while the session may still be working; otherwise why it is dead. */
-function deathReason(
-  ctx: DaemonContext,
-  state: SessionState,
-  ref: string,
-  graceOver: (since: number) => boolean,
-): string | null {
-  const noun = state.noun;
-  if (state.status === 'exited') {
-    return `agent exited with code ${state.exitCode ?? 'unknown'} without marking #done-${noun}`;
-  }
-  if (state.status === 'abandoned') return state.reason ?? 'session was abandoned';
-  if (state.pid === null || state.startTicks === null || state.bootId === null) {
-    const since = Date.parse(state.startedAt) || claimTime(ref) || 0;
-    return graceOver(since) ? `the agent never started (${ref} stayed 'starting')` : null;
-  }
-  if (state.host !== hostname()) {
-    return isHeartbeatStale(state.lastHeartbeat ?? undefined, ctx.now(), ctx.options.staleAfterMs)
-      ? `no heartbeat from host ${state.host} since ${state.lastHeartbeat ?? 'never'}`
-      : null;
-  }
-  const wrapper = {
-    pid: state.pid,
-    startTicks: state.startTicks,
-    bootId: state.bootId,
-    host: state.host,
-  };
-  const wrapperLiveness = checkLiveness(wrapper);
-  if (isAlive(wrapperLiveness)) return null;
-  if (state.agentPid !== null && state.agentStartTicks !== null) {
-    const agent = {
-      pid: state.agentPid,
-      startTicks: state.agentStartTicks,
-      bootId: state.bootId,
-      host: state.host,
-    };
-    if (isAlive(checkLiveness(agent))) return null;
-  }
-  return `agent wrapper ${describeLiveness(wrapper, wrapperLiveness)}`;
 }
 
 async function requeue(
@@ -249,23 +212,22 @@ async function requeue(
     );
   }
   if (state) {
-    const replaced = await updateSessionState(dir, () => ({
-      ...state,
-      status: 'abandoned',
-      reason,
-      endedAt: state.endedAt ?? ctx.now().toISOString(),
-    }));
-    // The wrapper records its exit in `.exit`; the event log hears of it from the daemon, once.
-    const unrecorded = replaced?.status === 'starting' || replaced?.status === 'running';
-    if (state.status === 'exited' && unrecorded) {
-      await ctx.recordEvent({
-        event: 'exited',
-        file: state.requestFile,
-        noun,
-        session: ref,
-        exitCode: state.exitCode,
+    const events = ctx.recordEvent;
+    // The wrapper records its exit in `.exit`: the record (and the event log, once) hears of it
+    // on its way to `abandoned`, unless the daemon copied it in already.
+    if (state.status === 'exited') {
+      await transitionSession(dir, ['starting', 'running'], 'exited', state, {
+        events,
+        event: { event: 'exited', exitCode: state.exitCode },
       });
     }
+    await transitionSession(
+      dir,
+      ['starting', 'running', 'exited'],
+      'abandoned',
+      { ...state, reason, endedAt: state.endedAt ?? ctx.now().toISOString() },
+      { events },
+    );
   }
   ctx.log('warn', `requeued ${file}: ${reason}`, { file, noun, session: ref });
   await ctx.recordEvent({
@@ -277,12 +239,4 @@ async function requeue(
     attempt,
   });
   return { kind: 'requeued', reason };
-}
-
-/** The claim time encoded in a session name (`sessions/2026_11_22_074512_...`). */
-export function claimTime(ref: string): number | null {
-  const m = /(\d{4})_(\d{2})_(\d{2})_(\d{2})(\d{2})(\d{2})_/.exec(ref);
-  if (!m) return null;
-  const [, y, mo, d, h, mi, s] = m.map(Number) as number[];
-  return Date.UTC(y as number, (mo as number) - 1, d, h, mi, s);
 }

@@ -4,6 +4,7 @@
  * out of range is an error that says what was expected, never silently raised to the minimum.
  */
 import { EngineError } from '../errors.js';
+import { DEFAULT_JUDGE_OPTIONS } from '../sessions/judge-session.js';
 
 /** setTimeout's largest delay; a larger one fires at once. */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -36,9 +37,13 @@ export const NUMBER_OPTIONS = {
     'Reconcile pass period (and of the directives/TAGS.md check)',
   ),
   'reap-interval-ms': milliseconds(30_000, 100, 'Dead-claim check period'),
-  'claim-grace-ms': milliseconds(60_000, 0, 'Time a claim may lack a session record'),
+  'claim-grace-ms': milliseconds(
+    DEFAULT_JUDGE_OPTIONS.claimGraceMs,
+    0,
+    'Time a claim may lack a session record',
+  ),
   'stale-after': {
-    default: 45,
+    default: DEFAULT_JUDGE_OPTIONS.staleAfterMs / 60_000,
     min: 0,
     max: Number.MAX_SAFE_INTEGER,
     whole: false,

@@ -25,14 +25,12 @@ import {
 } from '../tags/lifecycle-edits.js';
 import { lifecycleTag, parseTagPattern, type TagPattern } from '../tags/tag-name.js';
 import { createSessionDir, newSessionRef, resolveSessionRef } from '../sessions/session-dir.js';
-import {
-  readSessionState,
-  updateSessionState,
-  writeSessionState,
-  type SessionState,
-} from '../sessions/session-state.js';
-import { agentEnvironment, WRAPPER_FILES, wrapperArgv } from '../sessions/wrapper-script.js';
-import { checkLiveness, isAlive } from '../process/process-identity.js';
+import { readSessionState, type SessionState } from '../sessions/session-state.js';
+import { isOpen, transitionSession } from '../sessions/session-status.js';
+import { judgeSession, type SessionVerdict } from '../sessions/judge-session.js';
+import { agentEnvironment, wrapperArgv } from '../sessions/wrapper-script.js';
+import { WRAPPER_FILES } from '../sessions/wrapper-records.js';
+import { systemProbe } from '../process/process-identity.js';
 import { walkMarkdownFiles } from '../tags/walk-markdown.js';
 import { checkClaim, type ClaimVerdict } from './claim-check.js';
 import { ClaimLedger } from './claim-ledger.js';
@@ -40,7 +38,12 @@ import type { DaemonContext } from './daemon-context.js';
 import { RequestWatcher } from '../watch/request-watcher.js';
 import { ChangeSignals } from '../watch/change-signals.js';
 import { failpoint } from './failpoint.js';
-import { isSessionDone, markSessionDone, takeStartToken } from '../sessions/session-markers.js';
+import {
+  isSessionDone,
+  markSessionDone,
+  startTokenTime,
+  takeStartToken,
+} from '../sessions/session-markers.js';
 import { SessionIndex } from './session-index.js';
 
 const LAUNCHES_AT_ONCE = 8;
@@ -318,11 +321,10 @@ export class Daemon {
       const dir = resolveSessionRef(this.ctx.options.root, ref);
       if (!dir) continue;
       const read = await readSessionState(dir);
-      if (!('state' in read) || read.state.noun !== item.noun) continue;
-      if (read.state.status !== 'starting' && read.state.status !== 'running') continue;
+      if (!('state' in read) || read.state.noun !== item.noun || !isOpen(read.state.status))
+        continue;
       if (await isSessionDone(dir)) continue;
-      const verdict = await this.sessionAlive(read.state, { orAgent: true });
-      if (!verdict) continue;
+      if (!(await this.judge(dir, read.state)).alive) continue;
       try {
         await editFile(item.file, (text) => restoreClaimEdit(text, item.noun, ref));
       } catch (error) {
@@ -357,25 +359,13 @@ export class Daemon {
   }
 
   /**
-   * Whether the session's wrapper is alive (or still within its grace period to start);
-   * `orAgent`: or its agent, which outlives a wrapper killed on its own (the claim check counts
-   * it too, so a claim is never restored past, or dispatched again over, a live agent).
+   * Whether the session still works on its item: its wrapper alive, or its agent, which outlives
+   * a wrapper killed on its own (so a claim is never restored past, or dispatched again over, a
+   * live agent), or still within its grace period to start.
    */
-  private async sessionAlive(
-    state: SessionState,
-    { orAgent = false }: { orAgent?: boolean } = {},
-  ): Promise<boolean> {
-    if (state.pid === null || state.startTicks === null || state.bootId === null) {
-      return Date.now() - Date.parse(state.startedAt) < this.ctx.options.claimGraceMs;
-    }
-    const { bootId, host } = state;
-    if (isAlive(checkLiveness({ pid: state.pid, startTicks: state.startTicks, bootId, host }))) {
-      return true;
-    }
-    if (!orAgent || state.agentPid === null || state.agentStartTicks === null) return false;
-    return isAlive(
-      checkLiveness({ pid: state.agentPid, startTicks: state.agentStartTicks, bootId, host }),
-    );
+  private async judge(dir: string, state: SessionState): Promise<SessionVerdict> {
+    const records = { startTokenAt: await startTokenTime(dir) };
+    return judgeSession(state, records, this.ctx.now(), this.ctx.options, systemProbe);
   }
 
   /** A queue task: claim and spawn, then hold the slot until the agent's claim ends. */
@@ -486,7 +476,7 @@ export class Daemon {
       // start counts from the launch, not from the time spent waiting for a launch slot.
       const launched = await this.launches.add(async () => {
         state.startedAt = this.ctx.now().toISOString();
-        await writeSessionState(dir, state);
+        await transitionSession(dir, null, 'starting', state, { events: this.ctx.recordEvent });
         failpoint('after-state');
         return this.ctx.runner.launch({
           name: `agent-${item.noun}-${Math.floor(Date.now() / 1000)}`,
@@ -515,14 +505,13 @@ export class Daemon {
         this.ctx.log('warn', `${reason}, but the agent started anyway (${ref}); watching it`);
         return ref;
       }
-      await writeSessionState(dir, { ...state, status: 'abandoned', reason, endedAt: now });
-      await this.ctx.recordEvent({
-        event: 'spawn-failed',
-        file: item.file,
-        noun: item.noun,
-        session: ref,
-        reason,
-      });
+      await transitionSession(
+        dir,
+        'starting',
+        'abandoned',
+        { reason, endedAt: now },
+        { events: this.ctx.recordEvent, event: { event: 'spawn-failed', reason } },
+      );
       this.ctx.log('error', `${reason} (${item.file})`);
       await checkClaim(this.ctx, item.file, item.noun);
       return null;
@@ -596,34 +585,23 @@ export class Daemon {
         const read = await readSessionState(dir);
         if (!('state' in read) || read.state.requestFile !== file) return;
         const { state } = read;
-        const open = state.status === 'starting' || state.status === 'running';
-        if (open && (await this.sessionAlive(state, { orAgent: true }))) {
+        if (isOpen(state.status) && (await this.judge(dir, state)).alive) {
           await changes.next(this.ctx.options.pollMs);
           continue;
         }
         const reason = `the request file ${file} was deleted, or moved outside the watched paths, while the agent ran`;
-        const ended = await updateSessionState(dir, (current) =>
-          (current.status === 'starting' || current.status === 'running') &&
-          current.requestFile === file
-            ? {
-                ...state,
-                status: 'abandoned',
-                reason,
-                endedAt: state.endedAt ?? this.ctx.now().toISOString(),
-              }
-            : null,
+        const ended = await transitionSession(
+          dir,
+          ['starting', 'running'],
+          'abandoned',
+          { ...state, reason, endedAt: state.endedAt ?? this.ctx.now().toISOString() },
+          {
+            events: this.ctx.recordEvent,
+            event: { event: 'exited', exitCode: state.exitCode, reason },
+            requestFile: file,
+          },
         );
-        if (ended) {
-          this.ctx.log('warn', `${session} ended: ${reason}`);
-          await this.ctx.recordEvent({
-            event: 'exited',
-            file,
-            noun: state.noun,
-            session,
-            exitCode: state.exitCode,
-            reason,
-          });
-        }
+        if (ended) this.ctx.log('warn', `${session} ended: ${reason}`);
         return;
       }
     } finally {
@@ -638,7 +616,7 @@ export class Daemon {
   private async recordRunning(dir: string, state: SessionState): Promise<boolean> {
     if (state.status !== 'running') return state.status !== 'starting';
     if (state.agentPid === null) return false;
-    await updateSessionState(dir, (current) => (current.status === 'starting' ? state : null));
+    await transitionSession(dir, 'starting', 'running', state, { events: this.ctx.recordEvent });
     return true;
   }
 
@@ -656,10 +634,11 @@ export class Daemon {
         const read = await readSessionState(dir);
         if (!('state' in read)) return;
         if (read.state.status === 'exited') return await this.recordExited(dir, read.state);
-        // The wrapper writes `.exit` before it exits: once it is gone, one more look decides.
-        const open = read.state.status === 'starting' || read.state.status === 'running';
-        if (!open || wrapperGone) return;
-        wrapperGone = !(await this.sessionAlive(read.state));
+        // The wrapper writes `.exit` before it exits: once it is gone (an agent left alive
+        // without it writes none), one more look decides.
+        if (!isOpen(read.state.status) || wrapperGone) return;
+        const verdict = await this.judge(dir, read.state);
+        wrapperGone = !verdict.alive || verdict.by === 'agent';
         if (!wrapperGone) await changes.next(this.ctx.options.pollMs);
       }
     } finally {
@@ -669,15 +648,9 @@ export class Daemon {
 
   /** Copies the wrapper's exit into `.state.json`, once (the record says `exited` from then on). */
   private async recordExited(dir: string, state: SessionState): Promise<void> {
-    const open = (current: SessionState) =>
-      current.status === 'starting' || current.status === 'running';
-    if (!(await updateSessionState(dir, (current) => (open(current) ? state : null)))) return;
-    await this.ctx.recordEvent({
-      event: 'exited',
-      file: state.requestFile,
-      noun: state.noun,
-      session: state.sessionRef,
-      exitCode: state.exitCode,
+    await transitionSession(dir, ['starting', 'running'], 'exited', state, {
+      events: this.ctx.recordEvent,
+      event: { event: 'exited', exitCode: state.exitCode },
     });
   }
 

@@ -26,6 +26,14 @@ export function newSessionRef(noun: string, requestFile: string, now: Date): str
   return posix.join(SESSIONS_DIR, `${date}_${time}_${nounPart}_${slug}_${randomBytes(4).toString('hex')}`);
 }
 
+/** The claim time encoded in a session name by `newSessionRef`, or null when it holds none. */
+export function claimTime(ref: string): number | null {
+  const m = /(\d{4})_(\d{2})_(\d{2})_(\d{2})(\d{2})(\d{2})_/.exec(ref);
+  if (!m) return null;
+  const [, y, mo, d, h, mi, s] = m.map(Number) as number[];
+  return Date.UTC(y as number, (mo as number) - 1, d, h, mi, s);
+}
+
 /** Creates the directory; it must not exist (a session is never reused). */
 export async function createSessionDir(root: string, ref: string): Promise<string> {
   const dir = join(root, ref);

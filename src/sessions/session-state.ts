@@ -1,12 +1,12 @@
 /**
- * `.state.json`: the record of one agent session, written only by the daemon: created (status
- * `starting`) before the launch, completed once the agent exited (`exited`), or marked
- * `abandoned` when the session is dead. While the agent runs, the wrapper writes its own small
- * files beside it (src/sessions/wrapper-records.ts); `readSessionState` merges them into one view.
+ * `.state.json`: the record of one agent session, written only by the daemon, through
+ * `transitionSession` (src/sessions/session-status.ts): created (status `starting`) before the
+ * launch, completed once the agent exited (`exited`), or marked `abandoned` when the session is
+ * dead. While the agent runs, the wrapper writes its own small files beside it
+ * (src/sessions/wrapper-records.ts); `readSessionState` merges them into one view.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeJsonAtomic } from '../files/write-json-atomic.js';
 import { readWrapperRecords } from './wrapper-records.js';
 
 /** The session states, in order. */
@@ -123,36 +123,4 @@ export async function readStateRecord(sessionDir: string): Promise<StateRead> {
   } catch (error) {
     return { malformed: `invalid JSON: ${(error as Error).message}` };
   }
-}
-
-export function writeSessionState(sessionDir: string, state: SessionState): Promise<void> {
-  return writeJsonAtomic(statePath(sessionDir), state);
-}
-
-/** Updates in progress, by session directory. */
-const updating = new Map<string, Promise<unknown>>();
-
-/**
- * Rewrites `.state.json` from what it holds now, one update at a time per session in this process
- * (the daemon, its only writer once it exists): `change` gets the record as written and returns
- * the new one, or null to leave it. Resolves to the record it replaced, or null when it wrote
- * nothing.
- */
-export function updateSessionState(
-  sessionDir: string,
-  change: (current: SessionState) => SessionState | null,
-): Promise<SessionState | null> {
-  const run = (updating.get(sessionDir) ?? Promise.resolve()).then(async () => {
-    const read = await readStateRecord(sessionDir);
-    const next = 'state' in read ? change(read.state) : null;
-    if (!next || !('state' in read)) return null;
-    await writeSessionState(sessionDir, next);
-    return read.state;
-  });
-  const settled = run.catch(() => undefined);
-  updating.set(sessionDir, settled);
-  void settled.then(() => {
-    if (updating.get(sessionDir) === settled) updating.delete(sessionDir);
-  });
-  return run;
 }

@@ -6,7 +6,14 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { WRAPPER_FILES } from './wrapper-script.js';
+
+/** Files the wrapper writes in the session directory: each once, by rename; `.heartbeat` is touched. */
+export const WRAPPER_FILES = {
+  identity: '.wrapper',
+  agent: '.agent',
+  exit: '.exit',
+  heartbeat: '.heartbeat',
+} as const;
 
 export interface WrapperRecords {
   wrapper: { pid: number; startTicks: string; bootId: string; host: string; pane: string | null } | null;

@@ -34,14 +34,6 @@
  */
 import type { SessionState } from './session-state.js';
 
-/** Files the wrapper writes in the session directory: each once, by rename; `.heartbeat` is touched. */
-export const WRAPPER_FILES = {
-  identity: '.wrapper',
-  agent: '.agent',
-  exit: '.exit',
-  heartbeat: '.heartbeat',
-} as const;
-
 export const WRAPPER_SCRIPT = [
   'dir=$1 beat=$2',
   'shift 2',

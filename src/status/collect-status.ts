@@ -8,9 +8,17 @@ import type { DispatchTable } from '../dispatch/dispatch-table.js';
 import { compareOrder } from '../dispatch/work-order.js';
 import { workItemsOf } from '../dispatch/work-items.js';
 import { readRequestFile } from '../files/read-text-file.js';
-import { checkLiveness, describeLiveness, isAlive } from '../process/process-identity.js';
+import { systemProbe, type ProcProbe } from '../process/process-identity.js';
 import { readEvents, type EngineEvent } from '../sessions/event-log.js';
-import { resolveSessionRef } from '../sessions/session-dir.js';
+import {
+  DEFAULT_JUDGE_OPTIONS,
+  judgeSession,
+  judgeUnrecorded,
+  type JudgeOptions,
+  type SessionVerdict,
+} from '../sessions/judge-session.js';
+import { claimTime, resolveSessionRef } from '../sessions/session-dir.js';
+import { startTokenTime } from '../sessions/session-markers.js';
 import { readSessionState } from '../sessions/session-state.js';
 import { sessionReference } from '../tags/lifecycle-edits.js';
 import { ScanPool } from '../tags/scan-pool.js';
@@ -47,12 +55,24 @@ export interface StatusReport {
   recent: EngineEvent[];
 }
 
+/** How claims are judged: as the daemon does by default (judge-session.ts). */
+export interface StatusJudging {
+  now: Date;
+  options: JudgeOptions;
+  probe: ProcProbe;
+}
+
 export async function collectStatus(
   root: string,
   paths: string[],
   table: DispatchTable,
-  now = new Date(),
+  {
+    now = new Date(),
+    options = DEFAULT_JUDGE_OPTIONS,
+    probe = systemProbe,
+  }: Partial<StatusJudging> = {},
 ): Promise<StatusReport> {
+  const judging = { now, options, probe };
   const pool = new ScanPool();
   const waiting: Array<WaitingItem & { readyAt: number }> = [];
   const running: ClaimItem[] = [];
@@ -82,7 +102,8 @@ export async function collectStatus(
           });
         }
         for (const { noun } of work.claims.filter((claim) => !claim.done)) {
-          const item = await describeClaim(root, file, noun, decoded.text, now);
+          const claim = { file, noun, text: decoded.text, mtime };
+          const item = await describeClaim(root, claim, judging);
           (item.alive ? running : stale).push(item);
         }
       }
@@ -109,10 +130,8 @@ export async function collectStatus(
 
 async function describeClaim(
   root: string,
-  file: string,
-  noun: string,
-  text: string,
-  now: Date,
+  { file, noun, text, mtime }: { file: string; noun: string; text: string; mtime: number },
+  { now, options, probe }: StatusJudging,
 ): Promise<ClaimItem> {
   const session = sessionReference(text);
   const base: ClaimItem = {
@@ -129,12 +148,13 @@ async function describeClaim(
     lastHeartbeat: null,
   };
   const dir = session ? resolveSessionRef(root, session) : null;
-  if (!dir) return base;
+  if (!session || !dir) return base;
   const read = await readSessionState(dir);
+  if ('missing' in read) {
+    return { ...base, ...shown(judgeUnrecorded(claimTime(session) ?? mtime, now, options)) };
+  }
   if (!('state' in read)) {
-    const why =
-      'missing' in read ? 'no session record' : 'malformed' in read ? read.malformed : read.error;
-    return { ...base, liveness: why };
+    return { ...base, liveness: 'malformed' in read ? read.malformed : read.error };
   }
   const s = read.state;
   const item: ClaimItem = {
@@ -146,14 +166,12 @@ async function describeClaim(
     ageSeconds: Math.round((now.getTime() - Date.parse(s.startedAt)) / 1000),
     lastHeartbeat: s.lastHeartbeat,
   };
-  if (s.status !== 'running' || s.pid === null || s.startTicks === null || s.bootId === null) {
-    return { ...item, alive: s.status === 'starting', liveness: s.status };
-  }
-  const identity = { pid: s.pid, startTicks: s.startTicks, bootId: s.bootId, host: s.host };
-  const liveness = checkLiveness(identity);
-  return {
-    ...item,
-    alive: isAlive(liveness) || liveness === 'other-host',
-    liveness: isAlive(liveness) ? 'alive' : describeLiveness(identity, liveness),
-  };
+  const records = { startTokenAt: await startTokenTime(dir) };
+  return { ...item, ...shown(judgeSession(s, records, now, options, probe)) };
+}
+
+function shown(verdict: SessionVerdict): Pick<ClaimItem, 'alive' | 'liveness'> {
+  return verdict.alive
+    ? { alive: true, liveness: verdict.detail }
+    : { alive: false, liveness: verdict.reason };
 }

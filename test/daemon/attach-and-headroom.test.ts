@@ -13,6 +13,7 @@ import {
   type TestRoot,
 } from '../helpers/daemon-harness.js';
 import { CLI, runCli } from '../helpers/run-cli.js';
+import { craftedState } from '../helpers/crafted-state.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 let t: TestRoot | undefined;
@@ -76,6 +77,26 @@ describe('engine attach', () => {
       expect(result.code).toBe(1);
       expect(result.stderr).toBe(
         'ERROR: R.md has no **Session**: line: no agent was started for it\n',
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('says why when the session has no live agent, judged as the daemon judges it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'engine-attach-'));
+    try {
+      const ref = 'sessions/2026_11_22_080000_FIX_r_0001';
+      const file = join(dir, 'R.md');
+      await writeFile(file, `# R\n**Tags**: #claimed-fix\n**Session**: ${ref}\n`);
+      await mkdir(join(dir, ref), { recursive: true });
+      const pane = { socket: 'none', session: 'dispatch', window: null, pane: '%1' };
+      const state = craftedState(dir, file, ref, { status: 'exited', exitCode: 1, tmux: pane });
+      await writeFile(join(dir, ref, '.state.json'), JSON.stringify(state));
+      const result = await runCli(['attach', 'R.md'], { cwd: dir });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe(
+        `ERROR: Session ${ref} has no live agent: agent exited with code 1 without marking #done-fix\n`,
       );
     } finally {
       await rm(dir, { recursive: true, force: true });

@@ -2,17 +2,20 @@
  * checkClaim in-process, where the moment between reading a request file and requeueing it can
  * be controlled: an agent that marks its item done and exits right after the daemon read the
  * file (a fast wrapper records the exit within milliseconds) must be judged done, never lost as
- * "not claimed" and never requeued.
+ * "not claimed" and never requeued. And a spawn that fails, run through the daemon with a runner
+ * that cannot launch.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkClaim } from '../../src/daemon/claim-check.js';
 import type { DaemonContext, DispatchRoutes } from '../../src/daemon/daemon-context.js';
+import { Daemon } from '../../src/daemon/daemon.js';
+import type { EventInput } from '../../src/sessions/event-log.js';
 import type { Runner } from '../../src/runners/runner.js';
 import { createSessionDir, newSessionRef } from '../../src/sessions/session-dir.js';
-import { writeSessionState, type SessionState } from '../../src/sessions/session-state.js';
+import { statePath, type SessionState } from '../../src/sessions/session-state.js';
 import { scanTags } from '../../src/tags/scan-tags.js';
 import { craftedState } from '../helpers/crafted-state.js';
 
@@ -67,7 +70,7 @@ describe('checkClaim', () => {
       lastHeartbeat: null,
       endedAt: new Date().toISOString(),
     }) as unknown as SessionState;
-    await writeSessionState(dir, state);
+    await writeFile(statePath(dir), JSON.stringify(state));
     let scans = 0;
     // The agent marks the item done while the daemon parses the text it read before.
     const ctx = context(root, async (text) => {
@@ -76,5 +79,42 @@ describe('checkClaim', () => {
     });
     expect(await checkClaim(ctx, file, 'fix')).toEqual({ kind: 'done', session: ref });
     expect(await readFile(file, 'utf8')).toBe(done);
+  });
+});
+
+describe('a failed spawn', () => {
+  it('abandons the session through the state machine, records spawn-failed once, and requeues the item', async () => {
+    root = await mkdtemp(join(tmpdir(), 'engine-spawn-failed-'));
+    await mkdir(join(root, 'sessions'));
+    const file = join(root, 'sessions', 'REQ.md');
+    await writeFile(file, '# R\n**Tags**: #delegated-fix\n');
+    const events: EventInput[] = [];
+    const route = { noun: 'fix', skill: '/fix', mode: 'agent', priority: 3, dispatchable: true };
+    const ctx: DaemonContext = {
+      ...context(root, async (text) => scanTags(text)),
+      routes: { route: () => route, watch: () => undefined, close: async () => undefined },
+      runner: {
+        kind: 'tmux',
+        launch: async () => Promise.reject(new Error('no tmux here')),
+      } as unknown as Runner,
+      recordEvent: async (event) => {
+        events.push(event);
+      },
+    };
+    const daemon = new Daemon(ctx);
+    try {
+      await daemon.runOnce();
+    } finally {
+      await daemon.stop();
+    }
+
+    const text = await readFile(file, 'utf8');
+    expect(text).toContain('#needs-fix');
+    expect(text).toContain('**Reason**: spawn failed: no tmux here');
+    const ref = events[0]?.session as string;
+    const state = JSON.parse(await readFile(statePath(join(root, ref)), 'utf8')) as SessionState;
+    expect(state).toMatchObject({ status: 'abandoned', reason: 'spawn failed: no tmux here' });
+    expect(events.map((e) => e.event)).toEqual(['claimed', 'spawn-failed', 'requeued']);
+    expect(events[1]).toMatchObject({ file, noun: 'fix', session: ref });
   });
 });

@@ -14,6 +14,7 @@ import {
   type TestRoot,
 } from '../helpers/daemon-harness.js';
 import { checkLiveness, readProcessIdentity } from '../../src/process/process-identity.js';
+import { runCli } from '../helpers/run-cli.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 let t: TestRoot;
@@ -195,6 +196,47 @@ describe('the dispatch lifecycle', () => {
     await waitFor(() => /restored the claim/.test(d.output()), {
       message: `the restore in the log; ${d.output()}`,
     });
+    await release(agent!.session);
+    await waitFor(async () => (await readFile(file, 'utf8')).includes('#done-fix'));
+    expect(agentStarts(t)).toHaveLength(1);
+  });
+
+  it('keeps the claim of an agent whose wrapper was killed, and engine status shows it running', async () => {
+    t = await makeRoot();
+    const first = start([], { TEST_AGENT_MODE: 'hold', TEST_AGENT_IGNORE_HUP: '1' });
+    await waitForReady(first);
+    const file = join(t.sessions, 'ORPHAN.md');
+    await writeFile(file, '# Fix\n**Tags**: #delegated-fix\n');
+    const [agent] = await waitFor(() => agentStarts(t).length === 1 && agentStarts(t));
+    const state = await waitFor(async () => {
+      const now = await stateOf(agent!.session);
+      return now.pid && now.agentPid ? now : null;
+    });
+    // The recorder (the wrapper `.wrapper` names) is killed on its own; the agent works on.
+    process.kill(state.pid as number, 'SIGKILL');
+    await waitFor(() => !isAlive(state.pid as number));
+    expect(isAlive(agent!.pid)).toBe(true);
+    // A daemon that starts now judges the claim in its first reap: it adopts it.
+    await first.stop();
+    const second = start([], { TEST_AGENT_MODE: 'hold', TEST_AGENT_IGNORE_HUP: '1' });
+    await waitFor(() => second.output().includes(`adopted running agent for ${file}`), {
+      message: () => `the adoption; ${second.output()}`,
+    });
+    const status = await runCli(['status', '--json', '--root', t.root]);
+    const report = JSON.parse(status.stdout) as { running: unknown[]; stale: unknown[] };
+    expect(report.stale).toEqual([]);
+    expect(report.running).toEqual([
+      expect.objectContaining({
+        file,
+        status: 'running',
+        pid: state.pid,
+        alive: true,
+        liveness: `its agent (pid ${agent!.pid}) is alive; agent wrapper pid ${state.pid} is gone`,
+      }),
+    ]);
+    const text = await readFile(file, 'utf8');
+    expect(text).toContain('#claimed-fix');
+    expect(text).not.toContain('## Recovery');
     await release(agent!.session);
     await waitFor(async () => (await readFile(file, 'utf8')).includes('#done-fix'));
     expect(agentStarts(t)).toHaveLength(1);

@@ -13,11 +13,8 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { checkLiveness, readProcessIdentity } from '../../src/process/process-identity.js';
 import { takeStartToken } from '../../src/sessions/session-markers.js';
-import {
-  readSessionState,
-  writeSessionState,
-  type SessionState,
-} from '../../src/sessions/session-state.js';
+import { readSessionState, type SessionState } from '../../src/sessions/session-state.js';
+import { transitionSession } from '../../src/sessions/session-status.js';
 import { readWrapperRecords } from '../../src/sessions/wrapper-records.js';
 import { wrapperArgv } from '../../src/sessions/wrapper-script.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -171,7 +168,9 @@ function processesOf(dir: string): number[] {
 describe('the agent wrapper', () => {
   it('records its own and the agent’s identity, then the exit code; the merged record follows', async () => {
     const run = await runWrapper({ env: { AGENT_CODE: '7' } });
-    await writeSessionState(run.dir, startingRecord(run.dir));
+    await transitionSession(run.dir, null, 'starting', startingRecord(run.dir), {
+      events: async () => undefined,
+    });
     const agent = await agentOf(run);
     const records = await waitFor(async () => {
       const r = await readWrapperRecords(run.dir);
