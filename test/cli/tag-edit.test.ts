@@ -33,6 +33,25 @@ async function put(name: string, text: string | Buffer): Promise<string> {
 }
 
 const read = (name: string): Promise<string> => readFile(t.path(name), 'utf8');
+
+/** Runs `act`, and checks that it did not write the file `name`: same bytes, same inode. */
+async function expectNoWrite(name: string, act: () => Promise<void>): Promise<void> {
+  const before = await snapshot(t.path(name));
+  await act();
+  await expectUntouched(t.path(name), before);
+}
+
+/** Writes each file approved (#delegated-x), claims them all at once, and checks each claim. */
+async function claimEach(names: string[]): Promise<void> {
+  await Promise.all(names.map((name) => put(name, '# T\n**Tags**: #delegated-x\n')));
+  const swaps = await Promise.all(
+    names.map((name) => run('tag', 'swap', name, '#delegated-x', '#claimed-x')),
+  );
+  for (const [i, result] of swaps.entries()) {
+    expectSuccess(result);
+    expect(await read(names[i] as string)).toBe('# T\n**Tags**: #claimed-x\n');
+  }
+}
 const run = (...args: string[]) => engine(t.dir, args);
 
 describe('engine tag add', () => {
@@ -56,17 +75,17 @@ describe('engine tag add', () => {
     const name = await put('a.md', '# T\n\n**Tags**: #P1\n\nText #needs-fix in prose\n');
     expectSuccess(await run('tag', 'add', name, '#needs-fix'));
     expect(await read(name)).toBe('# T\n\n**Tags**: #P1 #needs-fix\n\nText #needs-fix in prose\n');
-    const before = await snapshot(t.path(name));
-    expectSuccess(await run('tag', 'add', name, '#needs-fix'));
-    await expectUntouched(t.path(name), before);
+    await expectNoWrite(name, async () => {
+      expectSuccess(await run('tag', 'add', name, '#needs-fix'));
+    });
   });
 
   it('counts a tag in front matter as present', async () => {
     const text = '---\ntags: [needs-fix]\n---\n# T\n';
     const name = await put('fm.md', text);
-    const before = await snapshot(t.path(name));
-    expectSuccess(await run('tag', 'add', name, '#needs-fix'));
-    await expectUntouched(t.path(name), before);
+    await expectNoWrite(name, async () => {
+      expectSuccess(await run('tag', 'add', name, '#needs-fix'));
+    });
   });
 });
 
@@ -79,9 +98,9 @@ describe('engine tag remove', () => {
 
   it('is a no-op (exit 0, nothing written) when the tag is missing or only a prefix', async () => {
     const name = await put('a.md', '# T\n**Tags**: #needs-fix-later\n\nProse #needs-fix\n');
-    const before = await snapshot(t.path(name));
-    expectSuccess(await run('tag', 'remove', name, '#needs-fix'));
-    await expectUntouched(t.path(name), before);
+    await expectNoWrite(name, async () => {
+      expectSuccess(await run('tag', 'remove', name, '#needs-fix'));
+    });
   });
 
   it('with --inline N removes the tag on line N and keeps the surrounding text', async () => {
@@ -113,12 +132,12 @@ describe('engine tag swap', () => {
     expectSuccess(await run('tag', 'swap', name, '#delegated-x', '#claimed-x'));
     const after = '# T\n**Tags**: #P1 #claimed-x\n\nThe #delegated-x text.\n';
     expect(await read(name)).toBe(after);
-    const before = await snapshot(t.path(name));
-    expectError(
-      await run('tag', 'swap', name, '#delegated-x', '#claimed-x'),
-      "None of '#delegated-x' found on Tags line of a.md (already claimed?)",
-    );
-    await expectUntouched(t.path(name), before);
+    await expectNoWrite(name, async () => {
+      expectError(
+        await run('tag', 'swap', name, '#delegated-x', '#claimed-x'),
+        "None of '#delegated-x' found on Tags line of a.md (already claimed?)",
+      );
+    });
   });
 
   it('never leaves a duplicate and never writes the new tag twice', async () => {
@@ -140,12 +159,12 @@ describe('engine tag swap', () => {
 
   it('names every old tag when none is present', async () => {
     const name = await put('a.md', '# T\n**Tags**: #claimed-x\n\nProse #delegated-x\n');
-    const before = await snapshot(t.path(name));
-    expectError(
-      await run('tag', 'swap', name, '#delegated-x,#next-x', '#claimed-x'),
-      "None of '#delegated-x,#next-x' found on Tags line of a.md (already claimed?)",
-    );
-    await expectUntouched(t.path(name), before);
+    await expectNoWrite(name, async () => {
+      expectError(
+        await run('tag', 'swap', name, '#delegated-x,#next-x', '#claimed-x'),
+        "None of '#delegated-x,#next-x' found on Tags line of a.md (already claimed?)",
+      );
+    });
   });
 
   it('with --inline N swaps on line N only, or names the line', async () => {
@@ -167,14 +186,7 @@ describe('engine tag swap', () => {
 describe('paths', () => {
   it('handles quotes, $(...), spaces and newlines in file names', async () => {
     const names = [`it's a "file" $(x).md`, 'new\nline.md'];
-    await Promise.all(names.map((name) => put(name, '# T\n**Tags**: #delegated-x\n')));
-    const swaps = await Promise.all(
-      names.map((name) => run('tag', 'swap', name, '#delegated-x', '#claimed-x')),
-    );
-    for (const [i, result] of swaps.entries()) {
-      expectSuccess(result);
-      expect(await read(names[i] as string)).toBe('# T\n**Tags**: #claimed-x\n');
-    }
+    await claimEach(names);
     const again = await Promise.all(
       names.map((name) => run('tag', 'swap', name, '#delegated-x', '#claimed-x')),
     );
@@ -200,14 +212,7 @@ describe('paths', () => {
       `${'😀'.repeat(63)}.md`,
     ];
     expect(names.map((name) => Buffer.byteLength(name))).toEqual([240, 250, 255, 255, 255]);
-    await Promise.all(names.map((name) => put(name, '# T\n**Tags**: #delegated-x\n')));
-    const swaps = await Promise.all(
-      names.map((name) => run('tag', 'swap', name, '#delegated-x', '#claimed-x')),
-    );
-    for (const [i, result] of swaps.entries()) {
-      expectSuccess(result);
-      expect(await read(names[i] as string)).toBe('# T\n**Tags**: #claimed-x\n');
-    }
+    await claimEach(names);
   });
 
   it('resolves relative paths from the current directory; ./ allows a leading dash', async () => {

@@ -1,52 +1,33 @@
 import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { watchHeadroom } from '../../src/watch/watch-headroom.js';
-import {
-  agentStarts,
-  makeRoot,
-  startDaemon,
-  waitForReady,
-  type DaemonProcess,
-  type TestRoot,
-} from '../helpers/daemon-harness.js';
+import { useDaemonHarness, waitForReady, waitForState } from '../helpers/daemon-harness.js';
 import { CLI, runCli } from '../helpers/run-cli.js';
 import { craftedState } from '../helpers/crafted-state.js';
 import { waitFor } from '../helpers/wait-for.js';
 
-let t: TestRoot | undefined;
-let daemon: DaemonProcess | undefined;
-
-afterEach(async () => {
-  if (daemon && daemon.child.exitCode === null) await daemon.kill9();
-  daemon = undefined;
-  await t?.cleanup();
-  t = undefined;
-});
-
 describe('engine attach', () => {
+  const h = useDaemonHarness();
+
   it("attaches a terminal to the agent's own tmux window", async () => {
     const pty = await import('node-pty').catch(() => null);
     if (!pty) return; // node-pty is optional; the runner tests report its absence.
-    t = await makeRoot();
-    daemon = startDaemon(t, [], { TEST_AGENT_MODE: 'hold' });
+    const daemon = h.start([], { TEST_AGENT_MODE: 'hold' });
     await waitForReady(daemon);
     for (const name of ['A', 'B']) {
-      await writeFile(join(t.sessions, `${name}.md`), `# ${name}\n**Tags**: #delegated-fix\n`);
+      await writeFile(h.file(`${name}.md`), `# ${name}\n**Tags**: #delegated-fix\n`);
     }
-    await waitFor(() => agentStarts(t!).length === 2);
-    const target = join(t.sessions, 'B.md');
-    const agent = agentStarts(t).find((a) => a.file === target);
-    const pane = await waitFor(async () => {
-      const state = JSON.parse(await readFile(join(agent!.session, '.state.json'), 'utf8'));
-      return state.tmux?.pane as string | null;
-    });
+    await h.waitForAgents(2);
+    const target = h.file('B.md');
+    const agent = h.agents().find((a) => a.file === target);
+    const { tmux } = await waitForState(agent!.session, (state) => state.tmux?.pane);
     const env = { ...process.env } as Record<string, string>;
     delete env.TMUX;
     delete env.TMUX_PANE;
-    const term = pty.spawn(process.execPath, [CLI, 'attach', target, '--root', t.root], {
+    const term = pty.spawn(process.execPath, [CLI, 'attach', target, '--root', h.root], {
       cols: 120,
       rows: 30,
       env,
@@ -56,14 +37,14 @@ describe('engine attach', () => {
         try {
           return execFileSync(
             'tmux',
-            ['-L', t!.socket, 'list-clients', '-F', '#{client_session} #{pane_id}'],
+            ['-L', h.socket, 'list-clients', '-F', '#{client_session} #{pane_id}'],
             { encoding: 'utf8' },
           ).trim();
         } catch {
           return '';
         }
       });
-      expect(clients).toBe(`dispatch ${pane}`);
+      expect(clients).toBe(`dispatch ${tmux!.pane}`);
     } finally {
       term.kill();
     }

@@ -1,49 +1,29 @@
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
-  agentStarts,
-  makeRoot,
-  startDaemon,
   TEST_TAGS_MD,
+  useDaemonHarness,
   waitForReady,
-  type DaemonProcess,
-  type TestRoot,
+  waitForText,
 } from '../helpers/daemon-harness.js';
 import { waitFor } from '../helpers/wait-for.js';
 
-let t: TestRoot;
-let daemons: DaemonProcess[] = [];
-
-afterEach(async () => {
-  for (const d of daemons) if (d.child.exitCode === null) await d.kill9();
-  daemons = [];
-  await t?.cleanup();
-});
-
-function start(extra: string[] = []): DaemonProcess {
-  const d = startDaemon(t, extra);
-  daemons.push(d);
-  return d;
-}
+const h = useDaemonHarness();
 
 const NEW_ROW = '| `#delegated-newnoun` | `/newnoun` | agent | 2 | yes |\n';
-const tagsPath = () => join(t.root, 'directives', 'TAGS.md');
+const tagsPath = () => join(h.root, 'directives', 'TAGS.md');
 const count = (text: string, part: string) => text.split(part).length - 1;
 
-async function request(name: string, noun: string): Promise<string> {
-  const file = join(t.sessions, name);
-  await writeFile(file, `# ${name}\n**Tags**: #delegated-${noun}\n`);
-  return file;
-}
+const request = (name: string, noun: string) =>
+  h.request(name, `# ${name}\n**Tags**: #delegated-${noun}\n`);
 
 /** The agent ran for the item and marked it done. */
 async function dispatched(file: string, noun: string): Promise<void> {
-  await waitFor(async () => (await readFile(file, 'utf8')).includes(`#done-${noun}`), {
-    message: `#done-${noun} in ${file}`,
-  });
+  await waitForText(file, `#done-${noun}`);
   expect(
-    agentStarts(t)
+    h
+      .agents()
       .filter((a) => a.noun === noun)
       .map((a) => a.file),
   ).toEqual([file]);
@@ -51,10 +31,9 @@ async function dispatched(file: string, noun: string): Promise<void> {
 
 describe('§TAG_DISPATCH reload while the daemon runs', () => {
   it('a row added to directives/TAGS.md dispatches the item that waited for it', async () => {
-    t = await makeRoot();
     const waiting = await request('NEW.md', 'newnoun');
     await request('OTHER.md', 'othernoun');
-    const d = start();
+    const d = h.start();
     await waitForReady(d);
     await waitFor(() => d.output().includes('#delegated-newnoun has no row in §TAG_DISPATCH'));
 
@@ -72,9 +51,8 @@ describe('§TAG_DISPATCH reload while the daemon runs', () => {
   });
 
   it('a malformed edit keeps the old table in force and logs file:line, once', async () => {
-    t = await makeRoot();
     // Frequent periodic checks: the broken text is read many times, and logged only once.
-    const d = start(['--rescan-interval-ms', '200']);
+    const d = h.start(['--rescan-interval-ms', '200']);
     await waitForReady(d);
     // Line 12: the new row's priority is not a number.
     await writeFile(tagsPath(), TEST_TAGS_MD + NEW_ROW.replace('| 2 |', '| soon |'));
@@ -92,10 +70,9 @@ describe('§TAG_DISPATCH reload while the daemon runs', () => {
   });
 
   it('TAGS.md deleted keeps the old table; a re-created directives/ is read again', async () => {
-    t = await makeRoot();
-    const d = start();
+    const d = h.start();
     await waitForReady(d);
-    await rm(join(t.root, 'directives'), { recursive: true });
+    await rm(join(h.root, 'directives'), { recursive: true });
     await waitFor(() => d.output().includes(`cannot read ${tagsPath()} (ENOENT)`));
     expect(d.output()).toMatch(/ERROR .*the §TAG_DISPATCH table in force stays/);
     const fix = await request('FIX.md', 'fix');
@@ -103,15 +80,14 @@ describe('§TAG_DISPATCH reload while the daemon runs', () => {
     const waiting = await request('NEW.md', 'newnoun');
     await waitFor(() => d.output().includes('#delegated-newnoun has no row'));
 
-    await mkdir(join(t.root, 'directives'));
+    await mkdir(join(h.root, 'directives'));
     await writeFile(tagsPath(), TEST_TAGS_MD + NEW_ROW);
     await dispatched(waiting, 'newnoun');
   });
 
   it('with --no-watch, the periodic check reloads the table', async () => {
-    t = await makeRoot();
     const waiting = await request('NEW.md', 'newnoun');
-    const d = start(['--no-watch', '--rescan-interval-ms', '300']);
+    const d = h.start(['--no-watch', '--rescan-interval-ms', '300']);
     await waitForReady(d);
     await waitFor(() => d.output().includes('#delegated-newnoun has no row'));
     await writeFile(tagsPath(), TEST_TAGS_MD + NEW_ROW);

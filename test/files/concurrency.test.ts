@@ -4,14 +4,13 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
-import { basename } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { fd3Lines, RACER, warmRacer } from '../helpers/racer.js';
 import { CLI, type CliResult } from '../helpers/run-cli.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { engine, leftovers, makeTempDir, type TempDir } from '../cli/fixtures.js';
 
-const RACER = fileURLToPath(new URL('./racer.mjs', import.meta.url));
 const RACERS = 20;
 /** Rounds with a fresh `engine` process per racer: each costs 20 process start-ups. */
 const FRESH_ROUNDS = 1;
@@ -35,33 +34,6 @@ afterEach(async () => {
 function track(child: ChildProcess): ChildProcess {
   children.push(child);
   return child;
-}
-
-/** Lines written by a child on fd 3, one promise per line, in order. */
-function fd3Lines(child: ChildProcess): () => Promise<string> {
-  const lines: string[] = [];
-  const waiting: Array<(line: string) => void> = [];
-  let buffer = '';
-  let closed = false;
-  const stream = child.stdio[3] as NodeJS.ReadableStream;
-  stream.setEncoding('utf8');
-  stream.on('data', (data: string) => {
-    buffer += data;
-    for (let at = buffer.indexOf('\n'); at >= 0; at = buffer.indexOf('\n')) {
-      const line = buffer.slice(0, at);
-      buffer = buffer.slice(at + 1);
-      const next = waiting.shift();
-      if (next) next(line);
-      else lines.push(line);
-    }
-  });
-  stream.on('end', () => (closed = true));
-  return () => {
-    const line = lines.shift();
-    if (line !== undefined) return Promise.resolve(line);
-    if (closed) return Promise.reject(new Error('racer closed fd 3'));
-    return new Promise((resolve) => waiting.push(resolve));
-  };
 }
 
 /** A fresh `engine <args>` process, modules loaded, held at a barrier until `go()`. */
@@ -90,28 +62,6 @@ function freshRacer(args: string[]): {
     done.then((r) => Promise.reject(new Error(`racer exited early: ${r.stderr}`))),
   ]);
   return { ready, go: () => child.stdin?.end('g'), done };
-}
-
-/** A warm racer process: runs the CLI once per `run`, in the same process. */
-function warmRacer(): {
-  ready: Promise<string>;
-  run(round: number, args: string[]): Promise<CliResult>;
-} {
-  const child = track(
-    spawn(process.execPath, [RACER], { cwd: t.dir, stdio: ['pipe', 'inherit', 'inherit', 'pipe'] }),
-  );
-  const next = fd3Lines(child);
-  return {
-    ready: next(),
-    run: (round, args) => {
-      child.stdin?.write(`${JSON.stringify({ round, args })}\n`);
-      return next().then((line) => {
-        const report = JSON.parse(line) as CliResult & { round: number };
-        expect(report.round).toBe(round);
-        return { code: report.code, stdout: report.stdout, stderr: report.stderr };
-      });
-    },
-  };
 }
 
 const ITEM = 'item.md';
@@ -146,11 +96,13 @@ describe('concurrent claims: of 20 simultaneous swaps exactly one wins', () => {
   });
 
   it(`with ${RACERS} warm racer processes (rounds: ${WARM_ROUNDS})`, async () => {
-    const racers = Array.from({ length: RACERS }, () => warmRacer());
+    const racers = Array.from({ length: RACERS }, () => warmRacer(t.dir, track));
     await Promise.all(racers.map((r) => r.ready));
     for (let round = 0; round < WARM_ROUNDS; round++) {
       await writeFile(t.path(ITEM), INITIAL);
-      await expectOneWinner(await Promise.all(racers.map((r) => r.run(round, SWAP))), round);
+      const reports = await Promise.all(racers.map((r) => r.run(round, SWAP)));
+      expect(reports.map((r) => r.round)).toEqual(reports.map(() => round));
+      await expectOneWinner(reports, round);
     }
   });
 });
@@ -255,19 +207,40 @@ function countLines(text: string, prefix: string): Map<number, number> {
   return counts;
 }
 
+/**
+ * Starts the writer on a fresh file `name`, edits the file repeatedly once the writer has written
+ * a few lines, then stops the writer. Every edit must succeed; resolves to how many lines the
+ * writer wrote and the text left.
+ */
+async function editWhileWriting(
+  name: string,
+  mode: 'append' | 'editor',
+  pauseMs: number,
+  max: number,
+): Promise<{ written: number; text: string }> {
+  const file = t.path(name);
+  await writeFile(file, HEADER);
+  const writer = startWriter(file, mode, pauseMs, max);
+  await waitFor(async () => (await readFile(file, 'utf8')).includes(`${mode} line 5`), {
+    message: `the ${mode} writer to start`,
+  });
+  const results = await editRepeatedly(name, 2);
+  const written = await writer.stop();
+  // An editor saves what it read, so it can undo an edit that landed after its read; the swap
+  // that follows an undone swap then finds its tag gone and is refused, as a compare-and-swap
+  // must. Every other edit succeeds.
+  for (const result of results) {
+    if (result.code === 0 || mode === 'append') {
+      expect(result).toEqual({ code: 0, stdout: '', stderr: '' });
+    } else expect(result.stderr).toMatch(/^ERROR: None of '#s-[ab]' found on Tags line/);
+  }
+  expect(results.filter((r) => r.code === 0).length).toBeGreaterThan(results.length / 2);
+  return { written, text: await readFile(file, 'utf8') };
+}
+
 describe('edits while another process writes the file', () => {
   it('never loses an in-place append (O_APPEND)', async () => {
-    const file = t.path('log.md');
-    await writeFile(file, HEADER);
-    const writer = startWriter(file, 'append', 2, 3000);
-    await waitFor(async () => (await readFile(file, 'utf8')).includes('append line 5'), {
-      message: 'the appender to start',
-    });
-    const results = await editRepeatedly(basename(file), 2);
-    const written = await writer.stop();
-    for (const result of results) expect(result).toEqual({ code: 0, stdout: '', stderr: '' });
-
-    const text = await readFile(file, 'utf8');
+    const { written, text } = await editWhileWriting('log.md', 'append', 2, 3000);
     expect(text.startsWith(HEADER)).toBe(true);
     const counts = countLines(text, 'append line ');
     const lost = Array.from({ length: written }, (_, n) => n).filter((n) => !counts.has(n));
@@ -282,24 +255,8 @@ describe('edits while another process writes the file', () => {
   });
 
   it('re-applies edits over an editor that saves by rename, and never starves', async () => {
-    const file = t.path('edited.md');
-    await writeFile(file, HEADER);
-    const writer = startWriter(file, 'editor', 40, 200);
-    await waitFor(async () => (await readFile(file, 'utf8')).includes('editor line 5'), {
-      message: 'the editor to start',
-    });
-    const results = await editRepeatedly(basename(file), 2);
-    const written = await writer.stop();
-    // No edit starved: a save between read and rename makes it re-read and re-apply. The editor
-    // saves what it read, so it can undo an edit that landed after its read; the swap that
-    // follows an undone swap then finds its tag gone and is refused, as a compare-and-swap must.
-    for (const result of results) {
-      if (result.code === 0) expect(result).toEqual({ code: 0, stdout: '', stderr: '' });
-      else expect(result.stderr).toMatch(/^ERROR: None of '#s-[ab]' found on Tags line/);
-    }
-    expect(results.filter((r) => r.code === 0).length).toBeGreaterThan(results.length / 2);
-
-    const text = await readFile(file, 'utf8');
+    // No edit starves: a save between read and rename makes it re-read and re-apply.
+    const { written, text } = await editWhileWriting('edited.md', 'editor', 40, 200);
     const lines = text.split('\n');
     expect(lines.slice(0, 1)).toEqual(['# Item']);
     // The editor saves what it read, so it may undo one of our edits; but no writer ever leaves

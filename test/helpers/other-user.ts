@@ -3,13 +3,14 @@
  * sit in a directory only its owner can enter (a root clone in /root, `mktemp -d`), so the other
  * user cannot load dist/ or node_modules/ from there, nor have it as its working directory.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { AS_NOBODY } from '../process/spawned.js';
 import { shellQuote } from './daemon-harness.js';
 
 const CHECKOUT = fileURLToPath(new URL('../..', import.meta.url));
@@ -41,6 +42,28 @@ export class OtherUserDir {
       cli: join(this.dir, 'dist/cli/main.js'),
       agentCmd: `${shellQuote(process.execPath)} ${shellQuote(agent)} {file}`,
     };
+  }
+
+  /**
+   * Starts `engine run` as nobody from the copy `installEngine()` made here, with `args` (built
+   * from its `--agent-cmd` value). The caller kills `child` should the test fail.
+   */
+  async runEngineAsNobody(args: (agentCmd: string) => string[]): Promise<{
+    child: ChildProcess;
+    output(): string;
+    exited: Promise<number | null>;
+  }> {
+    const { cli, agentCmd } = await this.installEngine();
+    const child = spawn(
+      'setpriv',
+      [...AS_NOBODY, process.execPath, cli, 'run', '--monitor-tags', ...args(agentCmd)],
+      { cwd: this.dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, HOME: '/tmp' } },
+    );
+    let output = '';
+    child.stdout?.setEncoding('utf8').on('data', (d: string) => (output += d));
+    child.stderr?.setEncoding('utf8').on('data', (d: string) => (output += d));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    return { child, output: () => output, exited };
   }
 
   /** Bundles a TypeScript script with everything it imports into one file; resolves to it. */

@@ -19,6 +19,11 @@ export class Children {
     if (child.pid === undefined) throw new Error(`could not spawn ${command}`);
     // Swallow spawn errors here; tests look at pids and exit codes.
     child.on('error', () => {});
+    return this.track(child);
+  }
+
+  /** A child started elsewhere (with its own stdio), to kill with the others. */
+  track(child: ChildProcess): ChildProcess {
     this.children.push(child);
     return child;
   }

@@ -3,77 +3,14 @@
  * '#claimed-x'` on one file, round after round; and two daemons forced onto one root (the
  * single-instance lock bypassed) race over many items. Figure: double claims, which must be 0.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
-import {
-  countBy,
-  events,
-  read,
-  recordFigure,
-  scale,
-  Scenario,
-  tagsOf,
-  TORTURE,
-  waitFor,
-} from './support.js';
+import { describe, expect, it } from 'vitest';
+import { events, read, tagsOf, useDaemonHarness, waitForReady } from '../helpers/daemon-harness.js';
+import { warmRacer } from '../helpers/racer.js';
+import { waitFor } from '../helpers/wait-for.js';
+import { countBy, FAST, recordFigure, scale, TORTURE } from './support.js';
 
-const RACER = fileURLToPath(new URL('../files/racer.mjs', import.meta.url));
-
-let s: Scenario | undefined;
-afterEach(async () => {
-  await s?.close();
-  s = undefined;
-});
-
-interface Report {
-  round: number;
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** A warm racer: a separate process that runs the built CLI once per round, on demand. */
-function warmRacer(scenario: Scenario): {
-  ready: Promise<unknown>;
-  run(round: number, args: string[]): Promise<Report>;
-} {
-  const child: ChildProcess = scenario.track(
-    spawn(process.execPath, [RACER], {
-      cwd: scenario.sessions,
-      stdio: ['pipe', 'ignore', 'inherit', 'pipe'],
-    }),
-  );
-  const lines: string[] = [];
-  const waiting: ((line: string) => void)[] = [];
-  let buffer = '';
-  const fd3 = child.stdio[3] as NodeJS.ReadableStream;
-  fd3.setEncoding('utf8');
-  fd3.on('data', (data: string) => {
-    buffer += data;
-    for (let at = buffer.indexOf('\n'); at >= 0; at = buffer.indexOf('\n')) {
-      const line = buffer.slice(0, at);
-      buffer = buffer.slice(at + 1);
-      const next = waiting.shift();
-      if (next) next(line);
-      else lines.push(line);
-    }
-  });
-  const next = () =>
-    new Promise<string>((resolve) => {
-      const line = lines.shift();
-      if (line !== undefined) resolve(line);
-      else waiting.push(resolve);
-    });
-  return {
-    ready: next(),
-    run: async (round, args) => {
-      child.stdin?.write(`${JSON.stringify({ round, args })}\n`);
-      return JSON.parse(await next()) as Report;
-    },
-  };
-}
+const s = useDaemonHarness(FAST);
 
 const INITIAL = '# Item\n**Tags**: #P1 #delegated-x\n\nHuman text mentions #delegated-x.\n';
 const SWAP = ['tag', 'swap', 'item.md', '#delegated-x', '#claimed-x'];
@@ -85,8 +22,9 @@ describe('K processes race to claim one item', () => {
     [32, scale(4, 100)],
   ] as const) {
     it(`K=${k}: exactly one claim per round over ${rounds} rounds`, async () => {
-      s = await Scenario.open();
-      const racers = Array.from({ length: k }, () => warmRacer(s!));
+      const racers = Array.from({ length: k }, () =>
+        warmRacer(s.sessions, (child) => s.children.track(child)),
+      );
       await Promise.all(racers.map((r) => r.ready));
       let doubles = 0;
       let none = 0;
@@ -109,14 +47,13 @@ describe('K processes race to claim one item', () => {
 describe('two daemons forced onto one root', () => {
   const items = scale(20, 200);
   it(`claim each of ${items} items once, and run one agent for each`, async () => {
-    s = await Scenario.open();
     const env = { ENGINE_UNSAFE_NO_LOCK: '1' };
     // A long grace: on a loaded 2-core machine a wrapper may need seconds to record its pid.
     const opts = ['--max-agents', '6', '--debounce-ms', '50', '--claim-grace-ms', '60000'];
     const a = s.start(opts, env);
     const b = s.start(opts, env);
-    await waitFor(() => a.output().includes('monitoring ') && b.output().includes('monitoring '));
-    const files = Array.from({ length: items }, (_, i) => s!.file(`ITEM-${i}.md`));
+    await Promise.all([waitForReady(a), waitForReady(b)]);
+    const files = Array.from({ length: items }, (_, i) => s.file(`ITEM-${i}.md`));
     await Promise.all(files.map((f) => writeFile(f, '# R\n**Tags**: #delegated-fix\n')));
     for (const f of files) {
       await waitFor(async () => tagsOf(await read(f)).includes('#done-fix'), {

@@ -6,24 +6,23 @@
  * (never stuck #claimed, never lost); the test then re-approves it, as a human would, and checks
  * that it completes exactly once. Figure: duplicates and lost items over the matrix (both 0).
  */
-import { checkLiveness, readProcessIdentity } from '../../src/process/process-identity.js';
 import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { killTmuxServer, release, type DaemonProcess } from '../helpers/daemon-harness.js';
-import { runCli } from '../helpers/run-cli.js';
 import {
-  countBy,
+  DaemonHarness,
   events,
-  read,
-  recordFigure,
+  isAlive,
+  killTmuxServer,
   recoveries,
-  scale,
-  Scenario,
+  release,
   tagsOf,
-  waitFor,
+  waitForState,
   waitForTag,
-} from './support.js';
+  type DaemonProcess,
+} from '../helpers/daemon-harness.js';
+import { runCli } from '../helpers/run-cli.js';
+import { waitFor } from '../helpers/wait-for.js';
+import { countBy, FAST, recordFigure, scale } from './support.js';
 
 const DAEMON_STEPS = [
   'after-read',
@@ -67,17 +66,8 @@ interface Outcome {
   requeued: boolean;
 }
 
-/**
- * Alive as the product judges it: a zombie is dead. (An agent whose wrapper was killed too is
- * reparented, and may stay a zombie for a while; kill(pid, 0) still answers for it.)
- */
-function isAlive(pid: number): boolean {
-  const identity = readProcessIdentity(pid);
-  return identity !== null && checkLiveness(identity) === 'alive';
-}
-
 async function runCase(c: Case): Promise<Outcome> {
-  const s = await Scenario.open();
+  const s = await DaemonHarness.open(FAST);
   try {
     const file = s.file('REQ.md');
     await writeFile(file, `# R\n**Tags**: #delegated-fix\n\n${HUMAN}\n`);
@@ -87,7 +77,7 @@ async function runCase(c: Case): Promise<Outcome> {
     /** A daemon without the failpoint in its (or its tmux server's) environment. */
     const restartClean = async () => {
       if (daemon.child.exitCode === null && daemon.child.signalCode === null) await daemon.stop();
-      killTmuxServer(s.t.socket);
+      killTmuxServer(s.socket);
       daemon = s.start([], { TEST_AGENT_MODE: c.mode });
     };
 
@@ -101,13 +91,7 @@ async function runCase(c: Case): Promise<Outcome> {
         timeoutMs: 60_000,
         message: `the agent to start; ${daemon.output().slice(-3000)}`,
       });
-      const state = await waitFor(async () => {
-        const st = JSON.parse(await read(join(agent!.session, '.state.json'))) as {
-          pid: number | null;
-          agentPid: number | null;
-        };
-        return st.pid && st.agentPid ? st : null;
-      });
+      const state = await waitForState(agent!.session, (st) => st.pid && st.agentPid);
       if (c.fault === 'kill-daemon') {
         await daemon.kill9();
         daemon = s.start([], { TEST_AGENT_MODE: c.mode });

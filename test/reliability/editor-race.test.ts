@@ -6,18 +6,18 @@
  */
 import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
-import { afterEach, describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/run-cli.js';
+import { describe, expect, it } from 'vitest';
 import {
-  countBy,
   events,
   read,
-  recordFigure,
-  scale,
-  Scenario,
   tagsOf,
-  waitFor,
-} from './support.js';
+  useDaemonHarness,
+  waitForReady,
+  waitForText,
+} from '../helpers/daemon-harness.js';
+import { runCli } from '../helpers/run-cli.js';
+import { waitFor } from '../helpers/wait-for.js';
+import { countBy, FAST, recordFigure, scale } from './support.js';
 
 const SECONDS = scale(4, 60);
 
@@ -46,23 +46,18 @@ const tick = () => {
 tick();
 `;
 
-let s: Scenario | undefined;
-afterEach(async () => {
-  await s?.close();
-  s = undefined;
-});
+const s = useDaemonHarness(FAST);
 
 describe('an editor saving at 100 Hz while the daemon claims and requeues', () => {
   for (const mode of ['rename', 'in-place'] as const) {
     it(
       `${mode} saves: no human line is lost over ${SECONDS} s`,
       async () => {
-        s = await Scenario.open();
         const file = s.file('REQ.md');
         await writeFile(file, '# R\n**Tags**: #delegated-fix\n\nHuman text.\n');
         const d = s.start(['--debounce-ms', '0', '--max-agents', '1'], { TEST_AGENT_MODE: 'exit' });
-        await waitFor(() => d.output().includes('monitoring '));
-        const editor = s.track(
+        await waitForReady(d);
+        const editor = s.children.track(
           spawn(process.execPath, ['-e', EDITOR], {
             env: { ...process.env, EDITOR_FILE: file, EDITOR_MODE: mode },
             stdio: ['pipe', 'pipe', 'pipe'],
@@ -77,7 +72,7 @@ describe('an editor saving at 100 Hz while the daemon claims and requeues', () =
         // The human re-approves whatever the daemon requeued, for SECONDS; in-place saves go on
         // until the daemon has requeued at least once while they run (on a loaded machine the
         // first claim alone can take seconds), so that race is always exercised.
-        const requeued = () => events(s!.root).filter((e) => e.event === 'requeued').length;
+        const requeued = () => events(s.root).filter((e) => e.event === 'requeued').length;
         const started = Date.now();
         const until = started + SECONDS * 1000;
         const deadline = until + 60_000;
@@ -100,13 +95,10 @@ describe('an editor saving at 100 Hz while the daemon claims and requeues', () =
         const written = Number(out.trim());
         expect(err).toBe('');
         // Once the saves stop, nothing stays stuck: the failing agent's claim ends requeued.
-        const text = await waitFor(
-          async () => {
-            const now = await read(file);
-            return tagsOf(now).includes('#needs-fix') ? now : null;
-          },
-          { timeoutMs: 30_000, message: 'the claim to end requeued after the saves stopped' },
-        ).catch(async (error: unknown) => {
+        const text = await waitForText(file, (now) => tagsOf(now).includes('#needs-fix'), {
+          timeoutMs: 30_000,
+          message: 'the claim to end requeued after the saves stopped',
+        }).catch(async (error: unknown) => {
           const head = (await read(file)).slice(0, 300);
           throw new Error(
             `${String(error)}; the file starts ${JSON.stringify(head)}; daemon:\n${d.output().slice(-3000)}`,

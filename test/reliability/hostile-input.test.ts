@@ -3,7 +3,7 @@
  * and keeps dispatching good requests. Heavy cases (100,000 files at once) run in the torture
  * profile only.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import {
   appendFile,
   chmod,
@@ -18,25 +18,23 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { OtherUserDir } from '../helpers/other-user.js';
-import { AS_NOBODY, canRunAsNobody, NOBODY } from '../process/spawned.js';
+import { craftClaim, sessionRef } from '../helpers/crafted-state.js';
 import {
-  craftClaim,
   read,
-  recordFigure,
-  Scenario,
-  sessionRef,
   tagsOf,
-  TORTURE,
-  waitFor,
+  useDaemonHarness,
+  waitForReady,
   waitForTag,
-} from './support.js';
+  type DaemonHarness,
+} from '../helpers/daemon-harness.js';
+import { OtherUserDir } from '../helpers/other-user.js';
+import { waitFor } from '../helpers/wait-for.js';
+import { canRunAsNobody, NOBODY } from '../process/spawned.js';
+import { FAST, recordFigure, TORTURE } from './support.js';
 
-let s: Scenario | undefined;
+const s = useDaemonHarness(FAST);
 const outside: string[] = [];
 afterEach(async () => {
-  await s?.close();
-  s = undefined;
   for (const dir of outside.splice(0)) await rm(dir, { recursive: true, force: true });
 });
 
@@ -44,7 +42,7 @@ const REQUEST = '# R\n**Tags**: #delegated-fix\n\nHuman text.\n';
 
 /** Writes a good request and waits until an agent marks it done: the daemon still works. */
 async function stillDispatches(
-  scenario: Scenario,
+  scenario: DaemonHarness,
   name: string,
   timeoutMs = 30_000,
 ): Promise<void> {
@@ -58,7 +56,6 @@ async function stillDispatches(
 
 describe('hostile files: a logged skip or a clear error, and the daemon keeps running', () => {
   it('binary, non-UTF-8, 50 MB, 10,000 tags, a directory named x.md, symlink loops, bad .state.json, vanishing files', async () => {
-    s = await Scenario.open();
     const binary = Buffer.concat([
       Buffer.from('# B\n**Tags**: #delegated-fix\n'),
       Buffer.from([0, 1, 2, 0xff, 0xfe, 0]),
@@ -77,21 +74,18 @@ describe('hostile files: a logged skip or a clear error, and the daemon keeps ru
     await symlink('.', s.file('self-loop'));
     const truncatedRef = sessionRef(60_000, 'truncated');
     const truncated = await craftClaim(
-      s,
+      s.root,
       'truncated.md',
       truncatedRef,
       '{"version":1,"status":"runn',
     );
     const garbageRef = sessionRef(60_000, 'garbage');
-    const garbage = await craftClaim(s, 'garbage.md', garbageRef, '\u0000\u0001 not json');
+    const garbage = await craftClaim(s.root, 'garbage.md', garbageRef, '\u0000\u0001 not json');
     const wrongRef = sessionRef(60_000, 'wrong');
-    const wrong = await craftClaim(s, 'wrong.md', wrongRef, '{"status":"bogus","noun":7}');
+    const wrong = await craftClaim(s.root, 'wrong.md', wrongRef, '{"status":"bogus","noun":7}');
 
     const d = s.start(['--max-agents', '2']);
-    await waitFor(() => d.output().includes('monitoring '), {
-      timeoutMs: 60_000,
-      message: `ready; ${d.output()}`,
-    });
+    await waitForReady(d, 60_000);
 
     // Files that vanish between the event and the read.
     for (let i = 0; i < 50; i++) {
@@ -115,7 +109,7 @@ describe('hostile files: a logged skip or a clear error, and the daemon keeps ru
     // 10,000 tags: dispatched, or skipped with a log, never a stall.
     const many = await waitFor(
       async () => {
-        const text = await read(s!.file('many-tags.md'));
+        const text = await read(s.file('many-tags.md'));
         if (text.includes('#done-fix')) return 'dispatched';
         if (/skipped .*many-tags\.md/.test(d.output())) return 'skipped';
         return null;
@@ -144,28 +138,23 @@ describe('hostile files: a logged skip or a clear error, and the daemon keeps ru
   }, 120_000);
 
   it('two symlinked-directory loops: the daemon still starts and dispatches', async () => {
-    s = await Scenario.open();
     await symlink('.', s.file('self-loop'));
     await mkdir(s.file('dir.md'));
     await symlink(s.sessions, join(s.sessions, 'dir.md', 'up'));
     const d = s.start();
-    await waitFor(() => d.output().includes('monitoring '), {
-      timeoutMs: 20_000,
-      message: `the daemon to start; ${d.output().slice(-2000)}`,
-    });
+    await waitForReady(d);
     await stillDispatches(s, 'good.md');
     expect(d.child.exitCode).toBeNull();
   }, 60_000);
 
   it('a symlink that points outside the root is never written through', async () => {
-    s = await Scenario.open();
     const away = await mkdtemp(join(tmpdir(), 'engine-outside-'));
     outside.push(away);
     const victim = join(away, 'victim.md');
     await writeFile(victim, REQUEST);
     await symlink(victim, s.file('escape.md'));
     const d = s.start();
-    await waitFor(() => d.output().includes('monitoring '));
+    await waitForReady(d);
     await stillDispatches(s, 'good.md');
     // The reconcile pass has seen escape.md by now (it ran before good.md was dispatched).
     await waitFor(() => d.output().includes('done:'));
@@ -174,9 +163,8 @@ describe('hostile files: a logged skip or a clear error, and the daemon keeps ru
   });
 
   it('named pipes called *.md do not stall the daemon', async () => {
-    s = await Scenario.open();
     const d = s.start();
-    await waitFor(() => d.output().includes('monitoring '));
+    await waitForReady(d);
     // One more than libuv's default thread pool: a blocking open on each would starve all IO.
     for (let i = 0; i < 5; i++) execFileSync('mkfifo', [s.file(`pipe-${i}.md`)]);
     await stillDispatches(s, 'good.md');
@@ -184,7 +172,6 @@ describe('hostile files: a logged skip or a clear error, and the daemon keeps ru
   }, 60_000);
 
   it('a malformed directives/TAGS.md stops the start with a clear error naming the line', async () => {
-    s = await Scenario.open();
     await writeFile(
       join(s.root, 'directives', 'TAGS.md'),
       '# Tags\n\n## §TAG_DISPATCH\n\n| Tag | Skill | Mode | Priority | Daemon |\n|-----|-------|------|----------|--------|\n| `#delegated-fix` | `/fix` | agent | soon | yes |\n',
@@ -195,9 +182,8 @@ describe('hostile files: a logged skip or a clear error, and the daemon keeps ru
   });
 
   it('the watched directory deleted and re-created', async () => {
-    s = await Scenario.open();
     const d = s.start();
-    await waitFor(() => d.output().includes('monitoring '));
+    await waitForReady(d);
     await stillDispatches(s, 'before.md');
     // The finished session may still be writing its last records into the directory.
     await rm(s.sessions, { recursive: true, force: true, maxRetries: 20, retryDelay: 50 });
@@ -209,7 +195,6 @@ describe('hostile files: a logged skip or a clear error, and the daemon keeps ru
   it.skipIf(!canRunAsNobody())(
     'an unreadable file is named in a warning, and the readable ones are still planned',
     async () => {
-      s = await Scenario.open();
       await writeFile(s.file('secret.md'), REQUEST);
       await writeFile(s.file('open.md'), REQUEST);
       execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, s.root]);
@@ -218,34 +203,18 @@ describe('hostile files: a logged skip or a clear error, and the daemon keeps ru
       // Run from a copy nobody can read: the checkout may be in a directory it cannot enter.
       const other = await OtherUserDir.create();
       outside.push(other.dir);
-      const { cli, agentCmd } = await other.installEngine();
-      const child = spawn(
-        'setpriv',
-        [
-          ...AS_NOBODY,
-          process.execPath,
-          cli,
-          'run',
-          '--monitor-tags',
-          '--dry-run',
-          '--debounce-ms',
-          '0',
-          '--root',
-          s.root,
-          '--agent-cmd',
-          agentCmd,
-        ],
-        {
-          cwd: other.dir,
-          stdio: ['ignore', 'pipe', 'pipe'],
-          env: { ...process.env, HOME: '/tmp' },
-        },
-      );
-      s.track(child);
-      let output = '';
-      child.stdout.setEncoding('utf8').on('data', (d: string) => (output += d));
-      child.stderr.setEncoding('utf8').on('data', (d: string) => (output += d));
-      const code = await new Promise((resolve) => child.once('exit', resolve));
+      const run = await other.runEngineAsNobody((agentCmd) => [
+        '--dry-run',
+        '--debounce-ms',
+        '0',
+        '--root',
+        s.root,
+        '--agent-cmd',
+        agentCmd,
+      ]);
+      s.children.track(run.child);
+      const code = await run.exited;
+      const output = run.output();
       expect(code, output).toBe(0);
       expect(output).toMatch(/open\.md/);
       expect(output, 'the unreadable file is named with the reason').toMatch(
@@ -257,12 +226,11 @@ describe('hostile files: a logged skip or a clear error, and the daemon keeps ru
   it.skipIf(!TORTURE)(
     '100,000 files created at once',
     async () => {
-      s = await Scenario.open();
       // While it takes in 100,000 files, a wrapper on this loaded daemon's machine needs more
       // than the suite's 4 s to record its pid: a shorter grace requeues the good file as never
       // started (safely: the start token keeps the late wrapper from running an agent).
       const d = s.start(['--max-agents', '2', '--claim-grace-ms', '60000']);
-      await waitFor(() => d.output().includes('monitoring '));
+      await waitForReady(d);
       const bulk = join(s.sessions, 'bulk');
       await mkdir(bulk);
       for (let dir = 0; dir < 100; dir++) {

@@ -9,15 +9,20 @@ import { existsSync, readdirSync } from 'node:fs';
 import { realpath, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { shellQuote, TEST_AGENT, TEST_TAGS_MD } from '../helpers/daemon-harness.js';
-import { recordFigure, Scenario, tagsOf, TORTURE, read, waitFor, waitForTag } from './support.js';
+import { describe, expect, it } from 'vitest';
+import {
+  read,
+  shellQuote,
+  tagsOf,
+  TEST_AGENT,
+  TEST_TAGS_MD,
+  useDaemonHarness,
+  waitForTag,
+} from '../helpers/daemon-harness.js';
+import { waitFor } from '../helpers/wait-for.js';
+import { FAST, recordFigure, TORTURE } from './support.js';
 
-let s: Scenario | undefined;
-afterEach(async () => {
-  await s?.close();
-  s = undefined;
-});
+const s = useDaemonHarness(FAST);
 
 /** Each name, if ever run by a shell or tmux, would create a file starting with PWNED. */
 const HOSTILE_NAMES = [
@@ -59,7 +64,6 @@ function canaries(dirs: string[]): string[] {
 
 describe('hostile names and values never run as commands', () => {
   it(`${HOSTILE_NAMES.length} hostile file names and ${HOSTILE_TAGS_LINES.length} hostile Tags lines, every placeholder filled`, async () => {
-    s = await Scenario.open();
     const template = [
       process.execPath,
       TEST_AGENT,
@@ -120,7 +124,6 @@ describe('hostile names and values never run as commands', () => {
   }, 180_000);
 
   it('a skill in §TAG_DISPATCH that carries shell syntax is one argument, never a command', async () => {
-    s = await Scenario.open();
     await writeFile(
       join(s.root, 'directives', 'TAGS.md'),
       `${TEST_TAGS_MD}| \`#delegated-evil\` | \`/x;touch PWNED-30 $(touch PWNED-31)\` | agent | 7 | yes |\n`,

@@ -5,41 +5,30 @@
  * requeue a dead claim within one reap interval. Each claim must end requeued (dead) or left
  * alone (alive), as docs/DAEMON.md's table says.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { chownSync } from 'node:fs';
 import { readdir, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readProcessIdentity, type ProcessIdentity } from '../../src/process/process-identity.js';
+import { craftClaim, craftedState, sessionRef } from '../helpers/crafted-state.js';
 import {
-  AS_NOBODY,
-  canRunAsNobody,
-  Children,
-  NOBODY,
-  procUid,
-  startZombie,
-} from '../process/spawned.js';
-import { OtherUserDir } from '../helpers/other-user.js';
-import {
-  craftClaim,
-  craftedState,
   read,
-  recordFigure,
-  sessionRef,
-  Scenario,
   tagsOf,
-  waitFor,
+  useDaemonHarness,
+  waitForReady,
   waitForTag,
-} from './support.js';
+} from '../helpers/daemon-harness.js';
+import { OtherUserDir } from '../helpers/other-user.js';
+import { waitFor } from '../helpers/wait-for.js';
+import { canRunAsNobody, NOBODY, procUid, startZombie } from '../process/spawned.js';
+import { FAST, recordFigure } from './support.js';
 
-const children = new Children();
-let s: Scenario | undefined;
+const s = useDaemonHarness(FAST);
+const children = s.children;
 let other: OtherUserDir | undefined;
 afterEach(async () => {
-  await children.killAll();
-  await s?.close();
-  s = undefined;
   await other?.remove();
   other = undefined;
 });
@@ -119,14 +108,28 @@ async function verdicts(files: Map<string, Expectation>): Promise<string[]> {
   return wrong;
 }
 
+/** One process identity of each kind the reaper judges, started (or ended) in this order. */
+async function identities() {
+  const live = await sleeper();
+  const zombie = await startZombie(children);
+  const zombieId = readProcessIdentity(zombie.pid)!;
+  const dead = await deadPid();
+  const agentAlive = await sleeper();
+  return { live, zombieId, dead, agentAlive };
+}
+
+/** Runs `--once`, checks the verdict on each crafted claim and records the figure `name`. */
+async function judgedOnce(files: Map<string, Expectation>, name: string): Promise<void> {
+  const { code, output } = await s.once();
+  expect(code, output).toBe(0);
+  const wrong = await verdicts(files);
+  recordFigure(name, { cases: files.size, misclassified: wrong.length });
+  expect(wrong, output).toEqual([]);
+}
+
 describe('the reaper classifies each crafted claim (engine run --once)', () => {
   it('reused pid, zombie, dead, exited, previous boot, other host fresh/stale, alive', async () => {
-    s = await Scenario.open();
-    const live = await sleeper();
-    const zombie = await startZombie(children);
-    const zombieId = readProcessIdentity(zombie.pid)!;
-    const dead = await deadPid();
-    const agentAlive = await sleeper();
+    const { live, zombieId, dead, agentAlive } = await identities();
     const long = 10 * 60_000;
     const cases: [string, Record<string, unknown> | null, Expectation][] = [
       [
@@ -194,24 +197,15 @@ describe('the reaper classifies each crafted claim (engine run --once)', () => {
       const ref = sessionRef(long, tag);
       const file = s.file(`${tag}.md`);
       const state = over === null ? null : craftedState(s.root, file, ref, over);
-      files.set(await craftClaim(s, `${tag}.md`, ref, state), want);
+      files.set(await craftClaim(s.root, `${tag}.md`, ref, state), want);
     }
-    const { code, output } = await s.once();
-    expect(code, output).toBe(0);
-    const wrong = await verdicts(files);
-    recordFigure('liveness-reaper', { cases: files.size, misclassified: wrong.length });
-    expect(wrong, output).toEqual([]);
+    await judgedOnce(files, 'liveness-reaper');
     // Nothing the reaper judged was killed: the unrelated process that reused the pid lives.
     expect(readProcessIdentity(live.pid)).not.toBeNull();
   });
 
   it('the same verdicts when the identities come from the wrapper’s record files', async () => {
-    s = await Scenario.open();
-    const live = await sleeper();
-    const zombie = await startZombie(children);
-    const zombieId = readProcessIdentity(zombie.pid)!;
-    const dead = await deadPid();
-    const agentAlive = await sleeper();
+    const { live, zombieId, dead, agentAlive } = await identities();
     const long = 10 * 60_000;
     const other = { ...live, host: 'another-host.example' };
     const cases: [string, WrapperFiles, Expectation][] = [
@@ -258,21 +252,16 @@ describe('the reaper classifies each crafted claim (engine run --once)', () => {
       const ref = sessionRef(long, `f${tag}`);
       const file = s.file(`f${tag}.md`);
       const state = craftedState(s.root, file, ref, { status: 'starting' });
-      files.set(await craftClaim(s, `f${tag}.md`, ref, state), want);
+      files.set(await craftClaim(s.root, `f${tag}.md`, ref, state), want);
       await writeWrapperFiles(join(s.root, ref), records);
     }
-    const { code, output } = await s.once();
-    expect(code, output).toBe(0);
-    const wrong = await verdicts(files);
-    recordFigure('liveness-reaper-files', { cases: files.size, misclassified: wrong.length });
-    expect(wrong, output).toEqual([]);
+    await judgedOnce(files, 'liveness-reaper-files');
     expect(readProcessIdentity(live.pid)).not.toBeNull();
   });
 
   it.skipIf(!canRunAsNobody())(
     'a live process of another user (EPERM to kill(pid,0)) is alive; a dead one is requeued',
     async () => {
-      s = await Scenario.open();
       const rootOwned = await sleeper(); // the daemon runs as nobody: root's process is EPERM
       const dead = await deadPid();
       const long = 10 * 60_000;
@@ -284,7 +273,7 @@ describe('the reaper classifies each crafted claim (engine run --once)', () => {
         const ref = sessionRef(long, tag);
         const file = s.file(`${tag}.md`);
         files.set(
-          await craftClaim(s, `${tag}.md`, ref, craftedState(s.root, file, ref, wrapper(id))),
+          await craftClaim(s.root, `${tag}.md`, ref, craftedState(s.root, file, ref, wrapper(id))),
           want as Expectation,
         );
       }
@@ -292,38 +281,24 @@ describe('the reaper classifies each crafted claim (engine run --once)', () => {
       chownSync(s.root, NOBODY, NOBODY);
       // Run from a copy nobody can read: the checkout may be in a directory it cannot enter.
       other = await OtherUserDir.create();
-      const { cli, agentCmd } = await other.installEngine();
-      const child = spawn(
-        'setpriv',
-        [
-          ...AS_NOBODY,
-          process.execPath,
-          cli,
-          'run',
-          '--monitor-tags',
-          '--once',
-          '--root',
-          s.root,
-          '--tmux-socket',
-          s.t.socket,
-          '--agent-cmd',
-          agentCmd,
-          '--claim-grace-ms',
-          '1000',
-        ],
-        {
-          cwd: other.dir,
-          stdio: ['ignore', 'pipe', 'pipe'],
-          env: { ...process.env, HOME: '/tmp' },
-        },
-      );
-      s.track(child);
-      let output = '';
-      child.stderr.setEncoding('utf8').on('data', (d: string) => (output += d));
+      const run = await other.runEngineAsNobody((agentCmd) => [
+        '--once',
+        '--root',
+        s.root,
+        '--tmux-socket',
+        s.socket,
+        '--agent-cmd',
+        agentCmd,
+        '--claim-grace-ms',
+        '1000',
+      ]);
+      s.children.track(run.child);
+      const { child } = run;
       await waitFor(() => child.pid !== undefined && procUid(child.pid) === NOBODY, {
         message: 'the daemon to run as nobody',
       }).catch(() => undefined);
-      const code = await new Promise((resolve) => child.once('exit', resolve));
+      const code = await run.exited;
+      const output = run.output();
       expect(code, output).toBe(0);
       const wrong = await verdicts(files);
       recordFigure('liveness-eperm', { cases: files.size, misclassified: wrong.length });
@@ -334,16 +309,15 @@ describe('the reaper classifies each crafted claim (engine run --once)', () => {
 
 describe('a running daemon requeues a dead claim within one reap interval', () => {
   it('from the moment it reads the claim', async () => {
-    s = await Scenario.open();
     const reapMs = 300;
     const d = s.start(['--reap-interval-ms', String(reapMs), '--debounce-ms', '100']);
-    await waitFor(() => d.output().includes('monitoring '));
+    await waitForReady(d);
     const dead = await deadPid();
     const samples: number[] = [];
     for (let i = 0; i < 3; i++) {
       const ref = sessionRef(60_000, `late${i}`);
       const file = s.file(`late${i}.md`);
-      await craftClaim(s, `late${i}.md`, ref, craftedState(s.root, file, ref, wrapper(dead)));
+      await craftClaim(s.root, `late${i}.md`, ref, craftedState(s.root, file, ref, wrapper(dead)));
       // The daemon reads the file once it settles (debounce), then the next reap requeues it.
       const readAt = Date.now();
       await waitForTag(file, ['#needs-fix'], 10_000);

@@ -16,9 +16,18 @@
 import { appendFile, writeFile } from 'node:fs/promises';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { release, type DaemonProcess } from '../helpers/daemon-harness.js';
+import {
+  DaemonHarness,
+  isAlive,
+  read,
+  release,
+  tagsOf,
+  waitForReady,
+  type DaemonProcess,
+} from '../helpers/daemon-harness.js';
 import { runCli } from '../helpers/run-cli.js';
-import { read, recordFigure, scale, Scenario, tagsOf, waitFor } from './support.js';
+import { waitFor } from '../helpers/wait-for.js';
+import { FAST, recordFigure, scale } from './support.js';
 
 type State = 'needs' | 'delegated' | 'claimed' | 'dead' | 'done';
 type Command =
@@ -158,15 +167,6 @@ const EVERY_TRANSITION: Command[] = [
   { t: 'finish', i: 1 },
 ];
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** What the runs actually did; recorded as figures, and checked against minimums at the end. */
 const stats = {
   runs: 0,
@@ -183,7 +183,7 @@ const stats = {
 };
 
 async function runSequence(commands: Command[]): Promise<void> {
-  const s = await Scenario.open();
+  const s = await DaemonHarness.open(FAST);
   try {
     const files = Array.from({ length: ITEMS }, (_, i) => s.file(`ITEM-${i}.md`));
     let model = initialModel();
@@ -195,7 +195,7 @@ async function runSequence(commands: Command[]): Promise<void> {
     const env = { TEST_AGENT_MODE: 'hold' };
     const opts = ['--reap-interval-ms', String(REAP_MS), '--claim-grace-ms', '30000'];
     let daemon: DaemonProcess | null = s.start(opts, env);
-    await waitFor(() => daemon!.output().includes('monitoring '));
+    await waitForReady(daemon);
     const agentsOf = (i: number) => s.agents().filter((a) => a.file === files[i]);
     const tagOf = async (i: number) =>
       tagsOf(await read(files[i]!)).find((t) => /^#(needs|delegated|claimed|done)-fix$/.test(t));
@@ -270,7 +270,7 @@ async function runSequence(commands: Command[]): Promise<void> {
           if (daemon) break;
           const agents = files.map((_, i) => agentsOf(i).length);
           daemon = s.start(opts, env);
-          await waitFor(() => daemon!.output().includes('monitoring '));
+          await waitForReady(daemon);
           stats.restarts++;
           for (let i = 0; i < ITEMS; i++) {
             if (before.items[i] === 'dead') await timedRequeue(i);
@@ -283,7 +283,7 @@ async function runSequence(commands: Command[]): Promise<void> {
       for (let i = 0; i < ITEMS; i++) {
         const agents = agentsOf(i);
         expect(
-          agents.filter((a) => alive(a.pid)).length,
+          agents.filter((a) => isAlive(a.pid)).length,
           `one live agent at most for ITEM-${i}`,
         ).toBeLessThanOrEqual(1);
         if (!everApproved[i]) expect(agents, `#needs ITEM-${i} never dispatched`).toEqual([]);

@@ -407,6 +407,16 @@ describe.skipIf(!available)('tmux argument handling (the facts the runner relies
   });
 
   const c = `\${${CANARY_VAR}}`;
+  /** Where `new-window` goes and what it runs: the probe agent, reporting to `out`. */
+  const probeWindow = (out: string) => [
+    '-t',
+    '=facts:',
+    '-e',
+    `PROBE_OUT=${out}`,
+    '--',
+    process.execPath,
+    probe,
+  ];
 
   it('runs a ONE-argument command through a shell', async () => {
     await tmux(socket, 'new-window', '-d', '-t', '=facts:', '--', `touch ${c}one-arg`);
@@ -422,13 +432,7 @@ describe.skipIf(!available)('tmux argument handling (the facts the runner relies
       '-P',
       '-F',
       '#{pane_pid}',
-      '-t',
-      '=facts:',
-      '-e',
-      `PROBE_OUT=${out}`,
-      '--',
-      process.execPath,
-      probe,
+      ...probeWindow(out),
       `$(touch ${c}several)`,
     );
     const seen = await waitFor(() => readProbe(out), { message: 'the direct report' });
@@ -444,13 +448,7 @@ describe.skipIf(!available)('tmux argument handling (the facts the runner relies
       socket,
       'new-window',
       '-d',
-      '-t',
-      '=facts:',
-      '-e',
-      `PROBE_OUT=${out}`,
-      '--',
-      process.execPath,
-      probe,
+      ...probeWindow(out),
       'x;',
       'run-shell',
       `touch ${c}split`,
@@ -465,13 +463,7 @@ describe.skipIf(!available)('tmux argument handling (the facts the runner relies
       socket,
       'new-window',
       '-d',
-      '-t',
-      '=facts:',
-      '-e',
-      `PROBE_OUT=${out2}`,
-      '--',
-      process.execPath,
-      probe,
+      ...probeWindow(out2),
       'x\\;',
       'run-shell',
       `touch ${c}escaped`,
