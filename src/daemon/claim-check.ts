@@ -21,7 +21,7 @@ import {
   SESSION_STATUSES,
   type SessionState,
 } from '../sessions/session-state.js';
-import { transitionSession } from '../sessions/session-status.js';
+import { isOpen, transitionSession } from '../sessions/session-status.js';
 import type { DaemonContext } from './daemon-context.js';
 import { pausepoint } from './failpoint.js';
 
@@ -143,6 +143,16 @@ async function judgeClaim(
     const taken = await startTokenTime(dir);
     if (taken === null) return { kind: 'alive', session: ref, state };
     verdict = judge(taken);
+  }
+  if (verdict.alive) return { kind: 'alive', session: ref, state };
+  // The wrapper writes `.exit` right before it exits: found gone after a read that came before
+  // that write, it is read again, so the requeue gives the agent's exit as its reason.
+  if (isOpen(state.status)) {
+    const again = await readSessionState(dir);
+    if ('state' in again && again.state.status === 'exited') {
+      state = { ...again.state, requestFile: state.requestFile };
+      verdict = judge(await startTokenTime(dir));
+    }
   }
   if (verdict.alive) return { kind: 'alive', session: ref, state };
   return requeue(ctx, file, noun, ref, dir, state, verdict.reason);

@@ -1,0 +1,178 @@
+/**
+ * The daemon's follow stage: a launched (or adopted) claim is checked until it ends, done or
+ * requeued, whenever one of its files changes and every --poll-ms; a session is followed until
+ * its wrapper's exit is recorded; a request that left its path is followed to where it went.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { resolveSessionRef } from '../sessions/session-dir.js';
+import { markSessionDone } from '../sessions/session-markers.js';
+import { readSessionState, type SessionState } from '../sessions/session-state.js';
+import { isOpen, transitionSession } from '../sessions/session-status.js';
+import { WRAPPER_FILES } from '../sessions/wrapper-records.js';
+import { checkClaim, type ClaimVerdict } from './claim-check.js';
+import type { DaemonShared } from './daemon-shared.js';
+
+export class SessionFollower {
+  constructor(
+    private readonly shared: DaemonShared,
+    /** A reconcile pass over the watched paths, to find a request that moved. */
+    private readonly reconcile: () => Promise<void>,
+  ) {}
+
+  /**
+   * Checks the claim (a condition on files) until the agent is done or its claim was requeued:
+   * again whenever the request file or the session's `.agent` or `.exit` changes, and every
+   * `pollMs` in any case (events are hints; a wrapper killed with -9 writes nothing).
+   */
+  async untilEnded(file: string, noun: string, session: string): Promise<ClaimVerdict | null> {
+    const dir = resolveSessionRef(this.shared.ctx.options.root, session);
+    const changes = this.shared.signals.subscribe(
+      dir ? [file, join(dir, WRAPPER_FILES.agent), join(dir, WRAPPER_FILES.exit)] : [file],
+    );
+    let recorded = false;
+    try {
+      for (;;) {
+        let verdict: ClaimVerdict | null = null;
+        try {
+          verdict = await checkClaim(this.shared.ctx, file, noun);
+        } catch (error) {
+          this.shared.ctx.log('error', `checking ${file}: ${String(error)}; will look again`);
+        }
+        if (verdict && verdict.kind !== 'alive' && verdict.kind !== 'unknown') {
+          this.shared.ledger.forgetClaim(file, noun);
+          await this.recordEnd(file, noun, verdict);
+          if (verdict.kind === 'gone' && dir) await this.followGoneRequest(file, session, dir);
+          return verdict;
+        }
+        if (verdict?.kind === 'unknown')
+          this.shared.warnOnce(
+            `unknown:${file}:${verdict.reason}`,
+            `cannot judge the claim on ${file} now: ${verdict.reason}`,
+          );
+        if (dir && !recorded && verdict?.kind === 'alive' && verdict.state)
+          recorded = await this.recordRunning(dir, verdict.state);
+        if (this.shared.stopping) return verdict;
+        await changes.next(this.shared.ctx.options.pollMs);
+      }
+    } finally {
+      changes.close();
+    }
+  }
+
+  /**
+   * The request file is gone from its path (moved, or deleted) while its agent may still run. The
+   * agent is never killed for it. Followed until the file is back at this path or the session
+   * follows it to a new one (the claim check then judges it there, see followMovedRequest), or
+   * until the agent ends: its session is then abandoned with the reason. Holds the agent's slot.
+   */
+  private async followGoneRequest(file: string, session: string, dir: string): Promise<void> {
+    this.shared.ctx.log(
+      'warn',
+      `${file} was moved or deleted while ${session} may still run; the agent is left running, and its session is followed to the request's new path under the watched paths, or ends when the agent exits`,
+    );
+    await this.shared.ctx.recordEvent({ event: 'request-gone', file, session });
+    // Moved, it is found under its new name by the watcher; a lost event would leave it to the
+    // next reconcile pass, so look over the tree now.
+    void this.shared.track(this.reconcile());
+    const changes = this.shared.signals.subscribe([file, join(dir, WRAPPER_FILES.exit)]);
+    try {
+      while (!this.shared.stopping) {
+        if (existsSync(file)) return;
+        const read = await readSessionState(dir);
+        if (!('state' in read) || read.state.requestFile !== file) return;
+        const { state } = read;
+        if (isOpen(state.status) && (await this.shared.judge(dir, state)).alive) {
+          await changes.next(this.shared.ctx.options.pollMs);
+          continue;
+        }
+        const reason = `the request file ${file} was deleted, or moved outside the watched paths, while the agent ran`;
+        const ended = await transitionSession(
+          dir,
+          ['starting', 'running'],
+          'abandoned',
+          { ...state, reason, endedAt: state.endedAt ?? this.shared.ctx.now().toISOString() },
+          {
+            events: this.shared.ctx.recordEvent,
+            event: { event: 'exited', exitCode: state.exitCode, reason },
+            requestFile: file,
+          },
+        );
+        if (ended) this.shared.ctx.log('warn', `${session} ended: ${reason}`);
+        return;
+      }
+    } finally {
+      changes.close();
+    }
+  }
+
+  /**
+   * Copies the wrapper's and the agent's identities into `.state.json` (`running`) once both are
+   * recorded, for readers of the record. True once done, or when there is nothing to copy.
+   */
+  private async recordRunning(dir: string, state: SessionState): Promise<boolean> {
+    if (state.status !== 'running') return state.status !== 'starting';
+    if (state.agentPid === null) return false;
+    await transitionSession(dir, 'starting', 'running', state, {
+      events: this.shared.ctx.recordEvent,
+    });
+    return true;
+  }
+
+  /**
+   * Follows a session until its wrapper exits (a finished item's agent usually exits right after
+   * marking it done): once its `.exit` is there, copies the exit into `.state.json` (`exited`,
+   * exit code, identities) and records `exited`. Gives up when the wrapper is gone without one
+   * (killed, or never started within the grace period), and when the daemon stops.
+   */
+  async exitWhenSeen(dir: string): Promise<void> {
+    const changes = this.shared.signals.subscribe([join(dir, WRAPPER_FILES.exit)]);
+    try {
+      let wrapperGone = false;
+      while (!this.shared.stopping) {
+        const read = await readSessionState(dir);
+        if (!('state' in read)) return;
+        if (read.state.status === 'exited') return await this.recordExited(dir, read.state);
+        // The wrapper writes `.exit` before it exits: once it is gone (an agent left alive
+        // without it writes none), one more look decides.
+        if (!isOpen(read.state.status) || wrapperGone) return;
+        const verdict = await this.shared.judge(dir, read.state);
+        wrapperGone = !verdict.alive || verdict.by === 'agent';
+        if (!wrapperGone) await changes.next(this.shared.ctx.options.pollMs);
+      }
+    } finally {
+      changes.close();
+    }
+  }
+
+  /** Copies the wrapper's exit into `.state.json`, once (the record says `exited` from then on). */
+  private async recordExited(dir: string, state: SessionState): Promise<void> {
+    await transitionSession(dir, ['starting', 'running'], 'exited', state, {
+      events: this.shared.ctx.recordEvent,
+      event: { event: 'exited', exitCode: state.exitCode },
+    });
+  }
+
+  /** A claim ended with `verdict`: recorded once, by whichever stage saw it end. */
+  async recordEnd(file: string, noun: string, verdict: ClaimVerdict): Promise<void> {
+    if (verdict.kind === 'foreign') {
+      this.shared.warnOnce(`foreign:${file}\0${noun}`, `${file}: ${verdict.reason}; left alone`);
+    }
+    if (verdict.kind !== 'done') return;
+    // The session is finished, even if its agent stays open: never restore a claim onto it.
+    const dir = verdict.session
+      ? resolveSessionRef(this.shared.ctx.options.root, verdict.session)
+      : null;
+    if (dir) {
+      await markSessionDone(dir);
+      if (this.shared.adopting) void this.shared.track(this.exitWhenSeen(dir));
+    }
+    this.shared.ctx.log('info', `done: ${file} (#done-${noun})`);
+    await this.shared.ctx.recordEvent({
+      event: 'done',
+      file,
+      noun,
+      session: verdict.session ?? undefined,
+    });
+  }
+}
