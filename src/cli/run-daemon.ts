@@ -17,6 +17,7 @@ import type { Runner } from '../runners/runner.js';
 import { isTmuxAvailable, TmuxRunner } from '../runners/tmux-runner.js';
 import { PtyRunner } from '../runners/pty-runner.js';
 import { appendEvent } from '../sessions/event-log.js';
+import { systemProbe } from '../process/process-identity.js';
 import { ScanPool } from '../tags/scan-pool.js';
 import { scanTagsFast } from '../tags/scan-fast.js';
 import { createLogger } from './logger.js';
@@ -107,6 +108,8 @@ export async function runDaemon(args: Args): Promise<void> {
     runner,
     log,
     now: () => new Date(),
+    timers: { setTimeout: (callback, ms) => setTimeout(callback, ms), clearTimeout },
+    probe: systemProbe,
     recordEvent: (event) =>
       appendEvent(root, { ...event, time: new Date().toISOString() }).catch((error: unknown) =>
         log('warn', `event log: ${String(error)}`),

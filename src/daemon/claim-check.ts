@@ -10,7 +10,6 @@ import { join } from 'node:path';
 import { editFile } from '../files/tag-file.js';
 import { readError, readRequestFile } from '../files/read-text-file.js';
 import { EngineError, messageOf, PreconditionError } from '../errors.js';
-import { systemProbe } from '../process/process-identity.js';
 import { recoveryCount, requeueEdit, sessionReference } from '../tags/lifecycle-edits.js';
 import { transitionTags } from '../tags/tag-name.js';
 import { judgeSession, judgeUnrecorded, type SessionVerdict } from '../sessions/judge-session.js';
@@ -134,7 +133,7 @@ async function judgeClaim(
     state = { ...state, requestFile: real };
   }
   const judge = (startTokenAt: number | null): SessionVerdict =>
-    judgeSession(state, { startTokenAt }, ctx.now(), ctx.options, systemProbe);
+    judgeSession(state, { startTokenAt }, ctx.now(), ctx.options, ctx.probe);
   let verdict = judge(await startTokenTime(dir));
   // A wrapper that never recorded its pid may still be starting: take its start token first, so
   // it can no longer run an agent on the requeued item. If it took the token meanwhile, judge

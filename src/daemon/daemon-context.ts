@@ -1,5 +1,6 @@
 /** What every part of the daemon shares: the root, its options, the runner, a clock and a log. */
 import type { DispatchRoute } from '../dispatch/dispatch-table.js';
+import type { ProcProbe } from '../process/proc-probe.js';
 import type { Runner } from '../runners/runner.js';
 import type { EventInput } from '../sessions/event-log.js';
 import type { ScanSummary } from '../tags/scan-pool.js';
@@ -49,12 +50,22 @@ export interface DispatchRoutes {
   close(): Promise<void>;
 }
 
+/** The daemon's own timers (the reap timer), injected so that tests can drive them. */
+export interface DaemonTimers {
+  setTimeout(callback: () => void, ms: number): NodeJS.Timeout;
+  clearTimeout(handle: NodeJS.Timeout): void;
+}
+
 export interface DaemonContext {
   options: DaemonOptions;
   routes: DispatchRoutes;
   runner: Runner;
   log: LogFn;
+  /** The clock every decision reads: claim times, grace periods, readiness. */
   now(): Date;
+  timers: DaemonTimers;
+  /** What the judge of a claim asks about processes (/proc, kill 0). */
+  probe: ProcProbe;
   /** Best effort: a full disk must not stop the daemon. */
   recordEvent(event: EventInput): Promise<void>;
   /** Tags of a text (and its front matter's problems), parsed off the main thread with a time limit. */

@@ -6,7 +6,6 @@
 import { judgeSession, type SessionVerdict } from '../sessions/judge-session.js';
 import { startTokenTime } from '../sessions/session-markers.js';
 import type { SessionState } from '../sessions/session-state.js';
-import { systemProbe } from '../process/process-identity.js';
 import { ChangeSignals } from '../watch/change-signals.js';
 import { ClaimLedger } from './claim-ledger.js';
 import type { DaemonContext } from './daemon-context.js';
@@ -54,6 +53,6 @@ export class DaemonShared {
    */
   async judge(dir: string, state: SessionState): Promise<SessionVerdict> {
     const records = { startTokenAt: await startTokenTime(dir) };
-    return judgeSession(state, records, this.ctx.now(), this.ctx.options, systemProbe);
+    return judgeSession(state, records, this.ctx.now(), this.ctx.options, this.ctx.probe);
   }
 }

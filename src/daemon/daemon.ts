@@ -99,7 +99,7 @@ export class Daemon {
     for (const item of items) {
       const info = await stat(item.file).catch(() => null);
       // First ready first: the file that has been quiet longest.
-      if (info && Date.now() - info.mtimeMs >= this.ctx.options.debounceMs) {
+      if (info && this.ctx.now().getTime() - info.mtimeMs >= this.ctx.options.debounceMs) {
         ready.push({ ...item, readyAt: info.mtimeMs });
       }
     }
@@ -109,7 +109,7 @@ export class Daemon {
   /** Stops watching and lets a claim or spawn in progress finish; agents keep running. */
   async stop(): Promise<void> {
     this.shared.stopping = true;
-    if (this.reapTimer) clearTimeout(this.reapTimer);
+    if (this.reapTimer) this.ctx.timers.clearTimeout(this.reapTimer);
     this.queue.pause();
     this.queue.clear();
     this.shared.signals.close();
@@ -210,7 +210,7 @@ export class Daemon {
 
   private scheduleReap(): void {
     if (this.shared.stopping) return;
-    this.reapTimer = setTimeout(() => {
+    this.reapTimer = this.ctx.timers.setTimeout(() => {
       void this.shared
         .track(this.reap())
         .catch((error: unknown) => this.ctx.log('error', `reap: ${String(error)}`))

@@ -168,7 +168,7 @@ export class Launcher {
         await transitionSession(dir, null, 'starting', state, { events: ctx.recordEvent });
         failpoint('after-state');
         return ctx.runner.launch({
-          name: `agent-${item.noun}-${Math.floor(Date.now() / 1000)}`,
+          name: `agent-${item.noun}-${Math.floor(ctx.now().getTime() / 1000)}`,
           argv: wrapperArgv(dir, options.heartbeatMs, agentArgv),
           cwd: options.root,
           env: { ...agentEnvironment(state, dir), PATH: process.env.PATH ?? '' },

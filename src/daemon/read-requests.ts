@@ -64,7 +64,7 @@ export class RequestReader {
     }
     const work = workItemsOf(file, occurrences, (noun) => ctx.routes.route(noun, path), {
       patterns: this.patterns,
-      readyAt: Date.now(),
+      readyAt: ctx.now().getTime(),
     });
     ledger.setClaims(
       file,

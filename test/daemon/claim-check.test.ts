@@ -12,6 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { checkClaim } from '../../src/daemon/claim-check.js';
 import type { DaemonContext, DispatchRoutes } from '../../src/daemon/daemon-context.js';
 import { Daemon } from '../../src/daemon/daemon.js';
+import { systemProbe } from '../../src/process/process-identity.js';
 import type { EventInput } from '../../src/sessions/event-log.js';
 import type { Runner } from '../../src/runners/runner.js';
 import { createSessionDir, newSessionRef } from '../../src/sessions/session-dir.js';
@@ -50,6 +51,8 @@ function context(dir: string, scan: DaemonContext['scan']): DaemonContext {
     runner: {} as Runner,
     log: () => undefined,
     now: () => new Date(),
+    timers: { setTimeout: (callback, ms) => setTimeout(callback, ms), clearTimeout },
+    probe: systemProbe,
     recordEvent: async () => undefined,
     scan,
   };

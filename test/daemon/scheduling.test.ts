@@ -1,0 +1,138 @@
+/**
+ * The daemon's scheduling decisions in-process, with a fake runner (nothing is started), a fake
+ * clock and a fake process probe, all through its context: dispatch order and the cap, and a
+ * reap that judges claims by the probe. Fast: no tmux, no agent, no waiting on time.
+ */
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { DaemonContext } from '../../src/daemon/daemon-context.js';
+import { Daemon } from '../../src/daemon/daemon.js';
+import type { ProcProbe } from '../../src/process/proc-probe.js';
+import type { AgentLaunch, Runner } from '../../src/runners/runner.js';
+import { scanTags } from '../../src/tags/scan-tags.js';
+import { craftClaim, craftedState, sessionRef } from '../helpers/crafted-state.js';
+import { BOOT, fakeProbe, HOST, statLine } from '../process/fake-probe.js';
+
+let root: string;
+const roots: string[] = [];
+afterEach(async () => {
+  for (const dir of roots.splice(0)) await rm(dir, { recursive: true, force: true });
+});
+
+const ROUTES = {
+  fix: { noun: 'fix', skill: '/fix', mode: 'agent', priority: 3, dispatchable: true },
+  chores: { noun: 'chores', skill: '/chores', mode: 'agent', priority: 5, dispatchable: true },
+};
+
+/** A daemon over a fresh root; the clock stands an hour after every file was written. */
+async function daemonWith(maxAgents: number, probe: ProcProbe) {
+  root = await mkdtemp(join(tmpdir(), 'engine-scheduling-'));
+  roots.push(root);
+  await mkdir(join(root, 'sessions'));
+  const launched: AgentLaunch[] = [];
+  const runner = {
+    kind: 'tmux',
+    launch: async (request: AgentLaunch) => {
+      launched.push(request);
+      return { pid: 1, windowName: request.name, target: '%1' };
+    },
+    close: async () => undefined,
+  } as unknown as Runner;
+  const ctx: DaemonContext = {
+    options: {
+      root,
+      paths: [join(root, 'sessions')],
+      monitor: ['#delegated-*'],
+      debounceMs: 3000,
+      watch: false,
+      watcher: 'parcel',
+      rescanIntervalMs: 60_000,
+      reapIntervalMs: 30_000,
+      claimGraceMs: 60_000,
+      staleAfterMs: 45 * 60_000,
+      maxAgents,
+      agentTemplate: ['true'],
+      runner: 'tmux',
+      tmuxSocket: null,
+      tmuxSession: 'dispatch',
+      heartbeatMs: 1000,
+      pollMs: 1000,
+    },
+    routes: {
+      route: (noun) => ROUTES[noun as keyof typeof ROUTES] ?? null,
+      watch: () => undefined,
+      close: async () => undefined,
+    },
+    runner,
+    log: () => undefined,
+    now: () => new Date(Date.now() + 3600_000),
+    timers: {
+      setTimeout: () => {
+        throw new Error('runOnce sets no timer');
+      },
+      clearTimeout: () => undefined,
+    },
+    probe,
+    recordEvent: async () => undefined,
+    scan: async (text) => scanTags(text),
+  };
+  return { daemon: new Daemon(ctx), launched };
+}
+
+const request = (name: string, tags: string) =>
+  writeFile(join(root, 'sessions', name), `# ${name}\n**Tags**: ${tags}\n`);
+const read = (name: string) => readFile(join(root, 'sessions', name), 'utf8');
+
+describe('the daemon, in-process with a fake runner, clock and probe', () => {
+  it('claims by weight, then table priority, up to the cap, and starts nothing else', async () => {
+    const { daemon, launched } = await daemonWith(2, fakeProbe());
+    await request('A.md', '#delegated-fix');
+    await request('B.md', '#delegated-chores #P0');
+    await request('C.md', '#delegated-fix #P1');
+    await request('D.md', '#delegated-fix #P0');
+    await daemon.runOnce();
+    await daemon.stop();
+    expect(launched.map((l) => l.env.ENGINE_REQUEST_FILE?.split('/').pop())).toEqual([
+      'D.md',
+      'B.md',
+    ]);
+    expect(await read('D.md')).toContain('#claimed-fix');
+    expect(await read('B.md')).toContain('#claimed-chores');
+    expect(await read('A.md')).toContain('#delegated-fix');
+    expect(await read('C.md')).toContain('#delegated-fix');
+  });
+
+  it('judges a claim by the probe: a live agent holds its slot, a dead one is requeued', async () => {
+    const alive = fakeProbe({ stats: { 4242: statLine(4242, 'sh', 'S', '777') } });
+    const live = await daemonWith(1, alive);
+    const ref = sessionRef(5 * 60_000, 'held');
+    const state = craftedState(root, join(root, 'sessions', 'HELD.md'), ref, {
+      pid: 4242,
+      startTicks: '777',
+      bootId: BOOT,
+      host: HOST,
+    });
+    await craftClaim(root, 'HELD.md', ref, state);
+    await request('NEXT.md', '#delegated-fix');
+    await live.daemon.runOnce();
+    await live.daemon.stop();
+    expect(live.launched).toEqual([]);
+    expect(await read('HELD.md')).toContain('#claimed-fix');
+
+    const dead = await daemonWith(1, fakeProbe());
+    await craftClaim(root, 'HELD.md', ref, {
+      ...state,
+      root,
+      requestFile: join(root, 'sessions', 'HELD.md'),
+    });
+    await request('NEXT.md', '#delegated-fix');
+    await dead.daemon.runOnce();
+    await dead.daemon.stop();
+    expect(await read('HELD.md')).toMatch(
+      /#needs-fix[\s\S]*## Recovery[\s\S]*agent wrapper pid 4242/,
+    );
+    expect(dead.launched).toHaveLength(1);
+  });
+});
