@@ -10,15 +10,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkClaim } from '../../src/daemon/claim-check.js';
-import type { DaemonContext, DispatchRoutes } from '../../src/daemon/daemon-context.js';
+import type { DaemonContext } from '../../src/daemon/daemon-context.js';
 import { Daemon } from '../../src/daemon/daemon.js';
-import { systemProbe } from '../../src/process/process-identity.js';
 import type { EventInput } from '../../src/sessions/event-log.js';
 import type { Runner } from '../../src/runners/runner.js';
 import { createSessionDir, newSessionRef } from '../../src/sessions/session-dir.js';
 import { statePath, type SessionState } from '../../src/sessions/session-state.js';
 import { scanTags } from '../../src/tags/scan-tags.js';
 import { craftedState } from '../helpers/crafted-state.js';
+import { inProcessContext } from '../helpers/in-process-context.js';
 
 let root: string | undefined;
 afterEach(async () => {
@@ -27,35 +27,7 @@ afterEach(async () => {
 });
 
 function context(dir: string, scan: DaemonContext['scan']): DaemonContext {
-  return {
-    options: {
-      root: dir,
-      paths: [join(dir, 'sessions')],
-      monitor: ['#delegated-*'],
-      debounceMs: 0,
-      watch: false,
-      watcher: 'parcel',
-      rescanIntervalMs: 60_000,
-      reapIntervalMs: 30_000,
-      claimGraceMs: 60_000,
-      staleAfterMs: 45 * 60_000,
-      maxAgents: 0,
-      agentTemplate: ['true'],
-      runner: 'tmux',
-      tmuxSocket: null,
-      tmuxSession: 'dispatch',
-      heartbeatMs: 1000,
-      pollMs: 1000,
-    },
-    routes: {} as DispatchRoutes,
-    runner: {} as Runner,
-    log: () => undefined,
-    now: () => new Date(),
-    timers: { setTimeout: (callback, ms) => setTimeout(callback, ms), clearTimeout },
-    probe: systemProbe,
-    recordEvent: async () => undefined,
-    scan,
-  };
+  return inProcessContext(dir, { scan });
 }
 
 describe('checkClaim', () => {

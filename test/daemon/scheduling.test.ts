@@ -7,12 +7,11 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { DaemonContext } from '../../src/daemon/daemon-context.js';
 import { Daemon } from '../../src/daemon/daemon.js';
 import type { ProcProbe } from '../../src/process/proc-probe.js';
 import type { AgentLaunch, Runner } from '../../src/runners/runner.js';
-import { scanTags } from '../../src/tags/scan-tags.js';
 import { craftClaim, craftedState, sessionRef } from '../helpers/crafted-state.js';
+import { inProcessContext } from '../helpers/in-process-context.js';
 import { BOOT, fakeProbe, HOST, statLine } from '../process/fake-probe.js';
 
 let root: string;
@@ -40,33 +39,14 @@ async function daemonWith(maxAgents: number, probe: ProcProbe) {
     },
     close: async () => undefined,
   } as unknown as Runner;
-  const ctx: DaemonContext = {
-    options: {
-      root,
-      paths: [join(root, 'sessions')],
-      monitor: ['#delegated-*'],
-      debounceMs: 3000,
-      watch: false,
-      watcher: 'parcel',
-      rescanIntervalMs: 60_000,
-      reapIntervalMs: 30_000,
-      claimGraceMs: 60_000,
-      staleAfterMs: 45 * 60_000,
-      maxAgents,
-      agentTemplate: ['true'],
-      runner: 'tmux',
-      tmuxSocket: null,
-      tmuxSession: 'dispatch',
-      heartbeatMs: 1000,
-      pollMs: 1000,
-    },
+  const ctx = inProcessContext(root, {
+    options: { debounceMs: 3000, maxAgents },
     routes: {
       route: (noun) => ROUTES[noun as keyof typeof ROUTES] ?? null,
       watch: () => undefined,
       close: async () => undefined,
     },
     runner,
-    log: () => undefined,
     now: () => new Date(Date.now() + 3600_000),
     timers: {
       setTimeout: () => {
@@ -75,9 +55,7 @@ async function daemonWith(maxAgents: number, probe: ProcProbe) {
       clearTimeout: () => undefined,
     },
     probe,
-    recordEvent: async () => undefined,
-    scan: async (text) => scanTags(text),
-  };
+  });
   return { daemon: new Daemon(ctx), launched };
 }
 
