@@ -1,8 +1,10 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // The real Claude Code CLI is not installed by `npm install`: `npm run test:claude` runs these.
+    exclude: [...configDefaults.exclude, 'test/claude/**'],
     // Tests spawn real processes and tmux servers; forks keep them isolated per file.
     pool: 'forks',
     // Marks the run and, after it, fails it if a test left a process running.

@@ -1,0 +1,60 @@
+/**
+ * `engine run --monitor-tags` with the real Claude Code CLI as its agent (`--agent-cmd`), the
+ * Messages API stand-in scripting the agent's one tool call: the whole lifecycle, done by the
+ * CLI executing `engine tag swap` in the agent's environment.
+ */
+import { join } from 'node:path';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { ClaudeSandbox, claudeBin } from '../helpers/claude-env.js';
+import {
+  read,
+  shellQuote,
+  useDaemonHarness,
+  waitForState,
+  waitForTag,
+} from '../helpers/daemon-harness.js';
+import { contentText, MessagesApi, reply, lastUserContent } from '../helpers/messages-api.js';
+
+const h = useDaemonHarness();
+let api: MessagesApi;
+let sandbox: ClaudeSandbox;
+
+beforeEach(async () => {
+  api = await MessagesApi.start();
+  sandbox = await ClaudeSandbox.create(api);
+});
+
+afterEach(async () => {
+  // The daemon harness (its afterEach runs first) has ended the daemon and its agents by now.
+  await api.close();
+  await sandbox.cleanup();
+});
+
+it('takes an approved item from #delegated-fix to #done-fix through the real CLI', async () => {
+  api.script(
+    reply.bash(
+      'engine tag swap "$ENGINE_REQUEST_FILE" "#claimed-$ENGINE_NOUN" "#done-$ENGINE_NOUN"',
+    ),
+    reply.text('Marked it done.'),
+  );
+  const file = await h.request('fix-me.md', '# Fix me\n**Tags**: #delegated-fix\n\nThe bug.\n');
+  const agentCmd = `${shellQuote(claudeBin())} -p --output-format stream-json --verbose --allowedTools Bash -- '{skill} {file}'`;
+
+  const d = h.start(['--agent-cmd', agentCmd], sandbox.env());
+
+  const done = await waitForTag(file, ['#done-fix'], 45_000).catch(async (error: Error) => {
+    throw new Error(`${error.message}\n${await read(file)}\ndaemon:\n${d.output().slice(-3000)}`);
+  });
+  expect(done).not.toContain('#claimed-fix');
+  const ref = /^\*\*Session\*\*: (.+)$/m.exec(done)?.[1];
+  expect(ref).toBeDefined();
+  const final = await waitForState(join(h.root, ref!), (s) => s.status === 'exited');
+  expect(final.exitCode).toBe(0);
+
+  const [first, followUp, ...more] = api.messages();
+  expect(more).toEqual([]);
+  expect(contentText(lastUserContent(first!))).toContain(`/fix ${file}`);
+  const result = lastUserContent(followUp!).find((b) => b.type === 'tool_result');
+  expect(result?.is_error).not.toBe(true);
+  expect(api.unscripted).toEqual([]);
+});
