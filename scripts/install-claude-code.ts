@@ -88,7 +88,11 @@ if (!present) install();
 mkdirSync(dirname(CLAUDE_CODE_BIN), { recursive: true });
 writeFileSync(CLAUDE_CODE_BIN, `#!/bin/sh\nexec ${runCommand()} "$@"\n`);
 chmodSync(CLAUDE_CODE_BIN, 0o755);
-const printed = execFileSync(CLAUDE_CODE_BIN, ['--version'], { encoding: 'utf8' }).trim();
+const printed = execFileSync(CLAUDE_CODE_BIN, ['--version'], {
+  encoding: 'utf8',
+  // No update check or telemetry from this machine's own Claude Code setup.
+  env: { ...process.env, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' },
+}).trim();
 if (!printed.startsWith(`${CLAUDE_CODE_VERSION} `))
   throw new Error(
     `${CLAUDE_CODE_BIN} --version printed ${JSON.stringify(printed)}, expected ${CLAUDE_CODE_VERSION}`,
