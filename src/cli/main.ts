@@ -5,6 +5,7 @@ import { hideBin } from 'yargs/helpers';
 import { EngineError } from '../errors.js';
 import { awaitTagCommand } from './await-tag.js';
 import { attachCommand } from './attach.js';
+import { initCommand } from './init.js';
 import { printError } from './output.js';
 import { runCommand } from './run.js';
 import { statusCommand } from './status.js';
@@ -16,6 +17,7 @@ async function main(argv: string[]): Promise<number> {
       .scriptName('engine')
       .usage('$0 <command>\n\nTurns tags in markdown files into a work queue for coding agents.')
       .parserConfiguration({ 'parse-positional-numbers': false })
+      .command(initCommand as never)
       .command(tagCommand)
       .command(awaitTagCommand)
       .command(runCommand as never)

@@ -6,10 +6,15 @@ import { watchHeadroom } from '../watch/watch-headroom.js';
 import { loadWatchBackend } from '../watch/load-watch-backend.js';
 import type { WatcherKind } from '../watch/watch-backend.js';
 import { acquireDaemonLock } from '../daemon/daemon-lock.js';
-import { checkNumberOption, type NumberOptionName } from '../daemon/daemon-options.js';
+import {
+  readEngineJson,
+  resolveSettings,
+  SETTING_NAMES,
+  SETTINGS,
+} from '../daemon/daemon-options.js';
 import { DispatchTableSource } from '../daemon/dispatch-table-source.js';
 import type { DaemonContext, DaemonOptions, LogFn } from '../daemon/daemon-context.js';
-import { DEFAULT_AGENT_TEMPLATE, findProgram, splitTemplate } from '../dispatch/agent-command.js';
+import { findProgram, splitTemplate } from '../dispatch/agent-command.js';
 import { parseDispatchTable } from '../dispatch/dispatch-table.js';
 import { parseMonitorList } from '../dispatch/monitor-list.js';
 import { EngineError } from '../errors.js';
@@ -24,24 +29,26 @@ import { createLogger } from './logger.js';
 import { SHIPPED_TAGS } from './paths.js';
 import { printLine } from './output.js';
 
+/** The flags; a setting's flag is undefined when not given (see daemon-options.ts). */
 export interface RunArgs {
   args: string[];
   'monitor-tags'?: string;
   root: string;
-  'debounce-ms': number;
+  'debounce-ms'?: number;
   watch: boolean;
   watcher: WatcherKind;
-  'rescan-interval-ms': number;
-  'reap-interval-ms': number;
-  'claim-grace-ms': number;
-  'stale-after': number;
-  'max-agents': number;
+  'rescan-interval-ms'?: number;
+  'reap-interval-ms'?: number;
+  'claim-grace-ms'?: number;
+  'stale-after'?: number;
+  'max-agents'?: number;
+  agent?: string;
   'agent-cmd'?: string;
-  runner: 'tmux' | 'pty';
+  runner?: string;
   'tmux-socket'?: string;
-  'tmux-session': string;
-  'heartbeat-ms': number;
-  'poll-ms': number;
+  'tmux-session'?: string;
+  'heartbeat-ms'?: number;
+  'poll-ms'?: number;
   once: boolean;
   'dry-run': boolean;
   'log-format': 'text' | 'json';
@@ -58,34 +65,40 @@ export async function runDaemon(args: Args): Promise<void> {
   }
   const root = resolve(args.root);
   const log = createLogger(args['log-format'], args.verbose);
-  const number = (name: NumberOptionName): number => checkNumberOption(name, args[name]);
+  const flags = args as unknown as Record<string, unknown>;
+  const { settings } = resolveSettings({
+    flags: Object.fromEntries(SETTING_NAMES.map((name) => [name, flags[SETTINGS[name].flag]])),
+    env: process.env,
+    file: await readEngineJson(root),
+  });
   const options: DaemonOptions = {
     root,
     paths: args.args.length > 0 ? args.args.map((p) => resolve(p)) : [join(root, 'sessions')],
-    monitor: parseMonitorList(args['monitor-tags']),
-    debounceMs: number('debounce-ms'),
+    monitor: parseMonitorList(settings.monitorTags),
+    debounceMs: settings.debounceMs,
     watch: args.watch,
     watcher:
       args.watch && !args.once && !args['dry-run']
         ? await usableWatcher(args.watcher, log)
         : args.watcher,
-    rescanIntervalMs: number('rescan-interval-ms'),
-    reapIntervalMs: number('reap-interval-ms'),
-    claimGraceMs: number('claim-grace-ms'),
-    staleAfterMs: number('stale-after') * 60_000,
-    maxAgents: number('max-agents'),
-    agentTemplate: splitTemplate(await agentTemplate(root, args['agent-cmd'])),
-    runner: args.runner,
-    tmuxSocket: args['tmux-socket'] ?? process.env.ENGINE_TMUX_SOCKET ?? null,
-    tmuxSession: args['tmux-session'],
-    heartbeatMs: number('heartbeat-ms'),
-    pollMs: number('poll-ms'),
+    rescanIntervalMs: settings.rescanIntervalMs,
+    reapIntervalMs: settings.reapIntervalMs,
+    claimGraceMs: settings.claimGraceMs,
+    staleAfterMs: settings.staleAfter * 60_000,
+    maxAgents: settings.maxAgents,
+    agentTemplate: splitTemplate(settings.agentCommand),
+    agent: settings.agent,
+    runner: settings.runner,
+    tmuxSocket: settings.tmuxSocket,
+    tmuxSession: settings.tmuxSession,
+    heartbeatMs: settings.heartbeatMs,
+    pollMs: settings.pollMs,
   };
   const routes = await dispatchRoutes(options, log);
   const program = options.agentTemplate[0] as string;
   if (!findProgram(program)) {
     throw new EngineError(
-      `The agent program '${program}' is not on PATH. Install it, or set --agent-cmd / ENGINE_AGENT_CMD (see docs/DAEMON.md)`,
+      `The agent program '${program}' is not on PATH. Install it, or set --agent-cmd / ENGINE_AGENT_CMD / agentCommand in directives/engine.json (see docs/DAEMON.md)`,
     );
   }
   if (options.runner === 'tmux' && !(await isTmuxAvailable())) {
@@ -177,28 +190,6 @@ async function runDaemonMode(
   } finally {
     await lock.release();
   }
-}
-
-async function agentTemplate(root: string, flag: string | undefined): Promise<string> {
-  if (flag) return flag;
-  if (process.env.ENGINE_AGENT_CMD) return process.env.ENGINE_AGENT_CMD;
-  const config = await readFile(join(root, 'directives', 'engine.json'), 'utf8').catch(() => null);
-  if (config !== null) {
-    let parsed: { agentCommand?: unknown };
-    try {
-      parsed = JSON.parse(config) as { agentCommand?: unknown };
-    } catch (error) {
-      throw new EngineError(
-        `directives/engine.json is not valid JSON: ${(error as Error).message}`,
-      );
-    }
-    if (parsed.agentCommand !== undefined) {
-      if (typeof parsed.agentCommand !== 'string')
-        throw new EngineError('directives/engine.json: agentCommand must be a string');
-      return parsed.agentCommand;
-    }
-  }
-  return DEFAULT_AGENT_TEMPLATE;
 }
 
 /** The table in force at start, reloaded from `<root>/directives/TAGS.md` while the daemon runs. */

@@ -2,7 +2,7 @@
 import type { CommandModule } from 'yargs';
 import { EngineError } from '../errors.js';
 import { WATCHER_KINDS } from '../watch/watch-backend.js';
-import { numberFlag } from '../daemon/daemon-options.js';
+import { AGENT_PROFILES, numberFlag, RUNNERS, settingFlag } from '../daemon/daemon-options.js';
 import type { RunArgs as Args } from './run-daemon.js';
 
 export const runCommand: CommandModule<object, Args> = {
@@ -18,12 +18,12 @@ export const runCommand: CommandModule<object, Args> = {
       })
       .option('monitor-tags', {
         type: 'string',
-        describe: "Watch for these tags or globs (comma list; default '#delegated-*')",
+        describe: `Run the daemon, watching for these tags or globs (comma list; default engine.json "monitorTags", else '#delegated-*')`,
       })
       .option('root', {
         type: 'string',
         default: '.',
-        describe: 'Project root holding directives/ and sessions/',
+        describe: 'Project root holding directives/ (TAGS.md, engine.json) and sessions/',
       })
       .option('debounce-ms', numberFlag('debounce-ms'))
       .option('watch', {
@@ -42,16 +42,11 @@ export const runCommand: CommandModule<object, Args> = {
       .option('claim-grace-ms', numberFlag('claim-grace-ms'))
       .option('stale-after', numberFlag('stale-after'))
       .option('max-agents', numberFlag('max-agents'))
-      .option('agent-cmd', {
-        type: 'string',
-        describe: 'Agent command template ({skill} {noun} {file} {session} {tag})',
-      })
-      .option('runner', { choices: ['tmux', 'pty'] as const, default: 'tmux' as const })
-      .option('tmux-socket', {
-        type: 'string',
-        describe: 'tmux server name (tmux -L); env ENGINE_TMUX_SOCKET',
-      })
-      .option('tmux-session', { type: 'string', default: 'dispatch' })
+      .option('agent', { choices: AGENT_PROFILES, ...settingFlag('agent') })
+      .option('agent-cmd', { type: 'string', ...settingFlag('agentCommand') })
+      .option('runner', { choices: RUNNERS, ...settingFlag('runner') })
+      .option('tmux-socket', { type: 'string', ...settingFlag('tmuxSocket') })
+      .option('tmux-session', { type: 'string', ...settingFlag('tmuxSession') })
       .option('heartbeat-ms', numberFlag('heartbeat-ms'))
       .option('poll-ms', numberFlag('poll-ms'))
       .option('once', {

@@ -1,5 +1,6 @@
 /** What every part of the daemon shares: the root, its options, the runner, a clock and a log. */
 import type { DispatchRoute } from '../dispatch/dispatch-table.js';
+import type { AgentProfile } from './daemon-options.js';
 import type { ProcProbe } from '../process/proc-probe.js';
 import type { Runner } from '../runners/runner.js';
 import type { EventInput } from '../sessions/event-log.js';
@@ -27,6 +28,8 @@ export interface DaemonOptions {
   /** 0: no cap. */
   maxAgents: number;
   agentTemplate: string[];
+  /** The agent profile named by --agent or engine.json's "agent". */
+  agent: AgentProfile;
   runner: 'tmux' | 'pty';
   tmuxSocket: string | null;
   tmuxSession: string;

@@ -226,7 +226,9 @@ describe('the dispatch lifecycle', () => {
   it('refuses to monitor #needs-* and #next-*', async () => {
     const needs = h.start(['--monitor-tags=#needs-*']);
     expect(await needs.exited).toBe(1);
-    expect(needs.output()).toMatch(/ERROR: Refusing to monitor '#needs-\*': #needs-X is staging/);
+    expect(needs.output()).toMatch(
+      /ERROR: --monitor-tags: Refusing to monitor '#needs-\*': #needs-X is staging/,
+    );
     const next = h.start(['--monitor-tags=#delegated-fix,#next-fix']);
     expect(await next.exited).toBe(1);
     expect(next.output()).toMatch(/#next-X is claimed by the next skill/);

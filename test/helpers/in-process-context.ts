@@ -36,6 +36,7 @@ export function inProcessContext(
       staleAfterMs: 45 * 60_000,
       maxAgents: 0,
       agentTemplate: ['true'],
+      agent: 'custom',
       runner: 'tmux',
       tmuxSocket: null,
       tmuxSession: 'dispatch',
