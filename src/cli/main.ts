@@ -5,6 +5,7 @@ import { hideBin } from 'yargs/helpers';
 import { EngineError } from '../errors.js';
 import { awaitTagCommand } from './await-tag.js';
 import { attachCommand } from './attach.js';
+import { logsCommand } from './logs.js';
 import { printError } from './output.js';
 import { runCommand } from './run.js';
 import { statusCommand } from './status.js';
@@ -21,6 +22,7 @@ async function main(argv: string[]): Promise<number> {
       .command(runCommand as never)
       .command(statusCommand as never)
       .command(attachCommand as never)
+      .command(logsCommand as never)
       .demandCommand(1, 'Name a command; see engine --help')
       .strict()
       .fail((message, error) => {

@@ -9,7 +9,9 @@ import { acquireDaemonLock } from '../daemon/daemon-lock.js';
 import { checkNumberOption, type NumberOptionName } from '../daemon/daemon-options.js';
 import { DispatchTableSource } from '../daemon/dispatch-table-source.js';
 import type { DaemonContext, DaemonOptions, LogFn } from '../daemon/daemon-context.js';
-import { DEFAULT_AGENT_TEMPLATE, findProgram, splitTemplate } from '../dispatch/agent-command.js';
+import type { AgentKind } from '../agents/agent-profile.js';
+import { writeEngineShim } from '../agents/engine-shim.js';
+import { findProgram, splitTemplate } from '../dispatch/agent-command.js';
 import { parseDispatchTable } from '../dispatch/dispatch-table.js';
 import { parseMonitorList } from '../dispatch/monitor-list.js';
 import { EngineError } from '../errors.js';
@@ -21,7 +23,7 @@ import { systemProbe } from '../process/process-identity.js';
 import { ScanPool } from '../tags/scan-pool.js';
 import { scanTagsFast } from '../tags/scan-fast.js';
 import { createLogger } from './logger.js';
-import { SHIPPED_TAGS } from './paths.js';
+import { ENGINE_MAIN, SHIPPED_TAGS } from './paths.js';
 import { printLine } from './output.js';
 
 export interface RunArgs {
@@ -36,7 +38,9 @@ export interface RunArgs {
   'claim-grace-ms': number;
   'stale-after': number;
   'max-agents': number;
+  agent?: AgentKind;
   'agent-cmd'?: string;
+  'claude-bin'?: string;
   runner: 'tmux' | 'pty';
   'tmux-socket'?: string;
   'tmux-session': string;
@@ -74,19 +78,31 @@ export async function runDaemon(args: Args): Promise<void> {
     claimGraceMs: number('claim-grace-ms'),
     staleAfterMs: number('stale-after') * 60_000,
     maxAgents: number('max-agents'),
-    agentTemplate: splitTemplate(await agentTemplate(root, args['agent-cmd'])),
     runner: args.runner,
     tmuxSocket: args['tmux-socket'] ?? process.env.ENGINE_TMUX_SOCKET ?? null,
     tmuxSession: args['tmux-session'],
     heartbeatMs: number('heartbeat-ms'),
     pollMs: number('poll-ms'),
+    ...(await agentOptions(root, args)),
   };
   const routes = await dispatchRoutes(options, log);
-  const program = options.agentTemplate[0] as string;
-  if (!findProgram(program)) {
-    throw new EngineError(
-      `The agent program '${program}' is not on PATH. Install it, or set --agent-cmd / ENGINE_AGENT_CMD (see docs/DAEMON.md)`,
-    );
+  if (options.agent === 'custom') {
+    const program = options.agentTemplate[0] as string;
+    if (!findProgram(program)) {
+      throw new EngineError(
+        `The agent program '${program}' is not on PATH. Install it, or set --agent-cmd / ENGINE_AGENT_CMD (see docs/DAEMON.md)`,
+      );
+    }
+  } else {
+    const bin = options.claudeBin ?? 'claude';
+    const found = findProgram(bin);
+    if (!found) {
+      throw new EngineError(
+        `Claude Code ('${bin}') is not on PATH, which the --agent ${options.agent} profile runs. Install it, give its path with --claude-bin / ENGINE_CLAUDE_BIN, or choose another agent with --agent-cmd (see docs/DAEMON.md)`,
+      );
+    }
+    // Absolute: the agent runs in the root, wherever the daemon was started.
+    options.claudeBin = resolve(found);
   }
   if (options.runner === 'tmux' && !(await isTmuxAvailable())) {
     throw new EngineError('tmux is not installed: install it, or use --runner pty');
@@ -117,6 +133,9 @@ export async function runDaemon(args: Args): Promise<void> {
     // The fast path decides most files on this thread; remark runs in the bounded pool.
     scan: async (text) => scanTagsFast(text) ?? (await pool.scan(text)),
   };
+  if (options.agent !== 'custom' && !args['dry-run']) {
+    await writeEngineShim(root, process.execPath, ENGINE_MAIN);
+  }
   const daemon = new Daemon(ctx);
   try {
     await runDaemonMode(args, daemon, options, log);
@@ -179,7 +198,36 @@ async function runDaemonMode(
   }
 }
 
-async function agentTemplate(root: string, flag: string | undefined): Promise<string> {
+/**
+ * The agent profile: `--agent`; else `custom` when a command template is given (`--agent-cmd`,
+ * `ENGINE_AGENT_CMD`, `agentCommand` in directives/engine.json); else `claude`. A Claude profile
+ * runs `--claude-bin`, else `ENGINE_CLAUDE_BIN`, else `claude` (looked up once the table is read).
+ */
+async function agentOptions(
+  root: string,
+  args: Args,
+): Promise<Pick<DaemonOptions, 'agent' | 'agentTemplate' | 'claudeBin'>> {
+  const template = await agentTemplate(root, args['agent-cmd']);
+  const agent: AgentKind = args.agent ?? (template === null ? 'claude' : 'custom');
+  if (agent === 'custom') {
+    if (template === null) {
+      throw new EngineError(
+        '--agent custom needs a command: --agent-cmd, ENGINE_AGENT_CMD or agentCommand in directives/engine.json',
+      );
+    }
+    return { agent, agentTemplate: splitTemplate(template), claudeBin: null };
+  }
+  if (args['agent-cmd'] !== undefined) {
+    throw new EngineError(
+      `--agent ${agent} and --agent-cmd exclude each other: --agent-cmd runs a custom agent`,
+    );
+  }
+  const claudeBin = args['claude-bin'] ?? process.env.ENGINE_CLAUDE_BIN ?? 'claude';
+  return { agent, agentTemplate: [], claudeBin };
+}
+
+/** A custom agent's command template, or null when none is configured. */
+async function agentTemplate(root: string, flag: string | undefined): Promise<string | null> {
   if (flag) return flag;
   if (process.env.ENGINE_AGENT_CMD) return process.env.ENGINE_AGENT_CMD;
   const config = await readFile(join(root, 'directives', 'engine.json'), 'utf8').catch(() => null);
@@ -198,7 +246,7 @@ async function agentTemplate(root: string, flag: string | undefined): Promise<st
       return parsed.agentCommand;
     }
   }
-  return DEFAULT_AGENT_TEMPLATE;
+  return null;
 }
 
 /** The table in force at start, reloaded from `<root>/directives/TAGS.md` while the daemon runs. */

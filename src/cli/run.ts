@@ -3,6 +3,7 @@ import type { CommandModule } from 'yargs';
 import { EngineError } from '../errors.js';
 import { WATCHER_KINDS } from '../watch/watch-backend.js';
 import { numberFlag } from '../daemon/daemon-options.js';
+import { AGENT_KINDS } from '../agents/agent-profile.js';
 import type { RunArgs as Args } from './run-daemon.js';
 
 export const runCommand: CommandModule<object, Args> = {
@@ -42,9 +43,20 @@ export const runCommand: CommandModule<object, Args> = {
       .option('claim-grace-ms', numberFlag('claim-grace-ms'))
       .option('stale-after', numberFlag('stale-after'))
       .option('max-agents', numberFlag('max-agents'))
+      .option('agent', {
+        choices: AGENT_KINDS,
+        describe:
+          'Agent profile: claude (interactive Claude Code, the default), claude-print (claude -p, unattended), custom (--agent-cmd)',
+      })
       .option('agent-cmd', {
         type: 'string',
-        describe: 'Agent command template ({skill} {noun} {file} {session} {tag})',
+        describe:
+          'Custom agent command template ({skill} {noun} {file} {session} {tag} {agent_session} {prior_agent_session}); env ENGINE_AGENT_CMD',
+      })
+      .option('claude-bin', {
+        type: 'string',
+        describe:
+          "Claude Code's program for the claude profiles (default: claude on PATH); env ENGINE_CLAUDE_BIN",
       })
       .option('runner', { choices: ['tmux', 'pty'] as const, default: 'tmux' as const })
       .option('tmux-socket', {

@@ -1,4 +1,5 @@
 /** What every part of the daemon shares: the root, its options, the runner, a clock and a log. */
+import type { AgentKind } from '../agents/agent-profile.js';
 import type { DispatchRoute } from '../dispatch/dispatch-table.js';
 import type { ProcProbe } from '../process/proc-probe.js';
 import type { Runner } from '../runners/runner.js';
@@ -26,7 +27,12 @@ export interface DaemonOptions {
   staleAfterMs: number;
   /** 0: no cap. */
   maxAgents: number;
+  /** The agent profile (src/agents/agent-profile.ts). */
+  agent: AgentKind;
+  /** The command template of a `custom` agent, split. */
   agentTemplate: string[];
+  /** Claude Code's program, as an absolute path: for the `claude` and `claude-print` profiles. */
+  claudeBin: string | null;
   runner: 'tmux' | 'pty';
   tmuxSocket: string | null;
   tmuxSession: string;
