@@ -169,4 +169,37 @@ describe('the claude and claude-print profiles', () => {
     expect(both.code).toBe(1);
     expect(both.stderr).toContain('--agent claude and --agent-cmd exclude each other');
   });
+
+  it('custom: {agent_session} and {prior_agent_session}; engine logs of a requeued request shows its last attempt', async () => {
+    const template = `/bin/sh -c 'echo "run $1 prior=$2"; exit 3' sh {agent_session} '{prior_agent_session}'`;
+    const d = h.start(['--agent', 'custom', '--agent-cmd', template]);
+    await waitForReady(d);
+    const file = await h.request('REQ.md', '# R\n**Tags**: #delegated-fix\n');
+    const priors = async (count: number): Promise<string[]> => {
+      const text = await waitForText(
+        file,
+        (t) =>
+          (t.match(/\*\*Prior Session\*\*: /g) ?? []).length === count && t.includes('#needs-fix'),
+      );
+      return [...text.matchAll(/\*\*Prior Session\*\*: (\S+)/g)].map((m) =>
+        join(h.root, m[1] ?? ''),
+      );
+    };
+    const [first] = await priors(1);
+    const firstId = (await stateOf(first ?? '')).agentSessionId;
+    expect(firstId).toMatch(UUID);
+
+    expect((await runCli(['tag', 'swap', file, '#needs-fix', '#delegated-fix'])).code).toBe(0);
+    const second = (await priors(2))[1] ?? '';
+    const state = await stateOf(second);
+    expect(state.agentSessionId).toMatch(UUID);
+    expect(state.agentSessionId).not.toBe(firstId);
+    expect((state.agentArgv as string[]).slice(-2)).toEqual([state.agentSessionId, firstId]);
+
+    const logs = await waitFor(async () => {
+      const result = await runCli(['logs', file, '--root', h.root]);
+      return result.stdout.includes('prior=') && result;
+    });
+    expect(logs.stdout).toBe(`run ${String(state.agentSessionId)} prior=${String(firstId)}\r\n`);
+  });
 });
