@@ -17,7 +17,11 @@ export const logsCommand: CommandModule<object, Args> = {
         demandOption: true,
         describe: 'A request file, or a session directory',
       })
-      .option('root', { type: 'string', default: '.' })
+      .option('root', {
+        type: 'string',
+        default: '.',
+        describe: "Project root: a request's Session line is relative to it",
+      })
       .option('follow', {
         alias: 'f',
         type: 'boolean',
