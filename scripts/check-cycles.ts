@@ -14,6 +14,7 @@ export const LAYERS: string[][] = [
   ['tags', 'process', 'runners'],
   ['files', 'dispatch'],
   ['sessions', 'watch'],
+  ['agents'],
   ['approve', 'status', 'daemon'],
   ['init'],
   ['cli'],

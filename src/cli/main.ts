@@ -6,6 +6,7 @@ import { EngineError } from '../errors.js';
 import { awaitTagCommand } from './await-tag.js';
 import { attachCommand } from './attach.js';
 import { initCommand } from './init.js';
+import { logsCommand } from './logs.js';
 import { printError } from './output.js';
 import { runCommand } from './run.js';
 import { statusCommand } from './status.js';
@@ -23,6 +24,7 @@ async function main(argv: string[]): Promise<number> {
       .command(runCommand as never)
       .command(statusCommand as never)
       .command(attachCommand as never)
+      .command(logsCommand as never)
       .demandCommand(1, 'Name a command; see engine --help')
       .strict()
       .fail((message, error) => {

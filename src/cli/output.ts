@@ -7,7 +7,7 @@ let quietOnClosedPipe = false;
  * other command-line tools do, instead of crashing on an unhandled EPIPE. Only commands that
  * print results install this; nothing is left to do once nobody reads them.
  */
-function writeResult(text: string): void {
+function writeResult(text: string | Uint8Array): boolean {
   if (!quietOnClosedPipe) {
     quietOnClosedPipe = true;
     process.stdout.on('error', (error: NodeJS.ErrnoException) => {
@@ -15,7 +15,12 @@ function writeResult(text: string): void {
       throw error;
     });
   }
-  process.stdout.write(text);
+  return process.stdout.write(text);
+}
+
+/** Bytes as they are (a transcript), waiting while stdout's buffer is full. */
+export async function printBytes(data: Uint8Array): Promise<void> {
+  if (!writeResult(data)) await new Promise((resolve) => process.stdout.once('drain', resolve));
 }
 
 export function printLine(line = ''): void {

@@ -9,11 +9,15 @@ import { acquireDaemonLock } from '../daemon/daemon-lock.js';
 import {
   readEngineJson,
   resolveSettings,
+  type DaemonSettings,
+  type SettingName,
+  type SettingSource,
   SETTING_NAMES,
   SETTINGS,
 } from '../daemon/daemon-options.js';
 import { DispatchTableSource } from '../daemon/dispatch-table-source.js';
 import type { DaemonContext, DaemonOptions, LogFn } from '../daemon/daemon-context.js';
+import { writeEngineShim } from '../agents/engine-shim.js';
 import { findProgram, splitTemplate } from '../dispatch/agent-command.js';
 import { parseDispatchTable } from '../dispatch/dispatch-table.js';
 import { parseMonitorList } from '../dispatch/monitor-list.js';
@@ -26,7 +30,7 @@ import { systemProbe } from '../process/process-identity.js';
 import { ScanPool } from '../tags/scan-pool.js';
 import { scanTagsFast } from '../tags/scan-fast.js';
 import { createLogger } from './logger.js';
-import { SHIPPED_TAGS } from './paths.js';
+import { ENGINE_MAIN, SHIPPED_TAGS } from './paths.js';
 import { printLine } from './output.js';
 
 /** The flags; a setting's flag is undefined when not given (see daemon-options.ts). */
@@ -44,6 +48,7 @@ export interface RunArgs {
   'max-agents'?: number;
   agent?: string;
   'agent-cmd'?: string;
+  'claude-bin'?: string;
   runner?: string;
   'tmux-socket'?: string;
   'tmux-session'?: string;
@@ -66,7 +71,7 @@ export async function runDaemon(args: Args): Promise<void> {
   const root = resolve(args.root);
   const log = createLogger(args['log-format'], args.verbose);
   const flags = args as unknown as Record<string, unknown>;
-  const { settings } = resolveSettings({
+  const { settings, from } = resolveSettings({
     flags: Object.fromEntries(SETTING_NAMES.map((name) => [name, flags[SETTINGS[name].flag]])),
     env: process.env,
     file: await readEngineJson(root),
@@ -86,8 +91,7 @@ export async function runDaemon(args: Args): Promise<void> {
     claimGraceMs: settings.claimGraceMs,
     staleAfterMs: settings.staleAfter * 60_000,
     maxAgents: settings.maxAgents,
-    agentTemplate: splitTemplate(settings.agentCommand),
-    agent: settings.agent,
+    ...agentOptions(settings, from),
     runner: settings.runner,
     tmuxSocket: settings.tmuxSocket,
     tmuxSession: settings.tmuxSession,
@@ -95,11 +99,23 @@ export async function runDaemon(args: Args): Promise<void> {
     pollMs: settings.pollMs,
   };
   const routes = await dispatchRoutes(options, log);
-  const program = options.agentTemplate[0] as string;
-  if (!findProgram(program)) {
-    throw new EngineError(
-      `The agent program '${program}' is not on PATH. Install it, or set --agent-cmd / ENGINE_AGENT_CMD / agentCommand in directives/engine.json (see docs/DAEMON.md)`,
-    );
+  if (options.agent === 'custom') {
+    const program = options.agentTemplate[0] as string;
+    if (!findProgram(program)) {
+      throw new EngineError(
+        `The agent program '${program}' is not on PATH. Install it, or set --agent-cmd / ENGINE_AGENT_CMD / agentCommand in directives/engine.json (see docs/DAEMON.md)`,
+      );
+    }
+  } else {
+    const bin = options.claudeBin ?? 'claude';
+    const found = findProgram(bin);
+    if (!found) {
+      throw new EngineError(
+        `Claude Code ('${bin}') is not on PATH, which the --agent ${options.agent} profile runs. Install it, give its path with --claude-bin / ENGINE_CLAUDE_BIN / claudeBin in directives/engine.json, or choose another agent with --agent-cmd (see docs/DAEMON.md)`,
+      );
+    }
+    // Absolute: the agent runs in the root, wherever the daemon was started.
+    options.claudeBin = resolve(found);
   }
   if (options.runner === 'tmux' && !(await isTmuxAvailable())) {
     throw new EngineError('tmux is not installed: install it, or use --runner pty');
@@ -130,6 +146,9 @@ export async function runDaemon(args: Args): Promise<void> {
     // The fast path decides most files on this thread; remark runs in the bounded pool.
     scan: async (text) => scanTagsFast(text) ?? (await pool.scan(text)),
   };
+  if (options.agent !== 'custom' && !args['dry-run']) {
+    await writeEngineShim(root, process.execPath, ENGINE_MAIN);
+  }
   const daemon = new Daemon(ctx);
   try {
     await runDaemonMode(args, daemon, options, log);
@@ -190,6 +209,45 @@ async function runDaemonMode(
   } finally {
     await lock.release();
   }
+}
+
+/** How strongly a setting was given, for the one choice two settings make together. */
+const SOURCE_RANK: Record<SettingSource, number> = {
+  default: 0,
+  'engine.json': 1,
+  env: 2,
+  flag: 3,
+};
+
+/**
+ * The agent profile: `custom` when a command template (`--agent-cmd`, `ENGINE_AGENT_CMD`,
+ * `agentCommand` in engine.json) is given more strongly than `agent` (so `ENGINE_AGENT_CMD` beats
+ * the `"agent": "claude"` that `engine init` writes); else `agent`, `claude` by default. A Claude
+ * profile given as strongly as a template is refused. It runs `claudeBin`, else `claude`.
+ */
+function agentOptions(
+  settings: DaemonSettings,
+  from: Record<SettingName, SettingSource>,
+): Pick<DaemonOptions, 'agent' | 'agentTemplate' | 'claudeBin'> {
+  const template = settings.agentCommand;
+  const agent =
+    template !== null && SOURCE_RANK[from.agentCommand] > SOURCE_RANK[from.agent]
+      ? 'custom'
+      : settings.agent;
+  if (agent === 'custom') {
+    if (template === null) {
+      throw new EngineError(
+        '--agent custom needs a command: --agent-cmd, ENGINE_AGENT_CMD or agentCommand in directives/engine.json',
+      );
+    }
+    return { agent, agentTemplate: splitTemplate(template), claudeBin: null };
+  }
+  if (template !== null) {
+    throw new EngineError(
+      `--agent ${agent} and an agent command (--agent-cmd, ENGINE_AGENT_CMD or agentCommand in directives/engine.json) exclude each other: a command runs a custom agent`,
+    );
+  }
+  return { agent, agentTemplate: [], claudeBin: settings.claudeBin };
 }
 
 /** The table in force at start, reloaded from `<root>/directives/TAGS.md` while the daemon runs. */

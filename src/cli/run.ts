@@ -2,7 +2,8 @@
 import type { CommandModule } from 'yargs';
 import { EngineError } from '../errors.js';
 import { WATCHER_KINDS } from '../watch/watch-backend.js';
-import { AGENT_PROFILES, numberFlag, RUNNERS, settingFlag } from '../daemon/daemon-options.js';
+import { numberFlag, RUNNERS, settingFlag } from '../daemon/daemon-options.js';
+import { AGENT_KINDS } from '../agents/agent-profile.js';
 import type { RunArgs as Args } from './run-daemon.js';
 
 export const runCommand: CommandModule<object, Args> = {
@@ -42,8 +43,9 @@ export const runCommand: CommandModule<object, Args> = {
       .option('claim-grace-ms', numberFlag('claim-grace-ms'))
       .option('stale-after', numberFlag('stale-after'))
       .option('max-agents', numberFlag('max-agents'))
-      .option('agent', { choices: AGENT_PROFILES, ...settingFlag('agent') })
+      .option('agent', { choices: AGENT_KINDS, ...settingFlag('agent') })
       .option('agent-cmd', { type: 'string', ...settingFlag('agentCommand') })
+      .option('claude-bin', { type: 'string', ...settingFlag('claudeBin') })
       .option('runner', { choices: RUNNERS, ...settingFlag('runner') })
       .option('tmux-socket', { type: 'string', ...settingFlag('tmuxSocket') })
       .option('tmux-session', { type: 'string', ...settingFlag('tmuxSession') })

@@ -44,7 +44,9 @@ export const statusCommand: CommandModule<object, Args> = {
     report.stale.forEach((c) => printLine(`  ${claimLine(c)}`));
     printLine(`Finished in the last 24 h (${report.recent.length}):`);
     report.recent.forEach((e) =>
-      printLine(`  ${e.time}  ${e.event}  ${e.file ?? ''}${e.reason ? `  (${e.reason})` : ''}`),
+      printLine(
+        `  ${e.time}  ${e.event}  ${e.file ?? ''}${e.reason ? `  (${e.reason})` : ''}${resume(e.agentSessionId)}`,
+      ),
     );
   },
 };
@@ -52,5 +54,10 @@ export const statusCommand: CommandModule<object, Args> = {
 function claimLine(c: ClaimItem): string {
   const age = c.ageSeconds === null ? '' : `  age ${c.ageSeconds}s`;
   const beat = c.lastHeartbeat ? `  heartbeat ${c.lastHeartbeat}` : '';
-  return `${c.file}  #claimed-${c.noun}  pid ${c.pid ?? '-'} (${c.liveness})  window ${c.pane ?? '-'}${age}${beat}  ${c.session ?? ''}`;
+  return `${c.file}  #claimed-${c.noun}  pid ${c.pid ?? '-'} (${c.liveness})  window ${c.pane ?? '-'}${age}${beat}  ${c.session ?? ''}${resume(c.agentSessionId)}`;
+}
+
+/** How to reopen the agent's conversation, from the root. */
+function resume(agentSessionId: string | null): string {
+  return agentSessionId === null ? '' : `  agent session ${agentSessionId}`;
 }

@@ -1,6 +1,6 @@
 /** What every part of the daemon shares: the root, its options, the runner, a clock and a log. */
+import type { AgentKind } from '../agents/agent-profile.js';
 import type { DispatchRoute } from '../dispatch/dispatch-table.js';
-import type { AgentProfile } from './daemon-options.js';
 import type { ProcProbe } from '../process/proc-probe.js';
 import type { Runner } from '../runners/runner.js';
 import type { EventInput } from '../sessions/event-log.js';
@@ -27,9 +27,12 @@ export interface DaemonOptions {
   staleAfterMs: number;
   /** 0: no cap. */
   maxAgents: number;
+  /** The agent profile (src/agents/agent-profile.ts). */
+  agent: AgentKind;
+  /** The command template of a `custom` agent, split. */
   agentTemplate: string[];
-  /** The agent profile named by --agent or engine.json's "agent". */
-  agent: AgentProfile;
+  /** Claude Code's program, as an absolute path: for the `claude` and `claude-print` profiles. */
+  claudeBin: string | null;
   runner: 'tmux' | 'pty';
   tmuxSocket: string | null;
   tmuxSession: string;

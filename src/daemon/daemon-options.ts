@@ -10,7 +10,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DEFAULT_AGENT_TEMPLATE, splitTemplate } from '../dispatch/agent-command.js';
+import { splitTemplate } from '../dispatch/agent-command.js';
+import { AGENT_KINDS, type AgentKind } from '../agents/agent-profile.js';
 import { DEFAULT_MONITOR, parseMonitorList } from '../dispatch/monitor-list.js';
 import { EngineError, isErrnoException, messageOf } from '../errors.js';
 import { DEFAULT_JUDGE_OPTIONS } from '../sessions/judge-session.js';
@@ -104,15 +105,14 @@ function numberExpected(name: NumberOptionName, value: unknown): string | null {
 export const RUNNERS = ['tmux', 'pty'] as const;
 export type RunnerKind = (typeof RUNNERS)[number];
 
-/** Agent profiles by name; what each one runs is src/agents/'s business. */
-export const AGENT_PROFILES = ['claude', 'claude-print', 'custom'] as const;
-export type AgentProfile = (typeof AGENT_PROFILES)[number];
-
 /** Every daemon setting, by its `directives/engine.json` key. */
 export interface DaemonSettings {
   monitorTags: string;
-  agent: AgentProfile;
-  agentCommand: string;
+  agent: AgentKind;
+  /** A custom agent's command template; null: none. */
+  agentCommand: string | null;
+  /** Claude Code's program for the claude profiles; null: `claude` on PATH. */
+  claudeBin: string | null;
   runner: RunnerKind;
   tmuxSocket: string | null;
   tmuxSession: string;
@@ -204,16 +204,29 @@ export const SETTINGS: { [K in SettingName]: Setting<DaemonSettings[K]> } = {
   },
   agent: choiceSetting(
     'agent',
-    AGENT_PROFILES,
+    AGENT_KINDS,
     'Agent profile: claude (interactive Claude Code), claude-print (claude -p, unattended), custom (the agent command)',
   ),
   agentCommand: {
     flag: 'agent-cmd',
     env: 'ENGINE_AGENT_CMD',
-    default: DEFAULT_AGENT_TEMPLATE,
-    describe: 'Agent command template ({skill} {noun} {file} {session} {tag})',
-    expected: 'a command template',
-    problem: textProblem('a command template', (value) => void splitTemplate(value)),
+    default: null,
+    describe:
+      'A custom agent: its command template ({skill} {noun} {file} {session} {tag} {agent_session} {prior_agent_session}); null for none',
+    expected: 'a command template, or null',
+    problem: (value) =>
+      value === null
+        ? null
+        : textProblem('a command template, or null', (v) => void splitTemplate(v))(value),
+  },
+  claudeBin: {
+    flag: 'claude-bin',
+    env: 'ENGINE_CLAUDE_BIN',
+    default: null,
+    describe: "Claude Code's program for the claude profiles; null for claude on PATH",
+    expected: 'a program name or path, or null',
+    problem: (value) =>
+      value === null ? null : textProblem('a program name or path, or null')(value),
   },
   runner: choiceSetting(
     'runner',

@@ -5,14 +5,17 @@
  * the restore of a claim an older copy was saved over while its agent lives.
  */
 import { hostname } from 'node:os';
+import { join } from 'node:path';
 import PQueue from 'p-queue';
+import { agentRun, isClaudeProfile, type AgentProfile } from '../agents/agent-profile.js';
+import { engineBinDir, pathWith } from '../agents/engine-shim.js';
 import { EngineError, messageOf, PreconditionError } from '../errors.js';
-import { fillTemplate } from '../dispatch/agent-command.js';
 import type { WorkItem } from '../dispatch/work-items.js';
 import { editFile } from '../files/tag-file.js';
 import { createSessionDir, newSessionRef, resolveSessionRef } from '../sessions/session-dir.js';
 import { isSessionDone, takeStartToken } from '../sessions/session-markers.js';
-import { readSessionState, type SessionState } from '../sessions/session-state.js';
+import { AGENT_LOG } from '../sessions/agent-log.js';
+import { readSessionState, readStateRecord, type SessionState } from '../sessions/session-state.js';
 import { isOpen, transitionSession } from '../sessions/session-status.js';
 import { agentEnvironment, wrapperArgv } from '../sessions/wrapper-script.js';
 import {
@@ -25,6 +28,7 @@ import { lifecycleTag } from '../tags/tag-name.js';
 import { checkClaim } from './claim-check.js';
 import type { DaemonShared } from './daemon-shared.js';
 import { failpoint } from './failpoint.js';
+import type { DaemonOptions } from './daemon-context.js';
 import type { RequestReader } from './read-requests.js';
 
 const LAUNCHES_AT_ONCE = 8;
@@ -123,12 +127,14 @@ export class Launcher {
     const dir = await createSessionDir(options.root, ref);
     failpoint('after-session-dir');
     const now = ctx.now().toISOString();
-    const agentArgv = fillTemplate(options.agentTemplate, {
+    const profile = profileOf(options);
+    const { argv: agentArgv, agentSessionId } = agentRun(profile, {
       skill: item.skill,
       noun: item.noun,
       file: item.file,
-      session: dir,
+      sessionDir: dir,
       tag: lifecycleTag('claimed', item.noun),
+      priorAgentSession: await priorAgentSession(options.root, priorSession),
     });
     const state: SessionState = {
       version: 1,
@@ -157,6 +163,7 @@ export class Launcher {
           ? { socket: options.tmuxSocket, session: options.tmuxSession, window: null, pane: null }
           : null,
       agentArgv,
+      agentSessionId,
       heartbeatMs: options.heartbeatMs,
       reason: null,
     };
@@ -171,8 +178,13 @@ export class Launcher {
           name: `agent-${item.noun}-${Math.floor(ctx.now().getTime() / 1000)}`,
           argv: wrapperArgv(dir, options.heartbeatMs, agentArgv),
           cwd: options.root,
-          env: { ...agentEnvironment(state, dir), PATH: process.env.PATH ?? '' },
-          logFile: `${dir}/transcript.log`,
+          env: {
+            ...agentEnvironment(state, dir),
+            PATH: isClaudeProfile(profile)
+              ? pathWith(engineBinDir(options.root), process.env.PATH)
+              : (process.env.PATH ?? ''),
+          },
+          logFile: join(dir, AGENT_LOG),
         });
       });
       failpoint('after-spawn');
@@ -207,4 +219,21 @@ export class Launcher {
     }
     return ref;
   }
+}
+
+function profileOf(options: DaemonOptions): AgentProfile {
+  return options.agent === 'custom'
+    ? { kind: 'custom', template: options.agentTemplate }
+    : { kind: options.agent, claudeBin: options.claudeBin ?? 'claude' };
+}
+
+/** The agent session id the prior attempt's session recorded, if any. */
+async function priorAgentSession(
+  root: string,
+  priorSession: string | null,
+): Promise<string | null> {
+  const dir = priorSession === null ? null : resolveSessionRef(root, priorSession);
+  if (dir === null) return null;
+  const read = await readStateRecord(dir);
+  return 'state' in read ? (read.state.agentSessionId ?? null) : null;
 }

@@ -7,9 +7,17 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { EngineError } from '../errors.js';
 
-export const DEFAULT_AGENT_TEMPLATE = "claude '{skill} {file}'";
-export const PLACEHOLDERS = ['skill', 'noun', 'file', 'session', 'tag'] as const;
+export const PLACEHOLDERS = [
+  'skill',
+  'noun',
+  'file',
+  'session',
+  'tag',
+  'agent_session',
+  'prior_agent_session',
+] as const;
 export type Placeholder = (typeof PLACEHOLDERS)[number];
+const PLACEHOLDER = /\{([a-z_]+)\}/g;
 
 /** Splits like a POSIX shell does words: quotes and backslashes, no expansion of any kind. */
 export function splitTemplate(template: string): string[] {
@@ -51,7 +59,7 @@ export function splitTemplate(template: string): string[] {
   if (inWord) words.push(word);
   if (words.length === 0) throw new EngineError('Agent command template is empty');
   for (const w of words) {
-    for (const m of w.matchAll(/\{([a-z]+)\}/g)) {
+    for (const m of w.matchAll(PLACEHOLDER)) {
       if (!PLACEHOLDERS.includes(m[1] as Placeholder)) {
         throw new EngineError(
           `Agent command template has an unknown placeholder {${m[1]}}; known: ${PLACEHOLDERS.map((p) => `{${p}}`).join(' ')}`,
@@ -64,8 +72,13 @@ export function splitTemplate(template: string): string[] {
 
 export function fillTemplate(words: string[], values: Record<Placeholder, string>): string[] {
   return words.map((w) =>
-    w.replace(/\{([a-z]+)\}/g, (all, name: string) => values[name as Placeholder] ?? all),
+    w.replace(PLACEHOLDER, (all, name: string) => values[name as Placeholder] ?? all),
   );
+}
+
+/** Whether a split template uses the placeholder anywhere. */
+export function usesPlaceholder(words: string[], name: Placeholder): boolean {
+  return words.some((w) => [...w.matchAll(PLACEHOLDER)].some((m) => m[1] === name));
 }
 
 /** Finds a program on PATH the way execvp would; null when it is not there. */

@@ -16,7 +16,7 @@ export interface AgentLaunch {
   argv: string[];
   cwd: string;
   env: Record<string, string>;
-  /** Optional transcript file (the pty runner always writes one when given; the tmux runner may use pipe-pane). */
+  /** Where the agent's terminal output is appended (tmux: `pipe-pane`, set before it starts; pty: what node-pty reads). */
   logFile?: string;
 }
 
@@ -103,6 +103,11 @@ export async function checkLaunch(spec: AgentLaunch): Promise<CheckedLaunch> {
     throw new EngineError(`cannot start an agent in ${cwd}: ${reason}`, { cause: error });
   }
   return { ...spec, argv: [program, ...rest], cwd };
+}
+
+/** A word the POSIX shell reads back as exactly `value`: single-quoted, a `'` as `'\''`. */
+export function shellQuote(value: string): string {
+  return `'${value.replaceAll("'", `'\\''`)}'`;
 }
 
 /** The launch environment without the variables in `DROPPED_ENV_KEYS`. */

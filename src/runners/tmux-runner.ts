@@ -18,14 +18,17 @@
  *   is doubled (see `escapeTmuxFormat`). `-e` values and the command arguments are not expanded.
  * - The whole command is limited to about 16 KB (tmux's message size); longer fails with an error.
  *
- * Transcripts: `logFile` is ignored. tmux keeps each pane's scrollback (`capture-pane -p -J -S -`)
- * and attaching to the window shows the agent; piping with `pipe-pane` would need a shell command
- * line and the wait-for handshake of TECH-NOTES §5, for little gain.
+ * Transcripts: with a `logFile`, the window is opened on a silent placeholder (`sleep`), its
+ * output is piped to the file (`pipe-pane`), and only then is the pane respawned with the command
+ * (`respawn-pane -k`, which keeps the pipe): tmux reads nothing from a pane before its pipe is
+ * set, so the agent's very first line is in the file. The pipe is `exec cat >> '<file>'`, run by
+ * tmux with `sh -c` after format expansion: the path is single-quoted and its `#` doubled.
  *
  * Exit: this runner does not set `remain-on-exit`, so a window closes when its command exits. On a
  * server where `remain-on-exit` is on, the dead pane stays and `isTargetAlive` reports it dead.
  */
 import { execFile } from 'node:child_process';
+import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { EngineError, isErrnoException } from '../errors.js';
 import {
@@ -33,6 +36,7 @@ import {
   agentEnv,
   checkLaunch,
   sanitizeWindowName,
+  shellQuote,
   uniqueWindowName,
   type AgentLaunch,
   type CheckedLaunch,
@@ -88,6 +92,12 @@ const SESSION_GONE = /can't find session|no server running|error connecting to|s
 
 /** Window names remembered before the session's are listed again (see `openSession`). */
 const MAX_REMEMBERED_NAMES = 4096;
+
+/**
+ * How long a window waits on its placeholder for the agent: a daemon that died between opening
+ * the window and starting the agent in it leaves an empty window for this long, no longer.
+ */
+const PLACEHOLDER_SECONDS = 60;
 
 const PANE_ID = /^%\d+$/;
 const NAME = /^[A-Za-z0-9._-]+$/;
@@ -263,24 +273,67 @@ export class TmuxRunner implements Runner {
       '-e',
       escapeTmuxArgument(`${key}=${value}`),
     ]);
-    let stdout: string;
-    try {
-      stdout = await this.tmux(
-        'new-window',
-        '-d',
-        '-P',
-        '-F',
-        '#{pane_pid} #{pane_id}',
-        '-t',
-        `=${this.session}:`,
-        '-n',
-        windowName,
-        '-c',
-        escapeTmuxArgument(escapeTmuxFormat(spec.cwd)),
-        ...envArgs,
-        '--',
-        ...paneCommand(spec.argv).map(escapeTmuxArgument),
+    const where = ['-c', escapeTmuxArgument(escapeTmuxFormat(spec.cwd)), ...envArgs, '--'];
+    const command = paneCommand(spec.argv).map(escapeTmuxArgument);
+    const opened = await this.tooLong(() =>
+      spec.logFile === undefined
+        ? this.openWindow(spec, windowName, [...where, ...command])
+        : this.openWindow(spec, windowName, ['--', 'sleep', String(PLACEHOLDER_SECONDS)]),
+    );
+    if (spec.logFile === undefined) return { ...opened, windowName };
+    const pane = opened.target;
+    const pipe = `exec cat >> ${shellQuote(resolve(spec.logFile))}`;
+    // On failure the window is left alone: its placeholder ends by itself, and if the agent did
+    // start, the daemon finds it by its start token and watches it.
+    const stdout = await this.tooLong(() =>
+      this.tmuxFor(
+        spec,
+        ...['pipe-pane', '-o', '-t', pane, escapeTmuxArgument(escapeTmuxFormat(pipe)), ';'],
+        ...['respawn-pane', '-k', '-t', pane, ...where, ...command, ';'],
+        ...['display-message', '-p', '-t', pane, '#{pane_pid}'],
+      ),
+    );
+    const pid = /^(\d+)$/.exec(stdout.trim())?.[1];
+    if (pid === undefined) {
+      throw new EngineError(
+        `tmux display-message printed ${JSON.stringify(stdout)}, expected a pid`,
       );
+    }
+    return { kind: 'tmux', target: pane, windowName, pid: Number(pid) };
+  }
+
+  /** A new window in the session running `command` (`-c`, `-e`, `--` and the argv). */
+  private async openWindow(
+    spec: CheckedLaunch,
+    windowName: string,
+    command: string[],
+  ): Promise<{ kind: 'tmux'; target: string; pid: number }> {
+    const stdout = await this.tmuxFor(
+      spec,
+      'new-window',
+      '-d',
+      '-P',
+      '-F',
+      '#{pane_pid} #{pane_id}',
+      '-t',
+      `=${this.session}:`,
+      '-n',
+      windowName,
+      ...command,
+    );
+    const match = /^(\d+) (%\d+)$/.exec(stdout.trim());
+    if (!match?.[1] || !match[2]) {
+      throw new EngineError(
+        `tmux new-window printed ${JSON.stringify(stdout)}, expected a pid and pane id`,
+      );
+    }
+    return { kind: 'tmux', target: match[2], pid: Number(match[1]) };
+  }
+
+  /** Runs a tmux call, saying what to do when its command is longer than tmux takes. */
+  private async tooLong<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
     } catch (error) {
       if (error instanceof TmuxError && /command too long/i.test(error.stderr)) {
         throw new EngineError(
@@ -291,13 +344,6 @@ export class TmuxRunner implements Runner {
       }
       throw error;
     }
-    const match = /^(\d+) (%\d+)$/.exec(stdout.trim());
-    if (!match?.[1] || !match[2]) {
-      throw new EngineError(
-        `tmux new-window printed ${JSON.stringify(stdout)}, expected a pid and pane id`,
-      );
-    }
-    return { kind: 'tmux', target: match[2], windowName, pid: Number(match[1]) };
   }
 
   /** Pane id → `pane_dead` ('1' or '0') for every pane of the server; empty without a server. */
@@ -319,8 +365,21 @@ export class TmuxRunner implements Runner {
 
   /** Runs one tmux command on this runner's server; resolves with stdout, throws TmuxError. */
   private async tmux(...args: string[]): Promise<string> {
+    return this.tmuxWith(tmuxEnv(), args);
+  }
+
+  /**
+   * A tmux call that starts `spec`'s command. tmux gives a new pane the PATH of the client that
+   * asked for it, over any `-e PATH=`: so the client runs with the agent's PATH.
+   */
+  private async tmuxFor(spec: CheckedLaunch, ...args: string[]): Promise<string> {
+    const path = spec.env.PATH;
+    return this.tmuxWith(path === undefined ? tmuxEnv() : { ...tmuxEnv(), PATH: path }, args);
+  }
+
+  private async tmuxWith(env: NodeJS.ProcessEnv, args: string[]): Promise<string> {
     try {
-      return (await this.exec('tmux', tmuxArgs(this.socket, ...args), { env: tmuxEnv() })).stdout;
+      return (await this.exec('tmux', tmuxArgs(this.socket, ...args), { env })).stdout;
     } catch (error) {
       if (isErrnoException(error) && error.code === 'ENOENT') {
         throw new EngineError(

@@ -50,6 +50,12 @@ export interface SessionState {
   tmux: TmuxTarget | null;
   /** The agent command, already split and filled in by the daemon. */
   agentArgv: string[];
+  /**
+   * The Claude Code session id the agent was started with (`--session-id`, a fresh UUID per
+   * claim), so `claude --resume <id>` reopens its conversation; null for a custom agent whose
+   * template has no `{agent_session}`. Absent from records written before it existed.
+   */
+  agentSessionId?: string | null;
   heartbeatMs: number;
   reason: string | null;
 }

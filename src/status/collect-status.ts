@@ -19,7 +19,7 @@ import {
 } from '../sessions/judge-session.js';
 import { claimTime, resolveSessionRef } from '../sessions/session-dir.js';
 import { startTokenTime } from '../sessions/session-markers.js';
-import { readSessionState } from '../sessions/session-state.js';
+import { readSessionState, readStateRecord } from '../sessions/session-state.js';
 import { sessionReference } from '../tags/lifecycle-edits.js';
 import { ScanPool } from '../tags/scan-pool.js';
 import { walkMarkdownFiles } from '../tags/walk-markdown.js';
@@ -45,14 +45,19 @@ export interface ClaimItem {
   startedAt: string | null;
   ageSeconds: number | null;
   lastHeartbeat: string | null;
+  /** The agent's Claude Code session id: `claude --resume <id>` from the root reopens it. */
+  agentSessionId: string | null;
 }
+
+/** A finished claim's event, with the agent session id its session recorded (null: none). */
+export type RecentEvent = EngineEvent & { agentSessionId: string | null };
 
 export interface StatusReport {
   root: string;
   waiting: WaitingItem[];
   running: ClaimItem[];
   stale: ClaimItem[];
-  recent: EngineEvent[];
+  recent: RecentEvent[];
 }
 
 /** How claims are judged: as the daemon does by default (judge-session.ts). */
@@ -118,13 +123,17 @@ export async function collectStatus(
     ),
   );
   const dayAgo = now.getTime() - 24 * 3600_000;
-  const recent = (await readEvents(root))
+  const finished = (await readEvents(root))
     .filter(
       (e) =>
         (e.event === 'done' || e.event === 'requeued' || e.event === 'exited') &&
         Date.parse(e.time) >= dayAgo,
     )
     .slice(-20);
+  const recent: RecentEvent[] = [];
+  for (const event of finished) {
+    recent.push({ ...event, agentSessionId: await agentSessionOf(root, event.session) });
+  }
   return { root, waiting: waiting.map(({ readyAt: _r, ...rest }) => rest), running, stale, recent };
 }
 
@@ -146,6 +155,7 @@ async function describeClaim(
     startedAt: null,
     ageSeconds: null,
     lastHeartbeat: null,
+    agentSessionId: null,
   };
   const dir = session ? resolveSessionRef(root, session) : null;
   if (!session || !dir) return base;
@@ -165,9 +175,17 @@ async function describeClaim(
     startedAt: s.startedAt,
     ageSeconds: Math.round((now.getTime() - Date.parse(s.startedAt)) / 1000),
     lastHeartbeat: s.lastHeartbeat,
+    agentSessionId: s.agentSessionId ?? null,
   };
   const records = { startTokenAt: await startTokenTime(dir) };
   return { ...item, ...shown(judgeSession(s, records, now, options, probe)) };
+}
+
+async function agentSessionOf(root: string, session: string | undefined): Promise<string | null> {
+  const dir = session === undefined ? null : resolveSessionRef(root, session);
+  if (dir === null) return null;
+  const read = await readStateRecord(dir);
+  return 'state' in read ? (read.state.agentSessionId ?? null) : null;
 }
 
 function shown(verdict: SessionVerdict): Pick<ClaimItem, 'alive' | 'liveness'> {

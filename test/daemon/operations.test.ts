@@ -104,6 +104,6 @@ describe('daemon operations', () => {
     const file = await h.request('REQ.md', '# R\n**Tags**: #delegated-fix\n');
     await done(file);
     const [agent] = h.agents();
-    await waitFor(() => existsSync(join(agent!.session, 'transcript.log')));
+    await waitFor(() => existsSync(join(agent!.session, 'agent.log')));
   });
 });

@@ -50,7 +50,8 @@ describe('settings precedence: flag > environment variable > engine.json > defau
     expect(settings).toMatchObject({
       pollMs: 5000,
       agent: 'claude',
-      agentCommand: "claude '{skill} {file}'",
+      agentCommand: null,
+      claudeBin: null,
       runner: 'tmux',
       tmuxSocket: null,
       tmuxSession: 'dispatch',
@@ -63,6 +64,7 @@ describe('settings precedence: flag > environment variable > engine.json > defau
       monitorTags: '#delegated-fix',
       agent: 'claude-print',
       agentCommand: 'my-agent {file}',
+      claudeBin: '/opt/claude',
       runner: 'pty',
       tmuxSocket: 'sock',
       tmuxSession: 'work',
@@ -138,7 +140,8 @@ describe('bad engine.json', () => {
     [{ runner: 3 }, /"runner" must be one of 'tmux', 'pty', got 3$/],
     [{ tmuxSocket: '' }, /"tmuxSocket" must be a tmux server name, or null, got ""$/],
     [{ tmuxSession: null }, /"tmuxSession" must be a tmux session name, got null$/],
-    [{ agentCommand: 5 }, /"agentCommand" must be a command template, got 5$/],
+    [{ agentCommand: 5 }, /"agentCommand" must be a command template, or null, got 5$/],
+    [{ claudeBin: '' }, /"claudeBin" must be a program name or path, or null, got ""$/],
     [
       { agentCommand: 'x {nope}' },
       /"agentCommand": Agent command template has an unknown placeholder \{nope\}/,

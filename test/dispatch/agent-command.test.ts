@@ -26,6 +26,8 @@ describe('agent command templates', () => {
         file: hostile,
         session: 's',
         tag: '#claimed-fix',
+        agent_session: 'a',
+        prior_agent_session: '',
       }),
     ).toEqual(['agent', '--file', hostile, '/fix']);
   });
@@ -34,6 +36,7 @@ describe('agent command templates', () => {
     expect(() => splitTemplate(`claude '{file}`)).toThrow(/unclosed ' quote/);
     expect(() => splitTemplate('   ')).toThrow(/empty/);
     expect(() => splitTemplate('claude {prompt}')).toThrow(/unknown placeholder \{prompt\}/);
+    expect(() => splitTemplate('claude {agent_sesion}')).toThrow(/unknown placeholder/);
   });
 
   it('finds programs on PATH like execvp', () => {

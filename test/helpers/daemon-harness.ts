@@ -123,7 +123,8 @@ function startDaemon(
       CLI,
       'run',
       ...(extra.some((a) => a.startsWith('--monitor-tags')) ? [] : ['--monitor-tags']),
-      ...rootArgs(t),
+      // A test that picks an agent profile runs it instead of the test agent.
+      ...(extra.includes('--agent') ? rootArgs(t).slice(0, -2) : rootArgs(t)),
       '--debounce-ms',
       '300',
       '--reap-interval-ms',

@@ -2,7 +2,7 @@
  * TmuxRunner on a real tmux server. Every server here is isolated (`tmux -L engine-test-<random>`)
  * and destroyed in afterAll, socket file included; every process started is killed by pid.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import {
   chmod,
   copyFile,
@@ -221,6 +221,62 @@ describe.skipIf(!available)('TmuxRunner on a real tmux server', () => {
     );
     expect(byPane.trim()).toBe(`${base}-2`);
     for (const { agent } of [first, second, third, odd]) await runner.stop(agent.target);
+  });
+
+  it("writes the agent's output to logFile from its very first byte, whatever the file is named", async () => {
+    const c = `\${${CANARY_VAR}}`;
+    const names = ['agent #{pane_id} ##(x).log', `it's $(touch ${c}log-subst) \`x\`.log`, 'ends;'];
+    for (const [i, name] of names.entries()) {
+      const logFile = join(dir, name);
+      // Prints at once, before any second tmux call could have set a pipe, then stays.
+      const agent = await runner.launch({
+        name: 'logged',
+        argv: ['/bin/sh', '-c', 'echo "first line $0"; exec sleep 60', String(i)],
+        cwd: dir,
+        env: {},
+        logFile,
+      });
+      pids.add(agent.pid);
+      const text = await waitFor(
+        () =>
+          existsSync(logFile) &&
+          readFileSync(logFile, 'utf8').includes('\n') &&
+          readFileSync(logFile, 'utf8'),
+        { message: `the first line in ${logFile}` },
+      );
+      expect(text.startsWith(`first line ${i}\r\n`)).toBe(true);
+      // The respawned pane's process is the one reported.
+      const panePid = await tmux(
+        socket,
+        'display-message',
+        '-p',
+        '-t',
+        agent.target,
+        '#{pane_pid}',
+      );
+      expect(Number(panePid.trim())).toBe(agent.pid);
+      await runner.stop(agent.target);
+    }
+    expect(await canaries()).toEqual([]);
+  });
+
+  it('gives the agent the PATH it is launched with, with or without a logFile', async () => {
+    // tmux puts its client's PATH over `-e PATH=...`.
+    const path = `${join(dir, 'agent-bin')}:${process.env.PATH ?? ''}`;
+    for (const logFile of [undefined, join(dir, 'path.log')]) {
+      const out = outFile();
+      const agent = await runner.launch({
+        name: 'path',
+        argv: [process.execPath, probe],
+        cwd: dir,
+        env: { PROBE_OUT: out, PROBE_ENV: 'PATH', PATH: path },
+        logFile,
+      });
+      pids.add(agent.pid);
+      const seen = await report(out);
+      expect(seen.env.PATH).toBe(path);
+      expect(seen.pid).toBe(agent.pid);
+    }
   });
 
   it('reports a target alive while it runs and dead once it exits', async () => {

@@ -1,0 +1,87 @@
+/**
+ * Agent profiles: the argument vector that starts the agent of one claim, and the Claude Code
+ * session id it runs under.
+ * - `claude`: interactive Claude Code in the runner's terminal (a human can attach and talk).
+ * - `claude-print`: `claude -p --output-format stream-json --verbose`, for unattended runs.
+ * - `custom`: the `--agent-cmd` template (src/dispatch/agent-command.ts).
+ *
+ * Each Claude run gets a fresh `--session-id`, so its conversation can be reopened later with
+ * `claude --resume <id>`. The prompt (`<skill> <file>`) is always one argument, after `--`: a
+ * request file named `$(x) 'y'.md` or `-p.md` is neither split, expanded nor read as an option.
+ */
+import { randomUUID } from 'node:crypto';
+import { fillTemplate, usesPlaceholder } from '../dispatch/agent-command.js';
+
+export const AGENT_KINDS = ['claude', 'claude-print', 'custom'] as const;
+export type AgentKind = (typeof AGENT_KINDS)[number];
+
+/**
+ * The tools a `claude-print` run may use without asking: print mode cannot ask, and as root
+ * Claude Code refuses `--dangerously-skip-permissions`.
+ */
+export const PRINT_ALLOWED_TOOLS = ['Bash', 'Edit', 'Write', 'Read'] as const;
+
+export type AgentProfile =
+  { kind: 'claude' | 'claude-print'; claudeBin: string } | { kind: 'custom'; template: string[] };
+
+/** What one claim hands its agent. */
+export interface AgentTask {
+  skill: string;
+  noun: string;
+  file: string;
+  sessionDir: string;
+  tag: string;
+  /** The agent session id of the prior attempt's session, when there was one and it had one. */
+  priorAgentSession: string | null;
+}
+
+export interface AgentRun {
+  argv: string[];
+  /** The `--session-id` given to Claude Code; null for a custom agent without `{agent_session}`. */
+  agentSessionId: string | null;
+}
+
+/** Whether the profile runs Claude Code (and so gets `engine` on its PATH). */
+export function isClaudeProfile(profile: AgentProfile): boolean {
+  return profile.kind !== 'custom';
+}
+
+/** The agent's argument vector for one claim, with a fresh session id where one is used. */
+export function agentRun(
+  profile: AgentProfile,
+  task: AgentTask,
+  newSessionId: () => string = randomUUID,
+): AgentRun {
+  if (profile.kind === 'custom') {
+    const agentSessionId = usesPlaceholder(profile.template, 'agent_session')
+      ? newSessionId()
+      : null;
+    const argv = fillTemplate(profile.template, {
+      skill: task.skill,
+      noun: task.noun,
+      file: task.file,
+      session: task.sessionDir,
+      tag: task.tag,
+      agent_session: agentSessionId ?? '',
+      prior_agent_session: task.priorAgentSession ?? '',
+    });
+    return { argv, agentSessionId };
+  }
+  const agentSessionId = newSessionId();
+  const prompt = `${task.skill} ${task.file}`;
+  const session = ['--session-id', agentSessionId];
+  // `--` ends the options: `--allowedTools` takes every word up to the next option, and would
+  // swallow a prompt placed right after it.
+  const argv =
+    profile.kind === 'claude-print'
+      ? [
+          profile.claudeBin,
+          ...['-p', '--output-format', 'stream-json', '--verbose', ...session],
+          ...['--allowedTools', ...PRINT_ALLOWED_TOOLS, '--', prompt],
+        ]
+      : [profile.claudeBin, ...session, '--', prompt];
+  return {
+    argv,
+    agentSessionId,
+  };
+}

@@ -1,0 +1,96 @@
+/**
+ * `<session>/agent.log`: everything the agent wrote to its terminal, as the runner saw it (tmux:
+ * `pipe-pane`, set before the agent starts; pty: the daemon appends what node-pty reads). Read by
+ * `engine logs`.
+ */
+import { open } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { EngineError } from '../errors.js';
+import { systemProbe } from '../process/process-identity.js';
+import { DEFAULT_JUDGE_OPTIONS, judgeSession, judgeUnrecorded } from './judge-session.js';
+import { claimTime } from './session-dir.js';
+import { startTokenTime } from './session-markers.js';
+import { readSessionState } from './session-state.js';
+
+export const AGENT_LOG = 'agent.log';
+
+/** Largest piece read at once. */
+const CHUNK_BYTES = 1024 * 1024;
+
+export interface AgentLogOptions {
+  /** Go on reading what is appended until the session has ended. */
+  follow: boolean;
+  /** How often a followed transcript is read again. */
+  pollMs?: number;
+  /**
+   * How long the transcript must stay unchanged once the session ended: tmux writes the last
+   * output of a pane through its pipe after the agent's exit was recorded.
+   */
+  settleMs?: number;
+  /** Whether the session has ended; by default, as the judge of a claim sees it. */
+  ended?: () => Promise<boolean>;
+}
+
+/**
+ * The transcript of the session in `dir`, piece by piece: what it holds now and, when following,
+ * what is appended until the session has ended and the file has been quiet for `settleMs`.
+ */
+export async function* agentLogChunks(
+  dir: string,
+  { follow, pollMs = 200, settleMs = 500, ended = () => sessionEnded(dir) }: AgentLogOptions,
+): AsyncGenerator<Buffer> {
+  const path = join(dir, AGENT_LOG);
+  let offset = 0;
+  let quietSince: number | null = null;
+  for (;;) {
+    const chunk = await readFrom(path, offset);
+    if (chunk === null && !follow) {
+      throw new EngineError(`${dir} has no ${AGENT_LOG}: no agent output was recorded there`);
+    }
+    if (chunk !== null && chunk.length > 0) {
+      offset += chunk.length;
+      quietSince = null;
+      yield chunk;
+      continue;
+    }
+    if (!follow) return;
+    if (await ended()) {
+      quietSince ??= Date.now();
+      if (Date.now() - quietSince >= settleMs) return;
+    }
+    await sleep(pollMs);
+  }
+}
+
+/** Up to CHUNK_BYTES from `offset`; null when the file does not exist. */
+async function readFrom(path: string, offset: number): Promise<Buffer | null> {
+  let handle;
+  try {
+    handle = await open(path, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw new EngineError(`cannot read ${path}: ${(error as Error).message}`, { cause: error });
+  }
+  try {
+    const buffer = Buffer.alloc(CHUNK_BYTES);
+    const { bytesRead } = await handle.read(buffer, 0, CHUNK_BYTES, offset);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** True once neither the session's wrapper nor its agent runs (or it never will). */
+export async function sessionEnded(dir: string): Promise<boolean> {
+  const now = new Date();
+  const read = await readSessionState(dir);
+  if ('missing' in read) {
+    // Claimed, and its record not written yet: it may still start.
+    const claimed = claimTime(dir);
+    return claimed === null || !judgeUnrecorded(claimed, now, DEFAULT_JUDGE_OPTIONS).alive;
+  }
+  if (!('state' in read)) return true;
+  const records = { startTokenAt: await startTokenTime(dir) };
+  return !judgeSession(read.state, records, now, DEFAULT_JUDGE_OPTIONS, systemProbe).alive;
+}
