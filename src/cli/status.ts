@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { CommandModule } from 'yargs';
 import { parseDispatchTable } from '../dispatch/dispatch-table.js';
+import type { PrintResult } from '../sessions/print-result.js';
 import type { ClaimItem } from '../status/collect-status.js';
 import { printJson, printLine } from './output.js';
 import { SHIPPED_TAGS } from './paths.js';
@@ -45,7 +46,7 @@ export const statusCommand: CommandModule<object, Args> = {
     printLine(`Finished in the last 24 h (${report.recent.length}):`);
     report.recent.forEach((e) =>
       printLine(
-        `  ${e.time}  ${e.event}  ${e.file ?? ''}${e.reason ? `  (${e.reason})` : ''}${resume(e.agentSessionId)}`,
+        `  ${e.time}  ${e.event}  ${e.file ?? ''}${e.reason ? `  (${e.reason})` : ''}${outcome(e.result)}${resume(e.agentSessionId)}`,
       ),
     );
   },
@@ -60,4 +61,16 @@ function claimLine(c: ClaimItem): string {
 /** How to reopen the agent's conversation, from the root. */
 function resume(agentSessionId: string | null): string {
   return agentSessionId === null ? '' : `  agent session ${agentSessionId}`;
+}
+
+/** A print run's cost and turns, and how it ended when not `completed`. */
+function outcome(result: PrintResult | null): string {
+  if (result === null) return '';
+  const cost = result.costUsd === null ? '' : `  cost $${result.costUsd.toFixed(4)}`;
+  const turns = result.numTurns === null ? '' : `  ${result.numTurns} turns`;
+  const ended =
+    result.terminalReason === null || result.terminalReason === 'completed'
+      ? ''
+      : `  ended ${result.terminalReason}${result.apiErrorStatus === null ? '' : ` (${result.apiErrorStatus})`}`;
+  return `${cost}${turns}${ended}`;
 }

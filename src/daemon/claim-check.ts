@@ -12,6 +12,7 @@ import { readError, readRequestFile } from '../files/read-text-file.js';
 import { EngineError, messageOf, PreconditionError } from '../errors.js';
 import { recoveryCount, requeueEdit, sessionReference } from '../tags/lifecycle-edits.js';
 import { transitionTags } from '../tags/tag-name.js';
+import { exitResult } from '../sessions/agent-log.js';
 import { judgeSession, judgeUnrecorded, type SessionVerdict } from '../sessions/judge-session.js';
 import { claimTime, resolveSessionRef } from '../sessions/session-dir.js';
 import { startTokenTime, takeStartToken } from '../sessions/session-markers.js';
@@ -225,7 +226,8 @@ async function requeue(
     // The wrapper records its exit in `.exit`: the record (and the event log, once) hears of it
     // on its way to `abandoned`, unless the daemon copied it in already.
     if (state.status === 'exited') {
-      await transitionSession(dir, ['starting', 'running'], 'exited', state, {
+      const patch = { ...state, ...(await exitResult(dir, state)) };
+      await transitionSession(dir, ['starting', 'running'], 'exited', patch, {
         events,
         event: { event: 'exited', exitCode: state.exitCode },
       });

@@ -5,6 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { exitResult } from '../sessions/agent-log.js';
 import { resolveSessionRef } from '../sessions/session-dir.js';
 import { markSessionDone } from '../sessions/session-markers.js';
 import { readSessionState, type SessionState } from '../sessions/session-state.js';
@@ -145,9 +146,13 @@ export class SessionFollower {
     }
   }
 
-  /** Copies the wrapper's exit into `.state.json`, once (the record says `exited` from then on). */
+  /**
+   * Copies the wrapper's exit, and a print run's result, into `.state.json`, once (the record says
+   * `exited` from then on).
+   */
   private async recordExited(dir: string, state: SessionState): Promise<void> {
-    await transitionSession(dir, ['starting', 'running'], 'exited', state, {
+    const patch = { ...state, ...(await exitResult(dir, state)) };
+    await transitionSession(dir, ['starting', 'running'], 'exited', patch, {
       events: this.shared.ctx.recordEvent,
       event: { event: 'exited', exitCode: state.exitCode },
     });

@@ -164,6 +164,7 @@ export class Launcher {
           : null,
       agentArgv,
       agentSessionId,
+      agent: profile.kind,
       heartbeatMs: options.heartbeatMs,
       reason: null,
     };

@@ -3,20 +3,24 @@
  * `pipe-pane`, set before the agent starts; pty: the daemon appends what node-pty reads). Read by
  * `engine logs`.
  */
-import { open } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { parsePrintResult, type PrintResult } from './print-result.js';
 import { EngineError } from '../errors.js';
 import { systemProbe } from '../process/process-identity.js';
 import { DEFAULT_JUDGE_OPTIONS, judgeSession, judgeUnrecorded } from './judge-session.js';
 import { claimTime } from './session-dir.js';
 import { startTokenTime } from './session-markers.js';
-import { readSessionState } from './session-state.js';
+import { readSessionState, type SessionState } from './session-state.js';
 
 export const AGENT_LOG = 'agent.log';
 
 /** Largest piece read at once. */
 const CHUNK_BYTES = 1024 * 1024;
+
+/** How much of the end of agent.log is searched for a run's result line. */
+const RESULT_TAIL_BYTES = 8 * 1024 * 1024;
 
 export interface AgentLogOptions {
   /** Go on reading what is appended until the session has ended. */
@@ -63,8 +67,12 @@ export async function* agentLogChunks(
   }
 }
 
-/** Up to CHUNK_BYTES from `offset`; null when the file does not exist. */
-async function readFrom(path: string, offset: number): Promise<Buffer | null> {
+/** Up to `length` bytes from `offset`; null when the file does not exist. */
+async function readFrom(
+  path: string,
+  offset: number,
+  length = CHUNK_BYTES,
+): Promise<Buffer | null> {
   let handle;
   try {
     handle = await open(path, 'r');
@@ -73,8 +81,8 @@ async function readFrom(path: string, offset: number): Promise<Buffer | null> {
     throw new EngineError(`cannot read ${path}: ${(error as Error).message}`, { cause: error });
   }
   try {
-    const buffer = Buffer.alloc(CHUNK_BYTES);
-    const { bytesRead } = await handle.read(buffer, 0, CHUNK_BYTES, offset);
+    const buffer = Buffer.alloc(length);
+    const { bytesRead } = await handle.read(buffer, 0, length, offset);
     return buffer.subarray(0, bytesRead);
   } finally {
     await handle.close();
@@ -93,4 +101,47 @@ export async function sessionEnded(dir: string): Promise<boolean> {
   if (!('state' in read)) return true;
   const records = { startTokenAt: await startTokenTime(dir) };
   return !judgeSession(read.state, records, now, DEFAULT_JUDGE_OPTIONS, systemProbe).alive;
+}
+
+/**
+ * What to patch into `.state.json` with a session's exit: for a `claude-print` run, its `result`
+ * (null when it wrote none); nothing for other profiles. tmux writes the last output of a pane
+ * through its pipe after the wrapper recorded its exit, so a log without a result is read again
+ * until it has been quiet for `settleMs` (never longer than `maxWaitMs`).
+ */
+export async function exitResult(
+  dir: string,
+  state: Pick<SessionState, 'agent'>,
+  { pollMs = 100, settleMs = 500, maxWaitMs = 3000 } = {},
+): Promise<{ result?: PrintResult | null }> {
+  if (state.agent !== 'claude-print') return {};
+  const path = join(dir, AGENT_LOG);
+  const started = Date.now();
+  let size = -1;
+  let quietSince = Date.now();
+  for (;;) {
+    const tail = await readTail(path);
+    const result = tail === null ? null : parsePrintResult(tail.text);
+    if (result !== null) return { result };
+    const now = Date.now();
+    if ((tail?.size ?? -1) !== size) {
+      size = tail?.size ?? -1;
+      quietSince = now;
+    }
+    if (now - quietSince >= settleMs || now - started >= maxWaitMs) return { result: null };
+    await sleep(pollMs);
+  }
+}
+
+/** The last RESULT_TAIL_BYTES of a file as text, with its size; null when it cannot be read. */
+async function readTail(path: string): Promise<{ text: string; size: number } | null> {
+  try {
+    const { size } = await stat(path);
+    const start = Math.max(0, size - RESULT_TAIL_BYTES);
+    const chunk = await readFrom(path, start, size - start);
+    return chunk === null ? null : { text: chunk.toString('utf8'), size };
+  } catch {
+    // An unreadable log has no result: the exit is recorded without one.
+    return null;
+  }
 }

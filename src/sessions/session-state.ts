@@ -7,6 +7,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { PrintResult } from './print-result.js';
 import { readWrapperRecords } from './wrapper-records.js';
 
 /** The session states, in order. */
@@ -56,6 +57,16 @@ export interface SessionState {
    * template has no `{agent_session}`. Absent from records written before it existed.
    */
   agentSessionId?: string | null;
+  /**
+   * The agent profile it was started with (AGENT_KINDS, src/agents/agent-profile.ts). Absent from
+   * records written before it existed.
+   */
+  agent?: string;
+  /**
+   * A `claude-print` run's outcome, from the last `result` line of its agent.log, copied in when
+   * its exit is recorded; null when it wrote none (killed, or cut short). Absent otherwise.
+   */
+  result?: PrintResult | null;
   heartbeatMs: number;
   reason: string | null;
 }

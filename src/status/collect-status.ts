@@ -19,6 +19,7 @@ import {
 } from '../sessions/judge-session.js';
 import { claimTime, resolveSessionRef } from '../sessions/session-dir.js';
 import { startTokenTime } from '../sessions/session-markers.js';
+import type { PrintResult } from '../sessions/print-result.js';
 import { readSessionState, readStateRecord } from '../sessions/session-state.js';
 import { sessionReference } from '../tags/lifecycle-edits.js';
 import { ScanPool } from '../tags/scan-pool.js';
@@ -49,8 +50,14 @@ export interface ClaimItem {
   agentSessionId: string | null;
 }
 
-/** A finished claim's event, with the agent session id its session recorded (null: none). */
-export type RecentEvent = EngineEvent & { agentSessionId: string | null };
+/**
+ * A finished claim's event, with the agent session id its session recorded and a print run's
+ * result (cost, turns, ...) once its exit was recorded (null: none).
+ */
+export type RecentEvent = EngineEvent & {
+  agentSessionId: string | null;
+  result: PrintResult | null;
+};
 
 export interface StatusReport {
   root: string;
@@ -132,7 +139,7 @@ export async function collectStatus(
     .slice(-20);
   const recent: RecentEvent[] = [];
   for (const event of finished) {
-    recent.push({ ...event, agentSessionId: await agentSessionOf(root, event.session) });
+    recent.push({ ...event, ...(await recordedOf(root, event.session)) });
   }
   return { root, waiting: waiting.map(({ readyAt: _r, ...rest }) => rest), running, stale, recent };
 }
@@ -181,11 +188,14 @@ async function describeClaim(
   return { ...item, ...shown(judgeSession(s, records, now, options, probe)) };
 }
 
-async function agentSessionOf(root: string, session: string | undefined): Promise<string | null> {
+async function recordedOf(
+  root: string,
+  session: string | undefined,
+): Promise<Pick<RecentEvent, 'agentSessionId' | 'result'>> {
   const dir = session === undefined ? null : resolveSessionRef(root, session);
-  if (dir === null) return null;
-  const read = await readStateRecord(dir);
-  return 'state' in read ? (read.state.agentSessionId ?? null) : null;
+  const read = dir === null ? null : await readStateRecord(dir);
+  if (read === null || !('state' in read)) return { agentSessionId: null, result: null };
+  return { agentSessionId: read.state.agentSessionId ?? null, result: read.state.result ?? null };
 }
 
 function shown(verdict: SessionVerdict): Pick<ClaimItem, 'alive' | 'liveness'> {

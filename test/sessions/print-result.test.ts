@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { parsePrintResult } from '../../src/agents/print-result.js';
+import { parsePrintResult } from '../../src/sessions/print-result.js';
 
-/** A result line as the real CLI writes it (docs: /work/shared/reference/CLAUDE-CODE.md). */
+/** A result line as the real CLI writes it (fields as measured on the real CLI). */
 const RESULT = {
   type: 'result',
   subtype: 'success',
@@ -32,6 +32,11 @@ describe('parsePrintResult', () => {
       apiErrorStatus: null,
       sessionId: RESULT.session_id,
     });
+  });
+
+  it('reads a result line that shares its line with terminal control sequences', () => {
+    const log = `${INIT}\r\n\u001b[?25l${line(RESULT)}\u001b[?25h\r\n\u001b[?25h`;
+    expect(parsePrintResult(log)).toMatchObject({ terminalReason: 'completed', numTurns: 2 });
   });
 
   it('reads a usage limit: is_error, api_error, status 429', () => {

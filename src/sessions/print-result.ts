@@ -20,10 +20,11 @@ export interface PrintResult {
 
 /** The last result line of `log`, or null when it has none. */
 export function parsePrintResult(log: string): PrintResult | null {
-  // tmux's pipe-pane gives the terminal's bytes: lines end in \r\n.
+  // tmux's pipe-pane gives the terminal's bytes: lines end in \r\n, and the CLI's cursor controls
+  // (ESC [ ... ) may share a line. JSON escapes ESC inside strings, so a raw one is never data.
   const lines = log.split('\n');
   for (let i = lines.length - 1; i >= 0; i--) {
-    const line = lines[i]!.trim();
+    const line = lines[i]!.replace(CONTROL_SEQUENCE, '').trim();
     if (!line.startsWith('{') || !line.includes('"result"')) continue;
     let value: unknown;
     try {
@@ -44,6 +45,9 @@ export function parsePrintResult(log: string): PrintResult | null {
   }
   return null;
 }
+
+// eslint-disable-next-line no-control-regex -- the terminal's escape sequences are what it removes
+const CONTROL_SEQUENCE = /\u001b\[[0-9;?]*[ -/]*[@-~]/g;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
