@@ -242,7 +242,8 @@ function agentOptions(
     }
     return { agent, agentTemplate: splitTemplate(template), claudeBin: null };
   }
-  if (template !== null) {
+  // A template given less strongly than the Claude profile (in engine.json, say) is not used.
+  if (template !== null && SOURCE_RANK[from.agentCommand] === SOURCE_RANK[from.agent]) {
     throw new EngineError(
       `--agent ${agent} and an agent command (--agent-cmd, ENGINE_AGENT_CMD or agentCommand in directives/engine.json) exclude each other: a command runs a custom agent`,
     );

@@ -15,7 +15,7 @@ import { transitionTags } from '../tags/tag-name.js';
 import { exitResult } from '../sessions/agent-log.js';
 import { judgeSession, judgeUnrecorded, type SessionVerdict } from '../sessions/judge-session.js';
 import { claimTime, resolveSessionRef } from '../sessions/session-dir.js';
-import { startTokenTime, takeStartToken } from '../sessions/session-markers.js';
+import { isSessionDone, startTokenTime, takeStartToken } from '../sessions/session-markers.js';
 import {
   readSessionState,
   SESSION_STATUSES,
@@ -88,6 +88,14 @@ async function judgeClaim(
     return {
       kind: 'foreign',
       reason: `Session line '${ref}' is not a session under ${ctx.options.root}`,
+    };
+  }
+  // A Session line left by a finished attempt (the agent's done swap keeps it) does not make a
+  // later claim, by a human or the next skill, the daemon's: never requeue that.
+  if (await isSessionDone(dir)) {
+    return {
+      kind: 'foreign',
+      reason: `Session line names ${ref}, a session that already finished this item: the claim is not the daemon's`,
     };
   }
 

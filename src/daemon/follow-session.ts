@@ -90,7 +90,7 @@ export class SessionFollower {
         const reason = `the request file ${file} was deleted, or moved outside the watched paths, while the agent ran`;
         const ended = await transitionSession(
           dir,
-          ['starting', 'running'],
+          ['starting', 'running', 'exited'],
           'abandoned',
           { ...state, reason, endedAt: state.endedAt ?? this.shared.ctx.now().toISOString() },
           {

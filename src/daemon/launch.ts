@@ -55,7 +55,13 @@ export class Launcher {
       const dir = resolveSessionRef(ctx.options.root, ref);
       if (!dir) continue;
       const read = await readSessionState(dir);
-      if (!('state' in read) || read.state.noun !== item.noun || !isOpen(read.state.status))
+      // A session that followed its request to another path is that path's, not this copy's.
+      if (
+        !('state' in read) ||
+        read.state.noun !== item.noun ||
+        read.state.requestFile !== item.file ||
+        !isOpen(read.state.status)
+      )
         continue;
       if (await isSessionDone(dir)) continue;
       if (!(await this.shared.judge(dir, read.state)).alive) continue;

@@ -53,7 +53,8 @@ export function describeRefusal(error: unknown, file: string): unknown {
     );
   }
   if (error instanceof EditChangesMeaningError) {
-    return new PreconditionError(
+    // Not a changed precondition (nothing to retry on): an error the caller must show.
+    return new EngineError(
       `Refused to edit line ${error.line} of ${file}: the edit would change which other text is a tag (removing the line would turn code below it into prose, say); nothing was written, edit it by hand`,
     );
   }

@@ -17,7 +17,8 @@ import { scanTags, type LineSpan, type TagScan } from './scan-tags.js';
 import { lifecycleOf, transitionTags } from './tag-name.js';
 
 const SESSION_PREFIX = '**Session**:';
-const SESSION_VALUE = /^\*\*Session\*\*:[ \t]*(.*?)[ \t]*$/;
+/** What the daemon writes after the prefix: a session directory under `sessions/`. */
+const SESSION_REF = /^sessions\/\S+$/;
 const RECOVERY_HEADING = /^## Recovery[ \t]*$/;
 const PRIOR_SESSION = /^\*\s+\*\*Prior Session\*\*:\s*(.+?)\s*$/;
 
@@ -33,20 +34,31 @@ function proseLines(scan: TagScan, test: (line: string) => boolean): LineSpan[] 
   return found;
 }
 
-/**
- * The claim's `**Session**:` line: the first line outside code that starts with it. The claim
- * writes it directly below the Tags line; found anywhere, so a line an agent inserts in between
- * does not orphan the claim.
- */
-function sessionLine(scan: TagScan): { span: LineSpan; value: string } | null {
-  const span = proseLines(scan, (line) => line.startsWith(SESSION_PREFIX))[0];
-  if (!span) return null;
-  return { span, value: SESSION_VALUE.exec(scan.lines.lineText(span.line))?.[1] ?? '' };
+/** The session a line names, when it is one of the daemon's `**Session**:` lines. */
+function sessionValue(line: string): string | null {
+  if (!line.startsWith(SESSION_PREFIX)) return null;
+  const value = line.slice(SESSION_PREFIX.length).trim();
+  return SESSION_REF.test(value) ? value : null;
 }
 
-/** The session a claim points at, or null. */
+/**
+ * The claims' `**Session**:` lines: outside code, naming a session directory (a human's
+ * `**Session**: cookie expires` is text, never the claim's). The claim writes one directly below
+ * the Tags line; found anywhere, so a line an agent inserts in between does not orphan it.
+ */
+function sessionLines(scan: TagScan): LineSpan[] {
+  return proseLines(scan, (line) => sessionValue(line) !== null);
+}
+
+function sessionLine(scan: TagScan): { span: LineSpan; value: string } | null {
+  const span = sessionLines(scan)[0];
+  if (!span) return null;
+  return { span, value: sessionValue(scan.lines.lineText(span.line)) as string };
+}
+
+/** The session a claim points at (the first Session line), or null. */
 export function sessionReference(text: string): string | null {
-  return sessionLine(scanTags(text))?.value || null;
+  return sessionLine(scanTags(text))?.value ?? null;
 }
 
 /**
@@ -65,7 +77,11 @@ function withSessionLine(text: string, session: string | null): string {
         { start: span.start, end: span.end, insert: `${SESSION_PREFIX} ${session}` },
       ]);
     }
-    return applySplices(text, [sessionLineRemoval(text, scan, span)]);
+    // Every Session line goes: a stale copy left below would name a claim that no longer is.
+    return applySplices(
+      text,
+      sessionLines(scan).map((line) => sessionLineRemoval(text, scan, line)),
+    );
   }
   if (session === null) return text;
   const line = `${SESSION_PREFIX} ${session}`;
@@ -123,13 +139,6 @@ function sessionLineRemoval(
   return { start: span.start, end, insert: '' };
 }
 
-/** The tags a lifecycle edit must leave: `from` replaced by `to`, every other tag kept. */
-function expectedTags(scan: TagScan, from: string, to: string): string[] {
-  return scan.occurrences
-    .map((o) => `${o.place} ${o.place !== 'prose' && o.tag === from ? to : o.tag}`)
-    .sort();
-}
-
 /** `#delegated-X` → `#claimed-X` and the Session line, or TagMissingError when not delegated. */
 export function claimEdit(text: string, noun: string, session: string): string {
   // One claim per request file: a second noun waits until the first is done or requeued (the
@@ -137,24 +146,19 @@ export function claimEdit(text: string, noun: string, session: string): string {
   const claimed = carrierTags(scanTags(text)).find((o) => lifecycleOf(o.tag)?.state === 'claimed');
   const { from, to } = transitionTags('claim', noun);
   if (claimed) throw new TagMissingError([from], undefined, true);
-  const result = withSessionLine(swapTags(text, [from], to), session);
-  return checkedLifecycle(text, result, from, to, session);
+  const swapped = swapTags(text, [from], to);
+  return checkedLifecycle(swapped, withSessionLine(swapped, session), session);
 }
 
 /**
- * The postcondition of a claim or requeue: tags as intended, and the Session line (or its
- * absence) as the claim's own, outside code.
+ * The postcondition of a claim or requeue, whose swap already checked its own: writing or
+ * removing the Session line changed no tag (`swapped` is the text after the swap), and the
+ * Session line (or its absence) is the claim's own, outside code.
  */
-function checkedLifecycle(
-  text: string,
-  result: string,
-  from: string,
-  to: string,
-  session: string | null,
-): string {
-  const scan = scanTags(text);
+function checkedLifecycle(swapped: string, result: string, session: string | null): string {
+  const scan = scanTags(swapped);
   const line = scan.tagsLine?.line ?? 1;
-  checked(result, expectedTags(scan, from, to), line);
+  checked(result, scan.occurrences.map((o) => `${o.place} ${o.tag}`).sort(), line);
   if (sessionReference(result) !== session) throw new EditChangesMeaningError(line);
   return result;
 }
@@ -185,13 +189,8 @@ export function requeueEdit(
 ): string {
   const { from: claimed, to: needs } = transitionTags('requeue', noun);
   if (sessionReference(text) !== session) throw new TagMissingError([claimed], undefined, true);
-  const cleared = checkedLifecycle(
-    text,
-    withSessionLine(swapTags(text, [claimed], needs), null),
-    claimed,
-    needs,
-    null,
-  );
+  const swapped = swapTags(text, [claimed], needs);
+  const cleared = checkedLifecycle(swapped, withSessionLine(swapped, null), null);
   const eol = lineEnding(text);
   const body = [
     '## Recovery',
@@ -203,7 +202,10 @@ export function requeueEdit(
       ', approve again to retry)',
     `*   **Attempt**: ${entry.attempt}`,
   ].join(eol);
-  const trimmed = cleared.replace(/(\r?\n)*$/, '');
+  let end = cleared.length;
+  // Trailing line endings, by hand: the regex for it is quadratic on a long run of them.
+  while (end > 0 && (cleared[end - 1] === '\n' || cleared[end - 1] === '\r')) end--;
+  const trimmed = cleared.slice(0, end);
   return `${trimmed}${eol}${eol}${body}${eol}`;
 }
 

@@ -16,6 +16,7 @@ import type { EventInput } from '../../src/sessions/event-log.js';
 import type { Runner } from '../../src/runners/runner.js';
 import { createSessionDir, newSessionRef } from '../../src/sessions/session-dir.js';
 import { statePath, type SessionState } from '../../src/sessions/session-state.js';
+import { markSessionDone } from '../../src/sessions/session-markers.js';
 import { scanTags } from '../../src/tags/scan-tags.js';
 import { craftedState } from '../helpers/crafted-state.js';
 import { inProcessContext } from '../helpers/in-process-context.js';
@@ -54,6 +55,32 @@ describe('checkClaim', () => {
     });
     expect(await checkClaim(ctx, file, 'fix')).toEqual({ kind: 'done', session: ref });
     expect(await readFile(file, 'utf8')).toBe(done);
+  });
+});
+
+describe('a Session line left by a finished attempt', () => {
+  it("does not make a later claim (a human, or the next skill) the daemon's to requeue", async () => {
+    root = await mkdtemp(join(tmpdir(), 'engine-claim-check-'));
+    const file = join(root, 'sessions', 'REQ.md');
+    const ref = newSessionRef('fix', file, new Date());
+    const dir = await createSessionDir(root, ref);
+    // The item was done under `ref`, reopened, and claimed again by hand: the old line stays.
+    const text = `# R\n**Tags**: #claimed-fix\n**Session**: ${ref}\n\nHuman text.\n`;
+    await writeFile(file, text);
+    const state = craftedState(root, file, ref, {
+      status: 'exited',
+      exitCode: 0,
+      endedAt: new Date().toISOString(),
+    }) as unknown as SessionState;
+    await writeFile(statePath(dir), JSON.stringify(state));
+    await markSessionDone(dir);
+    const verdict = await checkClaim(
+      context(root, async (t) => scanTags(t)),
+      file,
+      'fix',
+    );
+    expect(verdict.kind).toBe('foreign');
+    expect(await readFile(file, 'utf8')).toBe(text);
   });
 });
 

@@ -153,3 +153,35 @@ describe('requeueEdit', () => {
     ).toThrow(TagMissingError);
   });
 });
+
+describe('found by review: the edits keep what they do not own', () => {
+  it('requeues a claim whose Tags line also carries #needs-X, writing the tag once', () => {
+    const text = '# T\n**Tags**: #claimed-fix #needs-fix\n**Session**: sessions/s1\n\nBody\n';
+    const requeued = requeueEdit(text, 'fix', 'sessions/s1', entry);
+    expect(requeued.startsWith('# T\n**Tags**: #needs-fix\n\nBody\n')).toBe(true);
+    expect(sessionReference(requeued)).toBeNull();
+  });
+
+  it('claims a file carrying #delegated-X in front matter and on the Tags line', () => {
+    const text = '---\ntags: [delegated-fix]\n---\n# T\n**Tags**: #delegated-fix\n';
+    const claimed = claimEdit(text, 'fix', 'sessions/s1');
+    expect(sessionReference(claimed)).toBe('sessions/s1');
+    expect(claimed).not.toContain('delegated-fix');
+  });
+
+  it('never takes a human line that starts with **Session**: for the claim', () => {
+    const text = '# T\n**Tags**: #delegated-fix\n\n**Session**: cookie expires after login\n';
+    expect(sessionReference(text)).toBeNull();
+    const claimed = claimEdit(text, 'fix', 'sessions/s1');
+    expect(claimed).toContain('**Session**: cookie expires after login');
+    const requeued = requeueEdit(claimed, 'fix', 'sessions/s1', entry);
+    expect(requeued).toContain('**Session**: cookie expires after login');
+    expect(requeued.startsWith(text.replace('#delegated-fix', '#needs-fix'))).toBe(true);
+  });
+
+  it('removes a stale second Session line along with the claim', () => {
+    const text =
+      '# T\n**Tags**: #claimed-fix\n**Session**: sessions/s1\n\n**Session**: sessions/old\n';
+    expect(sessionReference(requeueEdit(text, 'fix', 'sessions/s1', entry))).toBeNull();
+  });
+});
