@@ -3,10 +3,11 @@
  * holder is not alive (pid gone, reused, zombie, previous boot) is taken over.
  */
 import { randomBytes } from 'node:crypto';
-import { link, mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import { link, mkdir, readFile, rename, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { EngineError } from '../errors.js';
+import { createWhole } from '../files/create-whole.js';
 import {
   checkLiveness,
   isAlive,
@@ -30,7 +31,8 @@ export async function acquireDaemonLock(root: string): Promise<DaemonLock> {
   const me = selfIdentity();
   const content = `${JSON.stringify(me)}\n`;
   for (let attempt = 0; attempt < 5; attempt++) {
-    if (await publish(path, content)) return { path, release: () => releaseIfOurs(path, me) };
+    // Created whole or not at all, so no reader ever sees an empty lock.
+    if (await createWhole(path, content)) return { path, release: () => releaseIfOurs(path, me) };
     const raw = await readFile(path, 'utf8').catch(() => null);
     if (raw === null) continue;
     const holder = parseIdentity(raw);
@@ -45,30 +47,6 @@ export async function acquireDaemonLock(root: string): Promise<DaemonLock> {
     await takeOver(path, raw);
   }
   throw new EngineError(`Could not take the daemon lock ${path}: it keeps changing`);
-}
-
-/**
- * Creates the lock whole or not at all: the identity is written to a temporary file first and
- * linked into place (link fails if the lock exists), so no reader ever sees an empty lock.
- */
-async function publish(path: string, content: string): Promise<boolean> {
-  const temp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  const handle = await open(temp, 'wx', 0o644);
-  try {
-    await handle.writeFile(content);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
-    await link(temp, path);
-    return true;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw error;
-  } finally {
-    await unlink(temp).catch(() => undefined);
-  }
 }
 
 /** Moves a dead holder's lock aside; puts it back (never over another lock) if it was not that. */

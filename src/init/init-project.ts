@@ -4,10 +4,10 @@
  * the name exists, so neither a second init nor a file created meanwhile is ever overwritten,
  * and no half-written file is left under the final name.
  */
-import { randomBytes } from 'node:crypto';
-import { link, lstat, mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { lstat, mkdir, readFile, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { EngineError, isErrnoException, messageOf } from '../errors.js';
+import { createWhole } from '../files/create-whole.js';
 import { planInit, TAGS_MD, type InitEntry } from './plan-init.js';
 
 export type InitAction = 'wrote' | 'made' | 'kept' | 'would write' | 'would make';
@@ -95,29 +95,8 @@ async function apply(root: string, entry: InitEntry, dryRun: boolean): Promise<I
 }
 
 /** Writes `content` to `path` unless something is there; false when something was. */
-async function createFile(path: string, content: string): Promise<boolean> {
-  const temp = join(
-    dirname(path),
-    `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
-  );
-  const handle = await open(temp, 'wx', 0o644).catch(failWith(path));
-  try {
-    await handle.writeFile(content);
-    await handle.sync();
-  } catch (error) {
-    throw writeError(path, error);
-  } finally {
-    await handle.close();
-  }
-  try {
-    await link(temp, path);
-    return true;
-  } catch (error) {
-    if (isErrnoException(error) && error.code === 'EEXIST') return false;
-    throw writeError(path, error);
-  } finally {
-    await unlink(temp).catch(() => undefined);
-  }
+function createFile(path: string, content: string): Promise<boolean> {
+  return createWhole(path, content).catch(failWith(path));
 }
 
 function writeError(path: string, error: unknown): EngineError {
