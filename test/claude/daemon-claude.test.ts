@@ -4,8 +4,8 @@
  * CLI executing `engine tag swap` in the agent's environment.
  */
 import { join } from 'node:path';
-import { afterEach, beforeEach, expect, it } from 'vitest';
-import { ClaudeSandbox, claudeBin } from '../helpers/claude-env.js';
+import { expect, it } from 'vitest';
+import { claudeBin, useClaudeSandbox } from '../helpers/claude-env.js';
 import {
   shellQuote,
   tagsOf,
@@ -13,25 +13,14 @@ import {
   waitForState,
   waitForTag,
 } from '../helpers/daemon-harness.js';
-import { contentText, MessagesApi, reply, lastUserContent } from '../helpers/messages-api.js';
+import { contentText, reply, lastUserContent } from '../helpers/messages-api.js';
 
 const h = useDaemonHarness();
-let api: MessagesApi;
-let sandbox: ClaudeSandbox;
-
-beforeEach(async () => {
-  api = await MessagesApi.start();
-  sandbox = await ClaudeSandbox.create(api);
-});
-
-afterEach(async () => {
-  // The daemon harness (its afterEach runs first) has ended the daemon and its agents by now.
-  await api.close();
-  await sandbox.cleanup();
-});
+// Registered after the daemon harness: its closing hook runs first, ending daemon and agents.
+const claude = useClaudeSandbox();
 
 it('takes an approved item from #delegated-fix to #done-fix through the real CLI', async () => {
-  api.script(
+  claude.api.script(
     reply.bash(
       'engine tag swap "$ENGINE_REQUEST_FILE" "#claimed-$ENGINE_NOUN" "#done-$ENGINE_NOUN"',
     ),
@@ -40,7 +29,7 @@ it('takes an approved item from #delegated-fix to #done-fix through the real CLI
   const file = await h.request('fix-me.md', '# Fix me\n**Tags**: #delegated-fix\n\nThe bug.\n');
   const agentCmd = `${shellQuote(claudeBin())} -p --output-format stream-json --verbose --allowedTools Bash -- '{skill} {file}'`;
 
-  const d = h.start(['--agent-cmd', agentCmd], sandbox.env());
+  const d = h.start(['--agent-cmd', agentCmd], claude.sandbox.env());
 
   // A run that fails to mark done is requeued to #needs-fix: the test ends there, not at a timeout.
   const done = await waitForTag(file, ['#done-fix', '#needs-fix'], 45_000);
@@ -50,10 +39,10 @@ it('takes an approved item from #delegated-fix to #done-fix through the real CLI
   const final = await waitForState(join(h.root, ref!), (s) => s.status === 'exited');
   expect(final.exitCode).toBe(0);
 
-  const [first, followUp, ...more] = api.messages();
+  const [first, followUp, ...more] = claude.api.messages();
   expect(more).toEqual([]);
   expect(contentText(lastUserContent(first!))).toContain(`/fix ${file}`);
   const result = lastUserContent(followUp!).find((b) => b.type === 'tool_result');
   expect(result?.is_error).not.toBe(true);
-  expect(api.unscripted).toEqual([]);
+  expect(claude.api.unscripted).toEqual([]);
 });

@@ -5,8 +5,8 @@
  */
 import { existsSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, expect, it } from 'vitest';
-import { ClaudeSandbox, claudeBin, parseStream } from '../helpers/claude-env.js';
+import { expect, it } from 'vitest';
+import { claudeBin, parseStream, useClaudeSandbox } from '../helpers/claude-env.js';
 import {
   recoveries,
   tagsOf,
@@ -14,30 +14,19 @@ import {
   waitForState,
   waitForTag,
 } from '../helpers/daemon-harness.js';
-import { MessagesApi, reply } from '../helpers/messages-api.js';
+import { reply } from '../helpers/messages-api.js';
 import { runCli } from '../helpers/run-cli.js';
 
 const h = useDaemonHarness();
-let api: MessagesApi;
-let sandbox: ClaudeSandbox;
-
-beforeEach(async () => {
-  api = await MessagesApi.start();
-  sandbox = await ClaudeSandbox.create(api);
-});
-
-afterEach(async () => {
-  // The daemon harness (its afterEach runs first) has ended the daemon and its agents by now.
-  await api.close();
-  await sandbox.cleanup();
-});
+// Registered after the daemon harness: its closing hook runs first, ending daemon and agents.
+const claude = useClaudeSandbox();
 
 const REQUEST = '# Fix me\n**Tags**: #delegated-fix\n\nThe bug.\n';
 const start = () =>
-  h.start(['--agent', 'claude-print', '--claude-bin', claudeBin()], sandbox.env());
+  h.start(['--agent', 'claude-print', '--claude-bin', claudeBin()], claude.sandbox.env());
 
 it('claude-print marks the item done; records its session id, transcript and result', async () => {
-  api.script(
+  claude.api.script(
     reply.bash(
       'engine tag swap "$ENGINE_REQUEST_FILE" "#claimed-$ENGINE_NOUN" "#done-$ENGINE_NOUN"',
     ),
@@ -56,7 +45,7 @@ it('claude-print marks the item done; records its session id, transcript and res
 
   const sessionId = state.agentSessionId as string;
   expect(sessionId).toMatch(/^[0-9a-f-]{36}$/);
-  expect(existsSync(sandbox.transcript(realpathSync(h.root), sessionId))).toBe(true);
+  expect(existsSync(claude.sandbox.transcript(realpathSync(h.root), sessionId))).toBe(true);
   expect(state.result, JSON.stringify(state)).toMatchObject({
     terminalReason: 'completed',
     isError: false,
@@ -85,7 +74,7 @@ it('claude-print marks the item done; records its session id, transcript and res
 });
 
 it('claude-print that ends without marking done is requeued with a Recovery entry', async () => {
-  api.script(reply.text('I looked, but did nothing.'));
+  claude.api.script(reply.text('I looked, but did nothing.'));
   const file = await h.request('fix-me.md', REQUEST);
 
   const d = start();

@@ -7,34 +7,32 @@ import { existsSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Children } from '../process/spawned.js';
 import { waitFor } from '../helpers/wait-for.js';
-import { ClaudeSandbox, PRINT_FLAGS, runClaude, type ClaudeRun } from '../helpers/claude-env.js';
-import { contentText, MessagesApi, reply, lastUserContent } from '../helpers/messages-api.js';
+import { PRINT_FLAGS, runClaude, useClaudeSandbox, type ClaudeRun } from '../helpers/claude-env.js';
+import { contentText, reply, lastUserContent } from '../helpers/messages-api.js';
 
 describe('claude -p against the Messages API stand-in', () => {
   const children = new Children();
-  let api: MessagesApi;
-  let sandbox: ClaudeSandbox;
+  const claude = useClaudeSandbox();
   let cwd: string;
 
   beforeEach(async () => {
-    api = await MessagesApi.start();
-    sandbox = await ClaudeSandbox.create(api);
-    cwd = await sandbox.dir('project');
+    cwd = await claude.sandbox.dir('project');
   });
 
-  afterEach(async () => {
-    await children.killAll();
-    await api.close();
-    await sandbox.cleanup();
-  });
+  // Runs before the sandbox's closing hook: no CLI outlives its stand-in.
+  afterEach(() => children.killAll());
 
   const run = (prompt: string, flags: string[] = []): Promise<ClaudeRun> =>
-    runClaude([...PRINT_FLAGS, ...flags, '--', prompt], { cwd, env: sandbox.env(), children });
+    runClaude([...PRINT_FLAGS, ...flags, '--', prompt], {
+      cwd,
+      env: claude.sandbox.env(),
+      children,
+    });
 
   const explain = (r: ClaudeRun) => `exit ${r.code}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`;
 
   it('answers a text reply: exit 0, a last result line that completed, the transcript named by --session-id', async () => {
-    api.script(reply.text('Hello from the stand-in.'));
+    claude.api.script(reply.text('Hello from the stand-in.'));
     const sessionId = randomUUID();
 
     const r = await run('Say hello', ['--session-id', sessionId]);
@@ -50,49 +48,49 @@ describe('claude -p against the Messages API stand-in', () => {
       api_error_status: null,
     });
     expect(r.lines[0]).toMatchObject({ type: 'system', subtype: 'init', session_id: sessionId });
-    expect(existsSync(sandbox.transcript(cwd, sessionId))).toBe(true);
-    const [request, ...more] = api.messages();
+    expect(existsSync(claude.sandbox.transcript(cwd, sessionId))).toBe(true);
+    const [request, ...more] = claude.api.messages();
     expect(more).toEqual([]);
     expect(request?.stream).toBe(true);
     expect(contentText(lastUserContent(request!))).toContain('Say hello');
-    expect(api.unscripted).toEqual([]);
+    expect(claude.api.unscripted).toEqual([]);
   });
 
   it('runs a scripted Bash call and sends its output back as the tool result', async () => {
-    api.script(reply.bash('echo "stand-in $((6 * 7))"'), reply.text('Ran it.'));
+    claude.api.script(reply.bash('echo "stand-in $((6 * 7))"'), reply.text('Ran it.'));
 
     const r = await run('Run a command');
 
     expect(r.code, explain(r)).toBe(0);
     expect(r.lines.at(-1)).toMatchObject({ type: 'result', terminal_reason: 'completed' });
-    const [, followUp, ...more] = api.messages();
+    const [, followUp, ...more] = claude.api.messages();
     expect(more).toEqual([]);
     const result = lastUserContent(followUp!).find((b) => b.type === 'tool_result');
     expect(result).toBeDefined();
     expect(contentText([result!])).toContain('stand-in 42');
-    expect(api.unscripted).toEqual([]);
+    expect(claude.api.unscripted).toEqual([]);
   });
 
   it('waits on a held request until the test releases it', async () => {
-    api.script(reply.hang());
+    claude.api.script(reply.hang());
 
     const running = run('Take your time');
-    await waitFor(() => api.heldCount === 1, { message: 'the stand-in to hold a request' });
-    api.release(reply.text('Released now.'));
+    await waitFor(() => claude.api.heldCount === 1, { message: 'the stand-in to hold a request' });
+    claude.api.release(reply.text('Released now.'));
     const r = await running;
 
     expect(r.code, explain(r)).toBe(0);
     expect(r.lines.at(-1)).toMatchObject({ type: 'result', result: 'Released now.' });
-    expect(api.messages()).toHaveLength(1);
+    expect(claude.api.messages()).toHaveLength(1);
   });
 
   it('reports a usage limit: exit 1, an assistant line with error rate_limit, a result with status 429', async () => {
-    api.script(reply.rateLimit());
+    claude.api.script(reply.rateLimit());
 
     const r = await run('Do some work');
 
     expect(r.code, explain(r)).toBe(1);
-    expect(api.messages()).toHaveLength(1);
+    expect(claude.api.messages()).toHaveLength(1);
     const assistant = r.lines.find((l) => l.type === 'assistant' && l.error === 'rate_limit');
     expect(assistant, explain(r)).toBeDefined();
     expect(r.lines.at(-1)).toMatchObject({

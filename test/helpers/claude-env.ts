@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { Children } from '../process/spawned.js';
 import { shellQuote } from './daemon-harness.js';
-import type { MessagesApi } from './messages-api.js';
+import { afterEach, beforeEach } from 'vitest';
+import { MessagesApi } from './messages-api.js';
 import { CLI } from './run-cli.js';
 
 /** The `claude` under test. */
@@ -146,4 +147,29 @@ export function parseStream(text: string): StreamLine[] {
     .split('\n')
     .filter((line) => line.trim() !== '')
     .map((line) => JSON.parse(line) as StreamLine);
+}
+
+/**
+ * A fresh stand-in and sandbox for each test of the file (or of the describe block it is called
+ * in), closed after it. Hooks registered after this one run before its closing one.
+ */
+export function useClaudeSandbox(): { readonly api: MessagesApi; readonly sandbox: ClaudeSandbox } {
+  let api: MessagesApi | undefined;
+  let sandbox: ClaudeSandbox | undefined;
+  beforeEach(async () => {
+    api = await MessagesApi.start();
+    sandbox = await ClaudeSandbox.create(api);
+  });
+  afterEach(async () => {
+    await api?.close();
+    await sandbox?.cleanup();
+  });
+  return {
+    get api() {
+      return api as MessagesApi;
+    },
+    get sandbox() {
+      return sandbox as ClaudeSandbox;
+    },
+  };
 }
