@@ -27,7 +27,7 @@ import { isTmuxAvailable, TmuxRunner } from '../runners/tmux-runner.js';
 import { PtyRunner } from '../runners/pty-runner.js';
 import { appendEvent } from '../sessions/event-log.js';
 import { systemProbe } from '../process/process-identity.js';
-import { ScanPool } from '../tags/scan-pool.js';
+import { ScanPool, summaryOf } from '../tags/scan-pool.js';
 import { scanTagsFast } from '../tags/scan-fast.js';
 import { createLogger } from './logger.js';
 import { ENGINE_MAIN, SHIPPED_TAGS } from './paths.js';
@@ -144,7 +144,10 @@ export async function runDaemon(args: Args): Promise<void> {
         log('warn', `event log: ${String(error)}`),
       ),
     // The fast path decides most files on this thread; remark runs in the bounded pool.
-    scan: async (text) => scanTagsFast(text) ?? (await pool.scan(text)),
+    scan: async (text) => {
+      const fast = scanTagsFast(text);
+      return fast ? summaryOf(fast) : pool.scan(text);
+    },
   };
   if (options.agent !== 'custom' && !args['dry-run']) {
     await writeEngineShim(root, process.execPath, ENGINE_MAIN);

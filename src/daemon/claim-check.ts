@@ -65,14 +65,15 @@ async function judgeClaim(
   if (request.kind === 'gone') return { kind: 'gone' };
   if (request.kind !== 'text') return { kind: 'unknown', reason: readError(file, request).message };
   const { text } = request.file;
-  let occurrences;
+  let scan;
   try {
-    occurrences = (await ctx.scan(text)).occurrences;
+    scan = await ctx.scan(text);
   } catch (error) {
     return { kind: 'unknown', reason: `cannot parse ${file}: ${String(error)}` };
   }
-  const tags = new Set(occurrences.filter((o) => o.place !== 'prose').map((o) => o.tag));
-  const ref = sessionReference(text);
+  const tags = new Set(scan.occurrences.filter((o) => o.place !== 'prose').map((o) => o.tag));
+  // From the bounded scan: never a second, unbounded parse on the daemon's thread.
+  const ref = scan.session;
   // A finished item stays finished, even if a stray #claimed-X is left beside #done-X.
   const { from: claimed, to: done } = transitionTags('finish', noun);
   if (tags.has(done)) return { kind: 'done', session: ref };

@@ -58,7 +58,12 @@ function sessionLine(scan: TagScan): { span: LineSpan; value: string } | null {
 
 /** The session a claim points at (the first Session line), or null. */
 export function sessionReference(text: string): string | null {
-  return sessionLine(scanTags(text))?.value ?? null;
+  return sessionReferenceOf(scanTags(text));
+}
+
+/** The same, from a scan already made (the daemon's is made off the main thread). */
+export function sessionReferenceOf(scan: TagScan): string | null {
+  return sessionLine(scan)?.value ?? null;
 }
 
 /**

@@ -5,7 +5,8 @@
  */
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
-import type { ScanProblem, TagOccurrence } from './scan-tags.js';
+import { sessionReferenceOf } from './lifecycle-edits.js';
+import type { ScanProblem, TagOccurrence, TagScan } from './scan-tags.js';
 import { startWorker } from './start-worker.js';
 
 export interface ScanRequest {
@@ -13,18 +14,27 @@ export interface ScanRequest {
   text: string;
 }
 
-export type ScanResponse =
-  | { id: number; occurrences: TagOccurrence[]; problems: ScanProblem[] }
-  | { id: number; error: string };
+export type ScanResponse = ({ id: number } & ScanSummary) | { id: number; error: string };
 
 /** Sent once by a worker when its modules are loaded and it can take requests. */
 export interface WorkerReady {
   ready: true;
 }
 
+/** What a scan yields across a thread: the tags, the problems, and the claim's Session line. */
 export interface ScanSummary {
   occurrences: TagOccurrence[];
   problems: ScanProblem[];
+  /** The session the claim's `**Session**:` line names (see sessionReference), or null. */
+  session: string | null;
+}
+
+export function summaryOf(scan: TagScan): ScanSummary {
+  return {
+    occurrences: scan.occurrences,
+    problems: scan.problems,
+    session: sessionReferenceOf(scan),
+  };
 }
 
 export class ScanTimeoutError extends Error {
@@ -141,7 +151,10 @@ export class ScanPool {
     const task = this.finish(slot);
     if (!task) return;
     if ('error' in response) task.reject(new Error(response.error));
-    else task.resolve({ occurrences: response.occurrences, problems: response.problems });
+    else {
+      const { occurrences, problems, session } = response;
+      task.resolve({ occurrences, problems, session });
+    }
     this.pump();
   }
 

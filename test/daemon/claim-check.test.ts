@@ -17,6 +17,7 @@ import type { Runner } from '../../src/runners/runner.js';
 import { createSessionDir, newSessionRef } from '../../src/sessions/session-dir.js';
 import { statePath, type SessionState } from '../../src/sessions/session-state.js';
 import { markSessionDone } from '../../src/sessions/session-markers.js';
+import { summaryOf } from '../../src/tags/scan-pool.js';
 import { scanTags } from '../../src/tags/scan-tags.js';
 import { craftedState } from '../helpers/crafted-state.js';
 import { inProcessContext } from '../helpers/in-process-context.js';
@@ -51,7 +52,7 @@ describe('checkClaim', () => {
     // The agent marks the item done while the daemon parses the text it read before.
     const ctx = context(root, async (text) => {
       if (scans++ === 0) await writeFile(file, done);
-      return scanTags(text);
+      return summaryOf(scanTags(text));
     });
     expect(await checkClaim(ctx, file, 'fix')).toEqual({ kind: 'done', session: ref });
     expect(await readFile(file, 'utf8')).toBe(done);
@@ -75,7 +76,7 @@ describe('a Session line left by a finished attempt', () => {
     await writeFile(statePath(dir), JSON.stringify(state));
     await markSessionDone(dir);
     const verdict = await checkClaim(
-      context(root, async (t) => scanTags(t)),
+      context(root, async (t) => summaryOf(scanTags(t))),
       file,
       'fix',
     );
@@ -93,7 +94,7 @@ describe('a failed spawn', () => {
     const events: EventInput[] = [];
     const route = { noun: 'fix', skill: '/fix', mode: 'agent', priority: 3, dispatchable: true };
     const ctx: DaemonContext = {
-      ...context(root, async (text) => scanTags(text)),
+      ...context(root, async (text) => summaryOf(scanTags(text))),
       routes: { route: () => route, watch: () => undefined, close: async () => undefined },
       runner: {
         kind: 'tmux',

@@ -11,6 +11,7 @@ import type {
 } from '../../src/daemon/daemon-context.js';
 import { systemProbe } from '../../src/process/process-identity.js';
 import type { Runner } from '../../src/runners/runner.js';
+import { summaryOf } from '../../src/tags/scan-pool.js';
 import { scanTags } from '../../src/tags/scan-tags.js';
 
 export function inProcessContext(
@@ -52,7 +53,7 @@ export function inProcessContext(
     timers: { setTimeout: (callback, ms) => setTimeout(callback, ms), clearTimeout },
     probe: systemProbe,
     recordEvent: async () => undefined,
-    scan: async (text) => scanTags(text),
+    scan: async (text) => summaryOf(scanTags(text)),
     ...over,
   };
 }
