@@ -205,7 +205,7 @@ export const SETTINGS: { [K in SettingName]: Setting<DaemonSettings[K]> } = {
   agent: choiceSetting(
     'agent',
     AGENT_KINDS,
-    'Agent profile: claude (interactive Claude Code), claude-print (claude -p, unattended), custom (the agent command)',
+    'Agent profile: claude (interactive Claude Code), claude-print (claude -p, unattended), custom (the agent command; an agent command given more strongly than this setting makes the profile custom)',
   ),
   agentCommand: {
     flag: 'agent-cmd',
