@@ -8,6 +8,7 @@ import { attachCommand } from './attach.js';
 import { initCommand } from './init.js';
 import { logsCommand } from './logs.js';
 import { printError } from './output.js';
+import { resumeCommand } from './resume.js';
 import { runCommand } from './run.js';
 import { statusCommand } from './status.js';
 import { tagCommand } from './tag.js';
@@ -25,6 +26,7 @@ async function main(argv: string[]): Promise<number> {
       .command(statusCommand as never)
       .command(attachCommand as never)
       .command(logsCommand as never)
+      .command(resumeCommand as never)
       .demandCommand(1, 'Name a command; see engine --help')
       .strict()
       .fail((message, error) => {

@@ -97,6 +97,9 @@ export async function runDaemon(args: Args): Promise<void> {
     tmuxSession: settings.tmuxSession,
     heartbeatMs: settings.heartbeatMs,
     pollMs: settings.pollMs,
+    retries: settings.retries,
+    retryBackoffMs: settings.retryBackoffMs,
+    limitBackoffMs: settings.limitBackoff * 60_000,
   };
   const routes = await dispatchRoutes(options, log);
   if (options.agent === 'custom') {

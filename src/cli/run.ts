@@ -51,6 +51,9 @@ export const runCommand: CommandModule<object, Args> = {
       .option('tmux-session', { type: 'string', ...settingFlag('tmuxSession') })
       .option('heartbeat-ms', numberFlag('heartbeat-ms'))
       .option('poll-ms', numberFlag('poll-ms'))
+      .option('retries', numberFlag('retries'))
+      .option('retry-backoff-ms', numberFlag('retry-backoff-ms'))
+      .option('limit-backoff', numberFlag('limit-backoff'))
       .option('once', {
         type: 'boolean',
         default: false,

@@ -33,6 +33,12 @@ export const statusCommand: CommandModule<object, Args> = {
     const { collectStatus } = await import('../status/collect-status.js');
     const report = await collectStatus(root, paths, table);
     if (args.json) return printJson(report);
+    if (report.paused) {
+      const probe = report.paused.probe ? `; probe ${report.paused.probe.file}` : '';
+      printLine(
+        `Paused until ${report.paused.until}: ${report.paused.reason}${probe} (engine resume lifts it)`,
+      );
+    }
     printLine(`Waiting (${report.waiting.length}), in dispatch order:`);
     report.waiting.forEach((w, i) =>
       printLine(

@@ -10,7 +10,13 @@ import { join } from 'node:path';
 import { editFile } from '../files/tag-file.js';
 import { readError, readRequestFile } from '../files/read-text-file.js';
 import { EngineError, messageOf, PreconditionError } from '../errors.js';
-import { recoveryCount, requeueEdit, sessionReference } from '../tags/lifecycle-edits.js';
+import {
+  decideRequeue,
+  limitResumesAt,
+  type RequeueDecision,
+} from '../dispatch/requeue-decision.js';
+import { requeueEdit, sessionReference } from '../tags/lifecycle-edits.js';
+import { attemptsSoFar, launchFailuresInARow, recoveryRecords } from '../tags/recovery-entries.js';
 import { transitionTags } from '../tags/tag-name.js';
 import { exitResult } from '../sessions/agent-log.js';
 import { judgeSession, judgeUnrecorded, type SessionVerdict } from '../sessions/judge-session.js';
@@ -24,6 +30,7 @@ import {
 import { isOpen, transitionSession } from '../sessions/session-status.js';
 import type { DaemonContext } from './daemon-context.js';
 import { pausepoint } from './failpoint.js';
+import { failureOf, pauseForLimit, retryPolicy } from './governor.js';
 
 export type ClaimVerdict =
   | { kind: 'alive'; session: string; state: SessionState | null }
@@ -213,14 +220,40 @@ async function requeue(
 ): Promise<ClaimVerdict | typeof CHANGED> {
   let attempt = 1;
   await pausepoint('before-requeue');
+  const policy = retryPolicy(ctx.options);
+  // Read first: it waits for the print run's last lines, which the failure is judged from.
+  const exit = state?.status === 'exited' ? await exitResult(dir, state) : null;
+  const failure = await failureOf(dir, state, reason);
+  const now = ctx.now();
+  if (failure.kind === 'usage-limit') {
+    // Paused before the item goes back, so no claim starts in between.
+    const until = limitResumesAt(failure.resetsAt, now, policy);
+    await pauseForLimit(ctx, until, `usage limit, resets at ${until.toISOString()}`, {
+      file,
+      noun,
+      session: ref,
+    });
+  }
+  let decision: RequeueDecision | null = null;
   try {
     await editFile(file, (text) => {
-      attempt = recoveryCount(text) + 1;
+      const records = recoveryRecords(text);
+      const attempts = attemptsSoFar(records);
+      attempt = attempts + 1;
+      decision = decideRequeue(
+        failure,
+        { attempts, launchFailures: launchFailuresInARow(records) },
+        policy,
+        now,
+      );
       return requeueEdit(text, noun, ref, {
-        date: ctx.now().toISOString(),
-        reason,
+        date: now.toISOString(),
+        reason: decision.reason,
         priorSession: `${ref}/`,
         attempt,
+        back: decision.tag,
+        failure: decision.failure,
+        notBefore: decision.notBefore?.toISOString() ?? null,
       });
     });
   } catch (error) {
@@ -230,12 +263,14 @@ async function requeue(
       { cause: error },
     );
   }
+  const decided = decision as unknown as RequeueDecision;
+  const why = decided.reason;
   if (state) {
     const events = ctx.recordEvent;
     // The wrapper records its exit in `.exit`: the record (and the event log, once) hears of it
     // on its way to `abandoned`, unless the daemon copied it in already.
-    if (state.status === 'exited') {
-      const patch = { ...state, ...(await exitResult(dir, state)) };
+    if (exit !== null) {
+      const patch = { ...state, ...exit };
       await transitionSession(dir, ['starting', 'running'], 'exited', patch, {
         events,
         event: { event: 'exited', exitCode: state.exitCode },
@@ -245,18 +280,27 @@ async function requeue(
       dir,
       ['starting', 'running', 'exited'],
       'abandoned',
-      { ...state, reason, endedAt: state.endedAt ?? ctx.now().toISOString() },
+      { ...state, reason: why, endedAt: state.endedAt ?? ctx.now().toISOString() },
       { events },
     );
   }
-  ctx.log('warn', `requeued ${file}: ${reason}`, { file, noun, session: ref });
-  await ctx.recordEvent({
-    event: 'requeued',
-    file: await realpath(file).catch(() => file),
+  const real = await realpath(file).catch(() => file);
+  ctx.log('warn', `requeued ${file} to #${decided.tag}-${noun}: ${why}`, {
+    file,
     noun,
     session: ref,
-    reason,
-    attempt,
   });
-  return { kind: 'requeued', reason };
+  await ctx.recordEvent({
+    event: 'requeued',
+    file: real,
+    noun,
+    session: ref,
+    reason: why,
+    attempt,
+    to: `#${decided.tag}-${noun}`,
+    ...(decided.notBefore ? { notBefore: decided.notBefore.toISOString() } : {}),
+  });
+  if (decided.gaveUp)
+    await ctx.recordEvent({ event: 'gave-up', file: real, noun, session: ref, reason: why });
+  return { kind: 'requeued', reason: why };
 }

@@ -42,6 +42,12 @@ export interface DaemonOptions {
    * file or of its session's `.agent` or `.exit` has it checked at once.
    */
   pollMs: number;
+  /** Agent failures of an item sent back to `#delegated-X` before one goes to a human. */
+  retries: number;
+  /** The first retry's (and launch retry's) wait; each next one doubles it. */
+  retryBackoffMs: number;
+  /** How long the queue pauses after a usage limit whose reset time the agent did not give. */
+  limitBackoffMs: number;
 }
 
 /** §TAG_DISPATCH as the daemon uses it: the table in force, reloaded when it changes. */

@@ -74,6 +74,28 @@ export const NUMBER_OPTIONS = {
     50,
     'How often a running claim is checked when none of its files changed (changes are seen at once)',
   ),
+  retries: {
+    default: 0,
+    min: 0,
+    max: Number.MAX_SAFE_INTEGER,
+    whole: true,
+    unit: 'retries',
+    describe:
+      'Agent failures of an item sent back to #delegated-X (with a growing backoff) before one goes to #needs-X',
+  },
+  'retry-backoff-ms': milliseconds(
+    60_000,
+    0,
+    'Wait before the first retry of a failed agent or launch; each next one doubles it',
+  ),
+  'limit-backoff': {
+    default: 15,
+    min: 0,
+    max: Number.MAX_SAFE_INTEGER,
+    whole: false,
+    unit: 'minutes',
+    describe: 'Minutes the queue pauses after a usage limit whose agent gave no reset time',
+  },
 } satisfies Record<string, NumberOption>;
 
 export type NumberOptionName = keyof typeof NUMBER_OPTIONS;
@@ -125,6 +147,10 @@ export interface DaemonSettings {
   staleAfter: number;
   heartbeatMs: number;
   pollMs: number;
+  retries: number;
+  retryBackoffMs: number;
+  /** Minutes. */
+  limitBackoff: number;
 }
 export type SettingName = keyof DaemonSettings;
 
@@ -256,6 +282,9 @@ export const SETTINGS: { [K in SettingName]: Setting<DaemonSettings[K]> } = {
   staleAfter: numberSetting('stale-after'),
   heartbeatMs: numberSetting('heartbeat-ms'),
   pollMs: numberSetting('poll-ms'),
+  retries: numberSetting('retries'),
+  retryBackoffMs: numberSetting('retry-backoff-ms'),
+  limitBackoff: numberSetting('limit-backoff'),
 };
 
 export const SETTING_NAMES = Object.keys(SETTINGS) as SettingName[];

@@ -17,6 +17,7 @@ import { RequestWatcher } from '../watch/request-watcher.js';
 import type { DaemonContext } from './daemon-context.js';
 import { DaemonShared } from './daemon-shared.js';
 import { SessionFollower } from './follow-session.js';
+import { Governor } from './governor.js';
 import { Launcher } from './launch.js';
 import { Reaper } from './reaper.js';
 import { RequestReader } from './read-requests.js';
@@ -30,6 +31,7 @@ export class Daemon {
   private readonly launcher: Launcher;
   private readonly follower: SessionFollower;
   private readonly reaper: Reaper;
+  private readonly governor: Governor;
   private reapTimer: NodeJS.Timeout | null = null;
   /** Whether start() ran: --dry-run and --once record no start or stop. */
   private started = false;
@@ -56,6 +58,10 @@ export class Daemon {
     this.reader = new RequestReader(this.shared);
     this.launcher = new Launcher(this.shared, this.reader);
     this.follower = new SessionFollower(this.shared, () => this.watcher.reconcile());
+    this.governor = new Governor(
+      this.shared,
+      (file) => void this.shared.track(this.evaluate(file)),
+    );
     this.reaper = new Reaper(this.shared, this.follower, (file, noun, follow) =>
       this.holdSlot(file, noun, follow),
     );
@@ -70,6 +76,7 @@ export class Daemon {
     await this.watcher.start((path) => this.reader.inspectAtStart(path));
     await this.reap();
     this.queue.start();
+    this.governor.start();
     // A new table may route items that waited for their row: those files are read again.
     this.ctx.routes.watch((files) =>
       files.forEach((file) => void shared.track(this.evaluate(file))),
@@ -88,7 +95,10 @@ export class Daemon {
     const cap = this.ctx.options.maxAgents || Number.POSITIVE_INFINITY;
     for (const item of items) {
       if (running >= cap) break;
-      if (await this.launcher.launch(item)) running++;
+      if (!(await this.governor.admit(item))) continue;
+      const ref = await this.launcher.launch(item);
+      await this.governor.launched(item, ref);
+      if (ref) running++;
     }
   }
 
@@ -110,6 +120,7 @@ export class Daemon {
   async stop(): Promise<void> {
     this.shared.stopping = true;
     if (this.reapTimer) this.ctx.timers.clearTimeout(this.reapTimer);
+    this.governor.stop();
     this.queue.pause();
     this.queue.clear();
     this.shared.signals.close();
@@ -174,11 +185,14 @@ export class Daemon {
     const { ledger } = this.shared;
     ledger.unqueue(item.file, item.noun);
     if (this.shared.stopping) return;
+    // A usage-limit pause, or the item's backoff: it is read again when its time comes.
+    if (!(await this.governor.admit(item))) return;
     // Watched from the claim on: the reaper must not judge a claim whose launch is still queued.
     ledger.watch(item.file, item.noun);
     try {
       // A failure is logged by track(); the task ends with it.
       const ref = await this.shared.track(this.launcher.launch(item)).catch(() => null);
+      await this.governor.launched(item, ref);
       if (ref) await this.follower.untilEnded(item.file, item.noun, ref);
     } finally {
       this.unwatch(item.file, item.noun);

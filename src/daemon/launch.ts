@@ -18,12 +18,8 @@ import { AGENT_LOG } from '../sessions/agent-log.js';
 import { readSessionState, readStateRecord, type SessionState } from '../sessions/session-state.js';
 import { isOpen, transitionSession } from '../sessions/session-status.js';
 import { agentEnvironment, wrapperArgv } from '../sessions/wrapper-script.js';
-import {
-  claimEdit,
-  lastPriorSession,
-  recoveryCount,
-  restoreClaimEdit,
-} from '../tags/lifecycle-edits.js';
+import { claimEdit, lastPriorSession, restoreClaimEdit } from '../tags/lifecycle-edits.js';
+import { attemptsSoFar, recoveryRecords } from '../tags/recovery-entries.js';
 import { lifecycleTag } from '../tags/tag-name.js';
 import { checkClaim } from './claim-check.js';
 import type { DaemonShared } from './daemon-shared.js';
@@ -104,7 +100,7 @@ export class Launcher {
     let priorSession: string | null = null;
     try {
       await editFile(item.file, (text) => {
-        attempt = recoveryCount(text) + 1;
+        attempt = attemptsSoFar(recoveryRecords(text)) + 1;
         priorSession = lastPriorSession(text);
         return claimEdit(text, item.noun, ref);
       });

@@ -133,6 +133,11 @@ export async function exitResult(
   }
 }
 
+/** The end of a session's agent.log as text (what exitResult searches); null when unreadable. */
+export async function agentLogTail(dir: string): Promise<string | null> {
+  return (await readTail(join(dir, AGENT_LOG)))?.text ?? null;
+}
+
 /** The last RESULT_TAIL_BYTES of a file as text, with its size; null when it cannot be read. */
 async function readTail(path: string): Promise<{ text: string; size: number } | null> {
   try {

@@ -20,6 +20,9 @@ export const EVENT_NAMES = [
   'exited',
   'done',
   'requeued',
+  'gave-up',
+  'limit-paused',
+  'limit-lifted',
 ] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
 

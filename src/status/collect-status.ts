@@ -2,6 +2,7 @@
  * What `engine status` shows, read from the files: waiting `#delegated-X` items in dispatch
  * order, claims with their session and whether its agent lives, and what ended recently.
  */
+import { readPause, type LimitPause } from '../sessions/limit-pause.js';
 import { stat } from 'node:fs/promises';
 import { realpath } from 'node:fs/promises';
 import type { DispatchTable } from '../dispatch/dispatch-table.js';
@@ -65,6 +66,8 @@ export interface StatusReport {
   running: ClaimItem[];
   stale: ClaimItem[];
   recent: RecentEvent[];
+  /** The queue-wide pause after a usage limit (sessions/.engine/pause.json), or null. */
+  paused: LimitPause | null;
 }
 
 /** How claims are judged: as the daemon does by default (judge-session.ts). */
@@ -141,7 +144,14 @@ export async function collectStatus(
   for (const event of finished) {
     recent.push({ ...event, ...(await recordedOf(root, event.session)) });
   }
-  return { root, waiting: waiting.map(({ readyAt: _r, ...rest }) => rest), running, stale, recent };
+  return {
+    root,
+    waiting: waiting.map(({ readyAt: _r, ...rest }) => rest),
+    running,
+    stale,
+    recent,
+    paused: await readPause(root),
+  };
 }
 
 async function describeClaim(

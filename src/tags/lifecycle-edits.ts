@@ -14,12 +14,12 @@ import {
   TagMissingError,
 } from './edit-tags.js';
 import { scanTags, type LineSpan, type TagScan } from './scan-tags.js';
-import { lifecycleOf, transitionTags } from './tag-name.js';
+import { countsAsAttempt, type FailureKind } from './recovery-entries.js';
+import { lifecycleOf, lifecycleTag, transitionTags } from './tag-name.js';
 
 const SESSION_PREFIX = '**Session**:';
 /** What the daemon writes after the prefix: a session directory under `sessions/`. */
 const SESSION_REF = /^sessions\/\S+$/;
-const RECOVERY_HEADING = /^## Recovery[ \t]*$/;
 const PRIOR_SESSION = /^\*\s+\*\*Prior Session\*\*:\s*(.+?)\s*$/;
 
 /**
@@ -179,6 +179,12 @@ export interface RecoveryEntry {
   reason: string;
   priorSession: string;
   attempt: number;
+  /** Where the item goes: `#needs-X` (a human decides) unless told `delegated` (a retry). */
+  back?: 'needs' | 'delegated';
+  /** What failed (`**Failure**:`, read back by recovery-entries.ts); absent: an agent failure. */
+  failure?: FailureKind;
+  /** Not claimed again before this ISO time (`**Not Before**:`). */
+  notBefore?: string | null;
 }
 
 /**
@@ -193,8 +199,9 @@ export function requeueEdit(
   entry: RecoveryEntry,
 ): string {
   const { from: claimed, to: needs } = transitionTags('requeue', noun);
+  const to = entry.back === 'delegated' ? lifecycleTag('delegated', noun) : needs;
   if (sessionReference(text) !== session) throw new TagMissingError([claimed], undefined, true);
-  const swapped = swapTags(text, [claimed], needs);
+  const swapped = swapTags(text, [claimed], to);
   const cleared = checkedLifecycle(swapped, withSessionLine(swapped, null), null);
   const eol = lineEnding(text);
   const body = [
@@ -202,9 +209,15 @@ export function requeueEdit(
     `*   **Date**: ${entry.date}`,
     `*   **Reason**: ${entry.reason}`,
     `*   **Prior Session**: ${entry.priorSession}`,
-    '*   **Action**: Re-queued for processing (back to #needs-' +
-      noun +
-      ', approve again to retry)',
+    entry.back === 'delegated'
+      ? `*   **Action**: Back to ${to}, dispatched again without a new approval`
+      : `*   **Action**: Re-queued for processing (back to ${to}, approve again to retry)`,
+    ...(entry.failure === undefined
+      ? []
+      : [
+          `*   **Failure**: ${entry.failure}${countsAsAttempt(entry.failure) ? '' : ' (not an attempt)'}`,
+        ]),
+    ...(entry.notBefore ? [`*   **Not Before**: ${entry.notBefore}`] : []),
     `*   **Attempt**: ${entry.attempt}`,
   ].join(eol);
   let end = cleared.length;
@@ -212,11 +225,6 @@ export function requeueEdit(
   while (end > 0 && (cleared[end - 1] === '\n' || cleared[end - 1] === '\r')) end--;
   const trimmed = cleared.slice(0, end);
   return `${trimmed}${eol}${eol}${body}${eol}`;
-}
-
-/** How many times this request was requeued before: the `## Recovery` headings outside code. */
-export function recoveryCount(text: string): number {
-  return proseLines(scanTags(text), (line) => RECOVERY_HEADING.test(line)).length;
 }
 
 /** The last recorded prior session (outside code), if the request was requeued before. */

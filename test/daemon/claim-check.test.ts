@@ -86,7 +86,7 @@ describe('a Session line left by a finished attempt', () => {
 });
 
 describe('a failed spawn', () => {
-  it('abandons the session through the state machine, records spawn-failed once, and requeues the item', async () => {
+  it('abandons the session through the state machine, records spawn-failed once, and sends the item back to #delegated-X with a backoff, not as an attempt', async () => {
     root = await mkdtemp(join(tmpdir(), 'engine-spawn-failed-'));
     await mkdir(join(root, 'sessions'));
     const file = join(root, 'sessions', 'REQ.md');
@@ -112,8 +112,11 @@ describe('a failed spawn', () => {
     }
 
     const text = await readFile(file, 'utf8');
-    expect(text).toContain('#needs-fix');
+    expect(text).toContain('**Tags**: #delegated-fix\n');
     expect(text).toContain('**Reason**: spawn failed: no tmux here');
+    expect(text).toContain('**Failure**: launch (not an attempt)');
+    const notBefore = /\*\*Not Before\*\*: (\S+)/.exec(text)?.[1];
+    expect(Date.parse(notBefore!)).toBeGreaterThan(Date.now());
     const ref = events[0]?.session as string;
     const state = JSON.parse(await readFile(statePath(join(root, ref)), 'utf8')) as SessionState;
     expect(state).toMatchObject({ status: 'abandoned', reason: 'spawn failed: no tmux here' });

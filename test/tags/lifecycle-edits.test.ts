@@ -3,10 +3,10 @@ import { TagMissingError } from '../../src/tags/edit-tags.js';
 import {
   claimEdit,
   lastPriorSession,
-  recoveryCount,
   requeueEdit,
   sessionReference,
 } from '../../src/tags/lifecycle-edits.js';
+import { attemptsSoFar, recoveryRecords } from '../../src/tags/recovery-entries.js';
 
 const entry = {
   date: '2026-11-22T07:00:00.000Z',
@@ -77,7 +77,7 @@ describe('the daemon reads and edits only its own lines, never an example inside
 
   it('finds no Session line, Recovery heading or prior session inside a fence', () => {
     expect(sessionReference(fenced)).toBeNull();
-    expect(recoveryCount(fenced)).toBe(0);
+    expect(attemptsSoFar(recoveryRecords(fenced))).toBe(0);
     expect(lastPriorSession(fenced)).toBeNull();
   });
 
@@ -111,7 +111,7 @@ describe('the daemon reads and edits only its own lines, never an example inside
     expect(claimed.endsWith(fence)).toBe(true);
     const requeued = requeueEdit(claimed, 'fix', 'sessions/real', entry);
     expect(requeued).toContain(fence);
-    expect(recoveryCount(requeued)).toBe(1);
+    expect(attemptsSoFar(recoveryRecords(requeued))).toBe(1);
     expect(lastPriorSession(requeued)).toBe('sessions/s1/');
   });
 });
@@ -137,7 +137,7 @@ describe('requeueEdit', () => {
         '',
       ].join('\n'),
     );
-    expect(recoveryCount(text)).toBe(1);
+    expect(attemptsSoFar(recoveryRecords(text))).toBe(1);
     expect(lastPriorSession(text)).toBe('sessions/s1/');
   });
 

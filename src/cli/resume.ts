@@ -1,0 +1,25 @@
+import { resolve } from 'node:path';
+import type { CommandModule } from 'yargs';
+import { removePause } from '../sessions/limit-pause.js';
+import { printLine } from './output.js';
+
+interface Args {
+  root: string;
+}
+
+export const resumeCommand: CommandModule<object, Args> = {
+  command: 'resume',
+  describe:
+    'Lift the queue-wide pause a usage limit set (sessions/.engine/pause.json): new claims start again at once',
+  builder: (yargs) =>
+    yargs.option('root', { type: 'string', default: '.', describe: 'Project root' }) as never,
+  handler: async (args) => {
+    // The running daemon sees the file gone at its next look, records limit-lifted and goes on.
+    const lifted = await removePause(resolve(args.root));
+    printLine(
+      lifted === null
+        ? 'The queue is not paused.'
+        : `Lifted the pause until ${lifted.until} (${lifted.reason}).`,
+    );
+  },
+};

@@ -1,0 +1,276 @@
+/**
+ * The usage-limit governor and the retry gate, the daemon's IO around the pure decisions of
+ * limit-pause.ts, usage-limit.ts and requeue-decision.ts:
+ *
+ * - a dead claim's failure is classified (a launch that never ran its wrapper, a usage limit the
+ *   agent reported in structured fields, or the agent's own failure);
+ * - a usage limit pauses the whole queue in `sessions/.engine/pause.json` (before its item is
+ *   requeued, so no claim slips in between); running agents are left alone;
+ * - no new claim starts while paused, nor an item before its Recovery entry's Not Before;
+ * - when the pause runs out, one item goes first as the probe; the pause is lifted once the probe
+ *   got an answer from the API (or ended done), extended when it hit the limit again, and
+ *   another item becomes the probe when it failed otherwise.
+ *
+ * Everything it decides on is on disk (the pause file, Recovery entries, session records), so a
+ * daemon restarted even after kill -9 goes on where it was.
+ */
+import type { WorkItem } from '../dispatch/work-items.js';
+import type { Failure, RetryPolicy } from '../dispatch/requeue-decision.js';
+import { readRequestFile } from '../files/read-text-file.js';
+import { agentLogTail } from '../sessions/agent-log.js';
+import { readAgentState } from '../sessions/agent-state.js';
+import {
+  admission,
+  extendedPause,
+  readPause,
+  updatePause,
+  type LimitPause,
+} from '../sessions/limit-pause.js';
+import { resolveSessionRef } from '../sessions/session-dir.js';
+import { isSessionDone } from '../sessions/session-markers.js';
+import { readSessionState, type SessionState } from '../sessions/session-state.js';
+import {
+  agentStateAnswered,
+  agentStateLimit,
+  printStreamAnswered,
+  printStreamLimit,
+} from '../sessions/usage-limit.js';
+import { notBeforeOf, recoveryRecords } from '../tags/recovery-entries.js';
+import type { DaemonContext, DaemonOptions } from './daemon-context.js';
+import type { DaemonShared } from './daemon-shared.js';
+
+export function retryPolicy(options: DaemonOptions): RetryPolicy {
+  return {
+    retries: options.retries,
+    retryBackoffMs: options.retryBackoffMs,
+    limitBackoffMs: options.limitBackoffMs,
+  };
+}
+
+/**
+ * What made a dead claim fail. A session abandoned before its wrapper recorded itself was
+ * abandoned by a failed launch (nothing else abandons a record before the requeue), so its agent
+ * never ran. A usage limit is read from structured fields only: a print run's stream-json, or the
+ * hook state of the session (both belong to this attempt's own session directory).
+ */
+export async function failureOf(
+  dir: string,
+  state: SessionState | null,
+  reason: string,
+): Promise<Failure> {
+  if (state?.status === 'abandoned' && state.pid === null) return { kind: 'launch', reason };
+  if (state !== null) {
+    const limit =
+      (state.agent === 'claude-print' ? printStreamLimit((await agentLogTail(dir)) ?? '') : null) ??
+      agentStateLimit(await readAgentState(dir));
+    if (limit !== null)
+      return limit.resetsAt === undefined
+        ? { kind: 'usage-limit' }
+        : { kind: 'usage-limit', resetsAt: limit.resetsAt };
+  }
+  return { kind: 'agent', reason };
+}
+
+/**
+ * Pauses the queue until `until` (or keeps a later pause in force), before the limited item is
+ * requeued; records `limit-paused` when the pause is new or later.
+ */
+export async function pauseForLimit(
+  ctx: DaemonContext,
+  until: Date,
+  reason: string,
+  about: { file: string; noun: string; session: string },
+): Promise<void> {
+  const { after, before } = await updatePause(ctx.options.root, (current) =>
+    extendedPause(current, until, reason, ctx.now()),
+  );
+  if (after === before || after === null) return;
+  ctx.log('warn', `usage limit: no new claim starts until ${after.until} (${reason})`);
+  await ctx.recordEvent({ event: 'limit-paused', ...about, until: after.until, reason });
+}
+
+export class Governor {
+  /** Items held back, by file: looked at again at that time (Infinity: when the pause changes). */
+  private readonly held = new Map<string, number>();
+  /** One admission at a time, so that only one item becomes the probe. */
+  private admitting: Promise<unknown> = Promise.resolve();
+  /** The pause as last seen, to notice one lifted by hand. */
+  private seen: LimitPause | null = null;
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly shared: DaemonShared,
+    /** Reads a file again, as a settled change: its item is queued again if still approved. */
+    private readonly reevaluate: (file: string) => void,
+  ) {}
+
+  /** Whether `item` may be claimed now; when not, it is looked at again when it may. */
+  admit(item: WorkItem): Promise<boolean> {
+    const run = () => this.decide(item);
+    const result = this.admitting.then(run, run);
+    this.admitting = result.catch(() => undefined);
+    return result;
+  }
+
+  private async decide(item: WorkItem): Promise<boolean> {
+    const { ctx } = this.shared;
+    const now = ctx.now();
+    const read = readRequestFile(item.file);
+    const notBefore = read.kind === 'text' ? notBeforeOf(recoveryRecords(read.file.text)) : null;
+    if (notBefore !== null && notBefore.getTime() > now.getTime()) {
+      this.hold(item, notBefore.getTime(), `not before ${notBefore.toISOString()}`);
+      return false;
+    }
+    const pause = await readPause(ctx.options.root);
+    this.seen = pause;
+    const verdict = admission(pause, now);
+    if (verdict.kind === 'go') return true;
+    if (verdict.kind === 'hold') {
+      const why = verdict.until ? `paused until ${verdict.until.toISOString()}` : 'probe out';
+      this.hold(item, verdict.until?.getTime() ?? Infinity, why);
+      return false;
+    }
+    // The probe is recorded before its claim: a restart finds it, and sends no second one.
+    const { after } = await updatePause(ctx.options.root, (current) =>
+      current === null || current.probe !== undefined
+        ? undefined
+        : {
+            ...current,
+            probe: { file: item.file, noun: item.noun, since: now.toISOString() },
+          },
+    );
+    this.seen = after;
+    if (after === null) return true;
+    if (after.probe?.file !== item.file || after.probe.noun !== item.noun) {
+      this.hold(item, Infinity, 'probe out');
+      return false;
+    }
+    ctx.log('info', `usage limit: ${item.file} goes first, as the probe`);
+    return true;
+  }
+
+  private hold(item: WorkItem, until: number, why: string): void {
+    this.held.set(item.file, Math.min(until, this.held.get(item.file) ?? Infinity));
+    this.shared.ctx.log('debug', `held ${item.file} #delegated-${item.noun}: ${why}`);
+  }
+
+  /** After an admitted item's launch: the probe's session is recorded (or the probe dropped). */
+  async launched(item: WorkItem, session: string | null): Promise<void> {
+    const { after } = await updatePause(this.shared.ctx.options.root, (current) => {
+      const probe = current?.probe;
+      if (!current || !probe || probe.file !== item.file || probe.noun !== item.noun)
+        return undefined;
+      if (session === null) {
+        const { probe: _dropped, ...rest } = current;
+        return rest;
+      }
+      return { ...current, probe: { ...probe, session } };
+    });
+    this.seen = after;
+    if (session === null && after?.probe === undefined) this.releaseAll();
+  }
+
+  start(): void {
+    this.schedule();
+  }
+
+  stop(): void {
+    if (this.timer) this.shared.ctx.timers.clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  private schedule(): void {
+    if (this.shared.stopping) return;
+    this.timer = this.shared.ctx.timers.setTimeout(() => {
+      void this.shared
+        .track(this.tick())
+        .catch((error: unknown) => this.shared.ctx.log('error', `governor: ${String(error)}`))
+        .finally(() => this.schedule());
+    }, this.shared.ctx.options.pollMs);
+  }
+
+  /** Looks at the pause and its probe, and releases the items whose time has come. */
+  async tick(): Promise<void> {
+    const { ctx } = this.shared;
+    const root = ctx.options.root;
+    const pause = await readPause(root);
+    if (this.seen !== null && pause === null) {
+      // Removed by `engine resume` (the probe's pass removes it through lift()).
+      await this.lifted('lifted by hand (engine resume)');
+    } else if (pause !== null) {
+      this.seen = pause;
+      await this.judgeProbe(pause);
+    }
+    const current = this.seen;
+    const now = ctx.now().getTime();
+    if (current !== null && current.probe === undefined && now >= Date.parse(current.until)) {
+      this.releaseAll();
+    }
+    for (const [file, at] of this.held) {
+      if (at <= now) this.release(file);
+    }
+  }
+
+  private async judgeProbe(pause: LimitPause): Promise<void> {
+    const { ctx } = this.shared;
+    const { probe } = pause;
+    if (!probe) return;
+    const dir = probe.session ? resolveSessionRef(ctx.options.root, probe.session) : null;
+    if (dir === null) {
+      // Chosen, and never claimed (the daemon died in between, or the claim was lost).
+      if (ctx.now().getTime() - Date.parse(probe.since) > ctx.options.claimGraceMs)
+        await this.dropProbe(probe.file, 'it was never claimed');
+      return;
+    }
+    if (await isSessionDone(dir)) return this.lift(`probe ${probe.session} ended done`);
+    const read = await readSessionState(dir);
+    const state = 'state' in read ? read.state : null;
+    const answered =
+      (state?.agent === 'claude-print' && printStreamAnswered((await agentLogTail(dir)) ?? '')) ||
+      agentStateAnswered(await readAgentState(dir));
+    if (answered) return this.lift(`probe ${probe.session} got an answer from the API`);
+    // A probe that hit the limit again extended the pause (and dropped the probe) before its
+    // requeue; one ended otherwise says nothing about the limit: another item probes.
+    if (state?.status === 'abandoned')
+      await this.dropProbe(probe.file, `it ended: ${state.reason}`);
+  }
+
+  private async dropProbe(file: string, why: string): Promise<void> {
+    const { after } = await updatePause(this.shared.ctx.options.root, (current) => {
+      if (current?.probe?.file !== file) return undefined;
+      const { probe: _dropped, ...rest } = current;
+      return rest;
+    });
+    this.seen = after;
+    this.shared.ctx.log(
+      'info',
+      `usage limit: the probe ${file} says nothing (${why}); another goes`,
+    );
+    this.releaseAll();
+  }
+
+  private async lift(reason: string): Promise<void> {
+    const { after } = await updatePause(this.shared.ctx.options.root, (current) =>
+      current === null ? undefined : null,
+    );
+    if (after !== null) return;
+    await this.lifted(reason);
+  }
+
+  private async lifted(reason: string): Promise<void> {
+    this.seen = null;
+    this.shared.ctx.log('info', `usage limit lifted: ${reason}`);
+    await this.shared.ctx.recordEvent({ event: 'limit-lifted', reason });
+    this.releaseAll();
+  }
+
+  /** Items held for the pause are looked at again; those with a later Not Before stay held. */
+  private releaseAll(): void {
+    for (const file of [...this.held.keys()]) this.release(file);
+  }
+
+  private release(file: string): void {
+    this.held.delete(file);
+    if (!this.shared.stopping) this.reevaluate(file);
+  }
+}

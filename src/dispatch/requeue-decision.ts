@@ -1,0 +1,125 @@
+/**
+ * Where a dead claim goes, decided from the failure, the item's history and the policy alone
+ * (pure, so it is tested with any clock):
+ *
+ * - a usage limit is not the item's failure: back to `#delegated-X`, not an attempt, not claimed
+ *   before the limit resets (the agent's reset time, else now + the limit backoff);
+ * - a launch failure (tmux unreachable, a spawn error) is not the agent's: back to
+ *   `#delegated-X`, not an attempt, with a backoff that doubles, at most LAUNCH_RETRIES in a row;
+ * - an agent failure is an attempt: back to `#delegated-X` with a doubling backoff while the
+ *   attempts are within `retries`, then to `#needs-X` for a human.
+ *
+ * Every path is bounded: nothing loops.
+ */
+import { countsAsAttempt, type FailureKind } from '../tags/recovery-entries.js';
+
+export type Failure =
+  | { kind: 'agent'; reason: string }
+  | { kind: 'usage-limit'; resetsAt?: Date }
+  | { kind: 'launch'; reason: string };
+
+export interface RetryPolicy {
+  /** Agent failures sent back to `#delegated-X` before one goes to a human. */
+  retries: number;
+  /** The first retry's wait; each next one waits twice as long. */
+  retryBackoffMs: number;
+  /** How long a usage limit lasts when the agent did not say. */
+  limitBackoffMs: number;
+}
+
+export interface ItemHistory {
+  /** Failed attempts before this one (Recovery entries that count). */
+  attempts: number;
+  /** Launch failures in a row before this one. */
+  launchFailures: number;
+}
+
+export interface RequeueDecision {
+  tag: 'needs' | 'delegated';
+  failure: FailureKind;
+  reason: string;
+  countsAsAttempt: boolean;
+  /** Not claimed again before this time; null for `#needs-X`. */
+  notBefore: Date | null;
+  /** Retries were allowed and are spent: the `gave-up` event. */
+  gaveUp: boolean;
+}
+
+/** Launch failures in a row that are retried; the next goes to a human. */
+export const LAUNCH_RETRIES = 5;
+
+/** When a queue held by a usage limit may run again. */
+export function limitResumesAt(
+  resetsAt: Date | undefined,
+  now: Date,
+  policy: Pick<RetryPolicy, 'limitBackoffMs'>,
+): Date {
+  return resetsAt !== undefined && resetsAt.getTime() > now.getTime()
+    ? resetsAt
+    : new Date(now.getTime() + policy.limitBackoffMs);
+}
+
+export function decideRequeue(
+  failure: Failure,
+  history: ItemHistory,
+  policy: RetryPolicy,
+  now: Date,
+): RequeueDecision {
+  const counts = countsAsAttempt(failure.kind);
+  const after = (ms: number) => new Date(now.getTime() + ms);
+  switch (failure.kind) {
+    case 'usage-limit': {
+      const until = limitResumesAt(failure.resetsAt, now, policy);
+      return {
+        tag: 'delegated',
+        failure: failure.kind,
+        reason: `usage limit, resets at ${until.toISOString()}`,
+        countsAsAttempt: counts,
+        notBefore: until,
+        gaveUp: false,
+      };
+    }
+    case 'launch': {
+      if (history.launchFailures >= LAUNCH_RETRIES) {
+        return {
+          tag: 'needs',
+          failure: failure.kind,
+          reason: `${failure.reason}; gave up after ${history.launchFailures + 1} launch failures in a row`,
+          countsAsAttempt: counts,
+          notBefore: null,
+          gaveUp: true,
+        };
+      }
+      return {
+        tag: 'delegated',
+        failure: failure.kind,
+        reason: failure.reason,
+        countsAsAttempt: counts,
+        notBefore: after(policy.retryBackoffMs * 2 ** history.launchFailures),
+        gaveUp: false,
+      };
+    }
+    case 'agent': {
+      const attempt = history.attempts + 1;
+      if (attempt <= policy.retries) {
+        return {
+          tag: 'delegated',
+          failure: failure.kind,
+          reason: `${failure.reason}; retry ${attempt} of ${policy.retries}`,
+          countsAsAttempt: counts,
+          notBefore: after(policy.retryBackoffMs * 2 ** history.attempts),
+          gaveUp: false,
+        };
+      }
+      const gaveUp = policy.retries > 0;
+      return {
+        tag: 'needs',
+        failure: failure.kind,
+        reason: gaveUp ? `${failure.reason}; gave up after ${attempt} attempts` : failure.reason,
+        countsAsAttempt: counts,
+        notBefore: null,
+        gaveUp,
+      };
+    }
+  }
+}

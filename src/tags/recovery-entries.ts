@@ -1,0 +1,72 @@
+/**
+ * The `## Recovery` entries of a request, read back: which failure each records and, for an
+ * item sent back to `#delegated-X`, the time before which it is not claimed again. Only entries
+ * outside code count. An entry without a `**Failure**:` line (written before it existed) is an
+ * agent failure, an attempt.
+ */
+import { scanTags } from './scan-tags.js';
+
+/** `agent`: the agent ran and failed (an attempt); the others are not the item's failure. */
+export const FAILURE_KINDS = ['agent', 'usage-limit', 'launch'] as const;
+export type FailureKind = (typeof FAILURE_KINDS)[number];
+
+export interface RecoveryRecord {
+  failure: FailureKind;
+  /** Not claimed again before this time; null when the entry names none. */
+  notBefore: Date | null;
+}
+
+const RECOVERY_HEADING = /^## Recovery[ \t]*$/;
+const HEADING = /^#{1,6}[ \t]/;
+const FAILURE = /^\*\s+\*\*Failure\*\*:\s*([a-z-]+)/;
+const NOT_BEFORE = /^\*\s+\*\*Not Before\*\*:\s*(\S+)\s*$/;
+
+/** Whether a failure of this kind is one of the item's attempts. */
+export function countsAsAttempt(failure: FailureKind): boolean {
+  return failure === 'agent';
+}
+
+/** The request's Recovery entries, in file order. */
+export function recoveryRecords(text: string): RecoveryRecord[] {
+  const scan = scanTags(text);
+  const records: RecoveryRecord[] = [];
+  let current: RecoveryRecord | null = null;
+  for (let line = 1; line <= scan.lines.count; line++) {
+    const value = scan.lines.lineText(line);
+    if (!scan.isProse(line)) continue;
+    if (RECOVERY_HEADING.test(value)) {
+      current = { failure: 'agent', notBefore: null };
+      records.push(current);
+      continue;
+    }
+    if (current === null) continue;
+    if (HEADING.test(value)) {
+      current = null;
+      continue;
+    }
+    const failure = FAILURE.exec(value)?.[1];
+    if (failure !== undefined && (FAILURE_KINDS as readonly string[]).includes(failure))
+      current.failure = failure as FailureKind;
+    const notBefore = NOT_BEFORE.exec(value)?.[1];
+    if (notBefore !== undefined && Number.isFinite(Date.parse(notBefore)))
+      current.notBefore = new Date(notBefore);
+  }
+  return records;
+}
+
+/** The attempts an item has had and failed: its Recovery entries that count as attempts. */
+export function attemptsSoFar(records: RecoveryRecord[]): number {
+  return records.filter((r) => countsAsAttempt(r.failure)).length;
+}
+
+/** Launch failures in a row at the end: the backoff of the next one grows with them. */
+export function launchFailuresInARow(records: RecoveryRecord[]): number {
+  let count = 0;
+  for (let i = records.length - 1; i >= 0 && records[i]!.failure === 'launch'; i--) count++;
+  return count;
+}
+
+/** The time before which the item is not claimed again: the last entry's, if any. */
+export function notBeforeOf(records: RecoveryRecord[]): Date | null {
+  return records.at(-1)?.notBefore ?? null;
+}

@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import {
+  decideRequeue,
+  LAUNCH_RETRIES,
+  limitResumesAt,
+  type RetryPolicy,
+} from '../../src/dispatch/requeue-decision.js';
+
+const NOW = new Date('2026-11-24T10:00:00.000Z');
+const policy: RetryPolicy = { retries: 0, retryBackoffMs: 60_000, limitBackoffMs: 15 * 60_000 };
+const fresh = { attempts: 0, launchFailures: 0 };
+const at = (ms: number) => new Date(NOW.getTime() + ms);
+
+describe('decideRequeue', () => {
+  it('sends a usage-limited claim back to #delegated-X, not as an attempt, until the reset', () => {
+    const resetsAt = at(3_600_000);
+    const d = decideRequeue(
+      { kind: 'usage-limit', resetsAt },
+      { ...fresh, attempts: 7 },
+      policy,
+      NOW,
+    );
+    expect(d).toEqual({
+      tag: 'delegated',
+      failure: 'usage-limit',
+      reason: `usage limit, resets at ${resetsAt.toISOString()}`,
+      countsAsAttempt: false,
+      notBefore: resetsAt,
+      gaveUp: false,
+    });
+  });
+
+  it('waits the limit backoff when the agent gave no reset time, or one already past', () => {
+    expect(decideRequeue({ kind: 'usage-limit' }, fresh, policy, NOW).notBefore).toEqual(
+      at(15 * 60_000),
+    );
+    expect(limitResumesAt(at(-1000), NOW, policy)).toEqual(at(15 * 60_000));
+  });
+
+  it('with no retries, an agent failure goes to #needs-X as today, with its own reason', () => {
+    const d = decideRequeue({ kind: 'agent', reason: 'exit 1' }, fresh, policy, NOW);
+    expect(d).toMatchObject({
+      tag: 'needs',
+      reason: 'exit 1',
+      countsAsAttempt: true,
+      gaveUp: false,
+    });
+    expect(d.notBefore).toBeNull();
+  });
+
+  it('with --retries 2, the first two failures go back with a doubling backoff, the third gives up', () => {
+    const p = { ...policy, retries: 2 };
+    const first = decideRequeue({ kind: 'agent', reason: 'exit 1' }, fresh, p, NOW);
+    expect(first).toMatchObject({ tag: 'delegated', countsAsAttempt: true, notBefore: at(60_000) });
+    const second = decideRequeue(
+      { kind: 'agent', reason: 'exit 1' },
+      { ...fresh, attempts: 1 },
+      p,
+      NOW,
+    );
+    expect(second).toMatchObject({ tag: 'delegated', notBefore: at(120_000) });
+    const third = decideRequeue(
+      { kind: 'agent', reason: 'exit 1' },
+      { ...fresh, attempts: 2 },
+      p,
+      NOW,
+    );
+    expect(third).toMatchObject({
+      tag: 'needs',
+      reason: 'exit 1; gave up after 3 attempts',
+      notBefore: null,
+      gaveUp: true,
+    });
+  });
+
+  it('retries launch failures with a doubling backoff, not as attempts, and gives up after a bound', () => {
+    const launch = { kind: 'launch', reason: 'spawn failed: no tmux' } as const;
+    const p = { ...policy, retries: 0 };
+    for (let n = 0; n < LAUNCH_RETRIES; n++) {
+      const d = decideRequeue(launch, { attempts: 3, launchFailures: n }, p, NOW);
+      expect(d).toMatchObject({ tag: 'delegated', countsAsAttempt: false, gaveUp: false });
+      expect(d.notBefore).toEqual(at(60_000 * 2 ** n));
+    }
+    const last = decideRequeue(launch, { attempts: 3, launchFailures: LAUNCH_RETRIES }, p, NOW);
+    expect(last).toMatchObject({ tag: 'needs', countsAsAttempt: false, gaveUp: true });
+    expect(last.reason).toContain(`gave up after ${LAUNCH_RETRIES + 1} launch failures`);
+  });
+});

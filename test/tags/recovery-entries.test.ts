@@ -1,0 +1,47 @@
+import { expect, it } from 'vitest';
+import { requeueEdit } from '../../src/tags/lifecycle-edits.js';
+import {
+  attemptsSoFar,
+  launchFailuresInARow,
+  notBeforeOf,
+  recoveryRecords,
+} from '../../src/tags/recovery-entries.js';
+
+const claimed = '# R\n**Tags**: #claimed-fix\n**Session**: sessions/s1\n\nBody.\n';
+const entry = {
+  date: '2026-11-24T10:00:00.000Z',
+  reason: 'r',
+  priorSession: 'sessions/s1/',
+  attempt: 1,
+};
+
+it('writes and reads back which Recovery entries are attempts, and the last Not Before', () => {
+  const legacy = requeueEdit(claimed, 'fix', 'sessions/s1', entry);
+  expect(recoveryRecords(legacy)).toEqual([{ failure: 'agent', notBefore: null }]);
+  const reclaim = (text: string, s: string) =>
+    text
+      .replace('#needs-fix', '#claimed-fix')
+      .replace('#delegated-fix', '#claimed-fix')
+      .replace('**Tags**: #claimed-fix\n', `**Tags**: #claimed-fix\n**Session**: ${s}\n`);
+  let text = requeueEdit(reclaim(legacy, 'sessions/s2'), 'fix', 'sessions/s2', {
+    ...entry,
+    back: 'delegated',
+    failure: 'usage-limit',
+    notBefore: '2026-11-24T11:00:00.000Z',
+  });
+  expect(text).toContain('**Tags**: #delegated-fix\n');
+  expect(text).toContain('*   **Failure**: usage-limit (not an attempt)\n');
+  text = requeueEdit(reclaim(text, 'sessions/s3'), 'fix', 'sessions/s3', {
+    ...entry,
+    back: 'delegated',
+    failure: 'launch',
+    notBefore: '2026-11-24T12:00:00.000Z',
+  });
+  const records = recoveryRecords(text);
+  expect(records.map((r) => r.failure)).toEqual(['agent', 'usage-limit', 'launch']);
+  expect(attemptsSoFar(records)).toBe(1);
+  expect(launchFailuresInARow(records)).toBe(1);
+  expect(notBeforeOf(records)).toEqual(new Date('2026-11-24T12:00:00.000Z'));
+  // An entry shown inside a code fence is an example, not a record.
+  expect(recoveryRecords('# R\n\n```\n## Recovery\n*   **Failure**: agent\n```\n')).toEqual([]);
+});
