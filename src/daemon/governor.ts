@@ -35,7 +35,7 @@ import {
   printStreamAnswered,
   printStreamLimit,
 } from '../sessions/usage-limit.js';
-import { notBeforeOf, recoveryRecords } from '../tags/recovery-entries.js';
+import { recoveryRecords } from '../tags/recovery-entries.js';
 import type { DaemonContext, DaemonOptions } from './daemon-context.js';
 import type { DaemonShared } from './daemon-shared.js';
 
@@ -116,7 +116,9 @@ export class Governor {
     const { ctx } = this.shared;
     const now = ctx.now();
     const read = readRequestFile(item.file);
-    const notBefore = read.kind === 'text' ? notBeforeOf(recoveryRecords(read.file.text)) : null;
+    const last = read.kind === 'text' ? recoveryRecords(read.file.text).at(-1) : undefined;
+    // A usage limit's item waits for the pause, not for its own time: `engine resume` frees it.
+    const notBefore = last?.failure === 'usage-limit' ? null : (last?.notBefore ?? null);
     if (notBefore !== null && notBefore.getTime() > now.getTime()) {
       this.hold(item, notBefore.getTime(), `not before ${notBefore.toISOString()}`);
       return false;

@@ -65,8 +65,3 @@ export function launchFailuresInARow(records: RecoveryRecord[]): number {
   for (let i = records.length - 1; i >= 0 && records[i]!.failure === 'launch'; i--) count++;
   return count;
 }
-
-/** The time before which the item is not claimed again: the last entry's, if any. */
-export function notBeforeOf(records: RecoveryRecord[]): Date | null {
-  return records.at(-1)?.notBefore ?? null;
-}

@@ -22,7 +22,9 @@ export type Reply =
   /** HTTP 429 with the headers and body of a usage limit (`anthropic-ratelimit-unified-*`). */
   | { kind: 'rate-limit'; resetAt: number }
   /** Holds the request open until `release()` or `close()`. */
-  | { kind: 'hang' };
+  | { kind: 'hang' }
+  /** Picks the reply from the request itself: for agents whose requests interleave. */
+  | { kind: 'pick'; pick: (body: MessagesBody) => Reply };
 
 export const reply = {
   text: (text: string): Reply => ({ kind: 'text', text }),
@@ -33,6 +35,19 @@ export const reply = {
     resetAt,
   }),
   hang: (): Reply => ({ kind: 'hang' }),
+  pick: (pick: (body: MessagesBody) => Reply): Reply => ({ kind: 'pick', pick }),
+  /**
+   * An agent that marks its item done: the Bash swap of `#claimed-X` to `#done-X` for a prompt,
+   * a closing text for the follow-up that carries the tool result.
+   */
+  markDone: (): Reply =>
+    reply.pick((body) =>
+      lastUserContent(body).some((b) => b.type === 'tool_result')
+        ? reply.text('Marked it done.')
+        : reply.bash(
+            'engine tag swap "$ENGINE_REQUEST_FILE" "#claimed-$ENGINE_NOUN" "#done-$ENGINE_NOUN"',
+          ),
+    ),
 };
 
 /** What a request that found the queue empty is answered with; the test sees it in `unscripted`. */
@@ -175,7 +190,12 @@ export class MessagesApi {
     this.answer(record, body as MessagesBody, res, next ?? reply.text(UNSCRIPTED_TEXT));
   }
 
-  private answer(record: RecordedRequest, body: MessagesBody, res: ServerResponse, answer: Reply) {
+  private answer(record: RecordedRequest, body: MessagesBody, res: ServerResponse, given: Reply) {
+    // A pick names a plain reply (never another pick).
+    const answer = (given.kind === 'pick' ? given.pick(body) : given) as Exclude<
+      Reply,
+      { kind: 'pick' }
+    >;
     record.reply = answer;
     if (answer.kind === 'hang') {
       const held = { record, body, res };

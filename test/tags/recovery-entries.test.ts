@@ -3,7 +3,6 @@ import { requeueEdit } from '../../src/tags/lifecycle-edits.js';
 import {
   attemptsSoFar,
   launchFailuresInARow,
-  notBeforeOf,
   recoveryRecords,
 } from '../../src/tags/recovery-entries.js';
 
@@ -41,7 +40,7 @@ it('writes and reads back which Recovery entries are attempts, and the last Not 
   expect(records.map((r) => r.failure)).toEqual(['agent', 'usage-limit', 'launch']);
   expect(attemptsSoFar(records)).toBe(1);
   expect(launchFailuresInARow(records)).toBe(1);
-  expect(notBeforeOf(records)).toEqual(new Date('2026-11-24T12:00:00.000Z'));
+  expect(records.at(-1)?.notBefore).toEqual(new Date('2026-11-24T12:00:00.000Z'));
   // An entry shown inside a code fence is an example, not a record.
   expect(recoveryRecords('# R\n\n```\n## Recovery\n*   **Failure**: agent\n```\n')).toEqual([]);
 });
