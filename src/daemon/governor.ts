@@ -89,6 +89,10 @@ export async function pauseForLimit(
   await ctx.recordEvent({ event: 'limit-paused', ...about, until: after.until, reason });
 }
 
+function withoutProbe(pause: LimitPause): LimitPause {
+  return { until: pause.until, reason: pause.reason, since: pause.since };
+}
+
 export class Governor {
   /** Items held back, by file: looked at again at that time (Infinity: when the pause changes). */
   private readonly held = new Map<string, number>();
@@ -162,10 +166,7 @@ export class Governor {
       const probe = current?.probe;
       if (!current || !probe || probe.file !== item.file || probe.noun !== item.noun)
         return undefined;
-      if (session === null) {
-        const { probe: _dropped, ...rest } = current;
-        return rest;
-      }
+      if (session === null) return withoutProbe(current);
       return { ...current, probe: { ...probe, session } };
     });
     this.seen = after;
@@ -240,8 +241,7 @@ export class Governor {
   private async dropProbe(file: string, why: string): Promise<void> {
     const { after } = await updatePause(this.shared.ctx.options.root, (current) => {
       if (current?.probe?.file !== file) return undefined;
-      const { probe: _dropped, ...rest } = current;
-      return rest;
+      return withoutProbe(current);
     });
     this.seen = after;
     this.shared.ctx.log(

@@ -76,6 +76,9 @@ describe('settings precedence: flag > environment variable > engine.json > defau
       staleAfter: 0.5,
       heartbeatMs: 400,
       pollMs: 50,
+      retries: 2,
+      retryBackoffMs: 500,
+      limitBackoff: 0.5,
     };
     expect(Object.keys(json).sort()).toEqual([...SETTING_NAMES].sort());
     const { settings, from } = await resolveFrom(json);
@@ -127,7 +130,7 @@ describe('bad engine.json', () => {
     ['[1]', /engine\.json must hold a JSON object of settings, got \[1\]/],
     [
       { pollMS: 100 },
-      /engine\.json: unknown setting "pollMS"; expected one of monitorTags, agent, agentCommand, .*pollMs \(or "\$comment"\)$/,
+      /engine\.json: unknown setting "pollMS"; expected one of monitorTags, agent, agentCommand, .*pollMs, retries, retryBackoffMs, limitBackoff \(or "\$comment"\)$/,
     ],
     [
       { pollMs: 10 },
