@@ -11,6 +11,7 @@ import { printError } from './output.js';
 import { runCommand } from './run.js';
 import { statusCommand } from './status.js';
 import { tagCommand } from './tag.js';
+import { worktreeCommand } from './worktree.js';
 
 async function main(argv: string[]): Promise<number> {
   try {
@@ -25,6 +26,7 @@ async function main(argv: string[]): Promise<number> {
       .command(statusCommand as never)
       .command(attachCommand as never)
       .command(logsCommand as never)
+      .command(worktreeCommand)
       .demandCommand(1, 'Name a command; see engine --help')
       .strict()
       .fail((message, error) => {

@@ -51,6 +51,7 @@ export const runCommand: CommandModule<object, Args> = {
       .option('tmux-session', { type: 'string', ...settingFlag('tmuxSession') })
       .option('heartbeat-ms', numberFlag('heartbeat-ms'))
       .option('poll-ms', numberFlag('poll-ms'))
+      .option('worktree', { type: 'boolean', ...settingFlag('worktree') })
       .option('once', {
         type: 'boolean',
         default: false,

@@ -125,6 +125,8 @@ export interface DaemonSettings {
   staleAfter: number;
   heartbeatMs: number;
   pollMs: number;
+  /** Each claim in its own git worktree (src/worktrees/). */
+  worktree: boolean;
 }
 export type SettingName = keyof DaemonSettings;
 
@@ -256,6 +258,14 @@ export const SETTINGS: { [K in SettingName]: Setting<DaemonSettings[K]> } = {
   staleAfter: numberSetting('stale-after'),
   heartbeatMs: numberSetting('heartbeat-ms'),
   pollMs: numberSetting('poll-ms'),
+  worktree: {
+    flag: 'worktree',
+    default: false,
+    describe:
+      'Run each claim in its own git worktree on the branch engine/<noun>/<slug>, made from HEAD (the root must be in a git repository)',
+    expected: 'true or false',
+    problem: (value) => (typeof value === 'boolean' ? null : { expected: 'true or false' }),
+  },
 };
 
 export const SETTING_NAMES = Object.keys(SETTINGS) as SettingName[];

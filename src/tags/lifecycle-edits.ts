@@ -19,7 +19,7 @@ import { lifecycleOf, transitionTags } from './tag-name.js';
 const SESSION_PREFIX = '**Session**:';
 /** What the daemon writes after the prefix: a session directory under `sessions/`. */
 const SESSION_REF = /^sessions\/\S+$/;
-const RECOVERY_HEADING = /^## Recovery[ \t]*$/;
+export const RECOVERY_HEADING = /^## Recovery[ \t]*$/;
 const PRIOR_SESSION = /^\*\s+\*\*Prior Session\*\*:\s*(.+?)\s*$/;
 
 /**
@@ -46,7 +46,7 @@ function sessionValue(line: string): string | null {
  * `**Session**: cookie expires` is text, never the claim's). The claim writes one directly below
  * the Tags line; found anywhere, so a line an agent inserts in between does not orphan it.
  */
-function sessionLines(scan: TagScan): LineSpan[] {
+export function sessionLines(scan: TagScan): LineSpan[] {
   return proseLines(scan, (line) => sessionValue(line) !== null);
 }
 

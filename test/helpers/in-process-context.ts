@@ -44,6 +44,7 @@ export function inProcessContext(
       tmuxSession: 'dispatch',
       heartbeatMs: 1000,
       pollMs: 1000,
+      worktree: false,
       ...options,
     },
     routes: {} as DispatchRoutes,
