@@ -4,7 +4,7 @@
  * working directory its path with every character but a letter or digit made `-` (seen with
  * 2.1.330: `/tmp/wd_x.y` gives `-tmp-wd-x-y`).
  */
-import { stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
@@ -20,7 +20,9 @@ export async function transcriptExists(
   sessionId: string,
 ): Promise<boolean> {
   try {
-    return (await stat(transcriptPath(env, cwd, sessionId))).isFile();
+    // Claude Code names the directory after the real path of its working directory.
+    const real = await realpath(cwd).catch(() => cwd);
+    return (await stat(transcriptPath(env, real, sessionId))).isFile();
   } catch {
     return false;
   }

@@ -73,12 +73,12 @@ export async function checkWorktreeRoot(root: string): Promise<string> {
   const inside = await git(root, ['rev-parse', '--show-prefix']);
   if (inside.code !== 0)
     throw new EngineError(
-      `--worktree needs the root to be in a git repository, and ${root} is not (${inside.stderr.trim()})`,
+      `${root} is not in a git repository, which worktrees (--worktree) need: ${inside.stderr.trim()}`,
     );
   const head = await git(root, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}']);
   if (head.code !== 0)
     throw new EngineError(
-      `--worktree makes each branch from HEAD, and the repository of ${root} has no commit yet`,
+      `the git repository of ${root} has no commit yet, and each worktree (--worktree) branches from HEAD`,
     );
   return inside.stdout.trim();
 }
