@@ -61,8 +61,13 @@ function git(
 async function gitOk(cwd: string, args: string[]): Promise<string> {
   const run = await git(cwd, args);
   if (run.code !== 0)
-    throw new EngineError(`git ${args.join(' ')} failed in ${cwd}: ${run.stderr.trim()}`);
+    throw new EngineError(`git ${args.join(' ')} failed in ${cwd}: ${oneLine(run.stderr)}`);
   return run.stdout;
+}
+
+/** git's message on one line: it may end a claim as the Reason of a Recovery entry. */
+function oneLine(text: string): string {
+  return text.trim().replace(/\s*\n\s*/g, '; ');
 }
 
 /**
@@ -73,7 +78,7 @@ export async function checkWorktreeRoot(root: string): Promise<string> {
   const inside = await git(root, ['rev-parse', '--show-prefix']);
   if (inside.code !== 0)
     throw new EngineError(
-      `${root} is not in a git repository, which worktrees (--worktree) need: ${inside.stderr.trim()}`,
+      `${root} is not in a git repository, which worktrees (--worktree) need: ${oneLine(inside.stderr)}`,
     );
   const head = await git(root, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}']);
   if (head.code !== 0)
@@ -200,7 +205,7 @@ async function pruneOne(
   if (!(await isFinished(record.requestFile, record.noun)))
     return kept(`${record.requestFile} is not #done-${record.noun}`);
   const status = await git(path, ['status', '--porcelain']);
-  if (status.code !== 0) return kept(`git status failed: ${status.stderr.trim()}`);
+  if (status.code !== 0) return kept(`git status failed: ${oneLine(status.stderr)}`);
   if (status.stdout.trim() !== '') return kept('it has uncommitted changes');
   const merged = await git(root, ['merge-base', '--is-ancestor', `refs/heads/${branch}`, 'HEAD']);
   if (merged.code !== 0) return kept(`${branch} is not merged into HEAD`);

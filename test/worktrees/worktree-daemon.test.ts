@@ -6,7 +6,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import {
@@ -18,6 +18,7 @@ import {
   waitForText,
 } from '../helpers/daemon-harness.js';
 import { CLI, runCli } from '../helpers/run-cli.js';
+import { worktreePlace } from '../../src/worktrees/worktree.js';
 
 const h = useDaemonHarness();
 
@@ -148,6 +149,22 @@ it('a requeued item works again in the same worktree, where its first attempt le
   expect(secondState.cwd).toBe(firstState.cwd);
   const seen = await readFile(join(h.root, sessionOf(done), 'seen'), 'utf8');
   expect(seen.split('\n')).toContain('partial.txt');
+});
+
+it('requeues the item with the reason when its worktree cannot be made; starts no agent', async () => {
+  await gitRoot();
+  const file = await h.request('fix-me.md', '# Fix\n**Tags**: #delegated-fix\n\nIt.\n');
+  const place = worktreePlace(h.root, 'fix', file);
+  await mkdir(place.path, { recursive: true });
+  await writeFile(join(place.path, 'mine.txt'), 'a human put this here\n');
+  const d = h.start(await agentCmd());
+
+  const requeued = await waitForTag(file, ['#needs-fix', '#done-fix'], 30_000);
+  expect(tagsOf(requeued), d.output().slice(-3000)).toEqual(['#needs-fix']);
+  expect(requeued).toContain(`${place.path} is not the worktree of ${place.branch}`);
+  expect(await readFile(join(place.path, 'mine.txt'), 'utf8')).toBe('a human put this here\n');
+  const session = /\*\*Prior Session\*\*: (\S+)/.exec(requeued)![1]!;
+  expect(existsSync(join(h.root, session, 'cwd'))).toBe(false);
 });
 
 it('refuses to start with --worktree, or "worktree": true, on a root outside git', async () => {
