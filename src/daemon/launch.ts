@@ -23,6 +23,7 @@ import {
   lastPriorSession,
   recoveryCount,
   restoreClaimEdit,
+  sessionReference,
 } from '../tags/lifecycle-edits.js';
 import { lifecycleTag } from '../tags/tag-name.js';
 import { planResume } from '../resume/prior-attempt.js';
@@ -106,11 +107,13 @@ export class Launcher {
     let attempt = 1;
     let priorSession: string | null = null;
     let digest = '';
+    let laterClaim = false;
     try {
       await editFile(item.file, (text) => {
         attempt = recoveryCount(text) + 1;
         priorSession = lastPriorSession(text);
         digest = requestDigest(text);
+        laterClaim = sessionReference(text) !== null;
         return claimEdit(text, item.noun, ref);
       });
     } catch (error) {
@@ -155,6 +158,7 @@ export class Launcher {
       agent: profile.kind,
       cwd,
       requestDigest: digest,
+      laterClaim,
       env: process.env,
     });
     if (plan.priorAgentSession !== null)

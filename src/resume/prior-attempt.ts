@@ -29,6 +29,7 @@ export async function planResume(options: {
   agent: AgentKind;
   cwd: string;
   requestDigest: string;
+  laterClaim: boolean;
   env: NodeJS.ProcessEnv;
 }): Promise<ResumePlan> {
   const prior = await priorAttempt(options.root, options.priorSession);
@@ -40,5 +41,6 @@ export async function planResume(options: {
       id !== null && prior?.cwd != null && (await transcriptExists(options.env, prior.cwd, id)),
     cwd: options.cwd,
     requestDigest: options.requestDigest,
+    laterClaim: options.laterClaim,
   });
 }

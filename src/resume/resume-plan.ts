@@ -4,6 +4,7 @@
  * (its own id, its own transcript) that starts with the prior conversation's messages, which
  * stays as it was. It resumes only when all of these hold, and starts fresh otherwise:
  * - the profile runs Claude Code, and the prior attempt recorded a Claude Code session id;
+ * - the prior attempt is the item's last one (a finished one is never continued);
  * - that session's transcript still exists (Claude Code deletes old ones at start-up);
  * - the new attempt runs in the directory the prior one ran in (Claude Code finds a conversation
  *   by its directory, and a resume elsewhere fails or works in the wrong place);
@@ -28,6 +29,11 @@ export interface ResumeInputs {
   cwd: string;
   /** The digest of this attempt's request text. */
   requestDigest: string;
+  /**
+   * The request still carried a Session line when claimed: a claim after the last requeue ended
+   * another way (done, then approved again), so the prior attempt is not the last one.
+   */
+  laterClaim: boolean;
 }
 
 export type ResumePlan =
@@ -42,6 +48,7 @@ export function resumePlan(inputs: ResumeInputs): ResumePlan {
   const fresh = (reason: string): ResumePlan => ({ kind: 'fresh', priorAgentSession, reason });
   if (inputs.agent === 'custom') return fresh('a custom agent is not resumed');
   if (prior === null || priorAgentSession === null) return fresh('no prior Claude Code session');
+  if (inputs.laterClaim) return fresh('a later claim ended after the prior attempt');
   if (!inputs.transcriptExists) return fresh('the prior transcript is gone');
   if (prior.cwd !== inputs.cwd) return fresh('the prior attempt ran in another directory');
   if (prior.requestDigest !== inputs.requestDigest) return fresh('the request text changed');

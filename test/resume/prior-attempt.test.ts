@@ -48,6 +48,7 @@ describe('planResume', () => {
       agent: 'claude-print',
       cwd: over.cwd ?? root,
       requestDigest: over.digest ?? 'sha256:a',
+      laterClaim: false,
       env: { HOME: home },
     });
 

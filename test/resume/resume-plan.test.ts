@@ -8,6 +8,7 @@ const inputs = (over: Partial<ResumeInputs> = {}): ResumeInputs => ({
   transcriptExists: true,
   cwd: '/r',
   requestDigest: 'sha256:a',
+  laterClaim: false,
   ...over,
 });
 
@@ -22,6 +23,7 @@ describe('resumePlan', () => {
     ['a gone transcript', { transcriptExists: false }, 'the prior transcript is gone'],
     ['another directory', { cwd: '/r/.engine-worktrees/fix/x' }, 'another directory'],
     ['a changed request', { requestDigest: 'sha256:b' }, 'the request text changed'],
+    ['a later claim that ended (done)', { laterClaim: true }, 'a later claim ended'],
   ])('starts fresh, naming the prior session, after %s', (_, over, reason) => {
     const plan = resumePlan(inputs(over));
     expect(plan).toMatchObject({ kind: 'fresh', priorAgentSession: PRIOR });
