@@ -15,6 +15,7 @@ export const LAYERS: string[][] = [
   ['files', 'dispatch'],
   ['sessions', 'watch'],
   ['agents'],
+  ['resume', 'worktrees'],
   ['approve', 'status', 'daemon'],
   ['init'],
   ['cli'],

@@ -6,7 +6,8 @@
  * - `custom`: the `--agent-cmd` template (src/dispatch/agent-command.ts).
  *
  * Each Claude run gets a fresh `--session-id`, so its conversation can be reopened later with
- * `claude --resume <id>`. The prompt (`<skill> <file>`) is always one argument, after `--`: a
+ * `claude --resume <id>`; a run that continues the prior attempt's conversation forks it into that
+ * id (`--resume <prior> --fork-session`). The prompt (`<skill> <file>`) is always one argument, after `--`: a
  * request file named `$(x) 'y'.md` or `-p.md` is neither split, expanded nor read as an option.
  */
 import { randomUUID } from 'node:crypto';
@@ -33,6 +34,11 @@ export interface AgentTask {
   tag: string;
   /** The agent session id of the prior attempt's session, when there was one and it had one. */
   priorAgentSession: string | null;
+  /**
+   * Continue `priorAgentSession`'s conversation (src/resume/resume-plan.ts decides); otherwise a
+   * prior session is only named to the agent.
+   */
+  resume: boolean;
 }
 
 export interface AgentRun {
@@ -69,7 +75,7 @@ export function agentRun(
   }
   const agentSessionId = newSessionId();
   const prompt = `${task.skill} ${task.file}`;
-  const session = ['--session-id', agentSessionId];
+  const session = ['--session-id', agentSessionId, ...priorSessionArgs(task)];
   // `--` ends the options: `--allowedTools` takes every word up to the next option, and would
   // swallow a prompt placed right after it.
   const argv =
@@ -84,4 +90,22 @@ export function agentRun(
     argv,
     agentSessionId,
   };
+}
+
+/**
+ * A resume forks the prior conversation into this run's own `--session-id` (Claude Code 2.1.330
+ * gives the fork that id). A fresh run after a prior attempt is told its id in the system prompt,
+ * not in the prompt, whose words after a slash command are the command's arguments.
+ */
+function priorSessionArgs(task: AgentTask): string[] {
+  if (task.priorAgentSession === null) return [];
+  if (task.resume) return ['--resume', task.priorAgentSession, '--fork-session'];
+  return ['--append-system-prompt', priorSessionNote(task.priorAgentSession)];
+}
+
+export function priorSessionNote(priorAgentSession: string): string {
+  return (
+    `A prior attempt at this request ran as Claude Code session ${priorAgentSession} and ended ` +
+    'without marking it done. Only the request file as it is now tells what is done.'
+  );
 }

@@ -12,6 +12,7 @@ import { resumeCommand } from './resume.js';
 import { runCommand } from './run.js';
 import { statusCommand } from './status.js';
 import { tagCommand } from './tag.js';
+import { worktreeCommand } from './worktree.js';
 
 async function main(argv: string[]): Promise<number> {
   try {
@@ -27,6 +28,7 @@ async function main(argv: string[]): Promise<number> {
       .command(attachCommand as never)
       .command(logsCommand as never)
       .command(resumeCommand as never)
+      .command(worktreeCommand)
       .demandCommand(1, 'Name a command; see engine --help')
       .strict()
       .fail((message, error) => {

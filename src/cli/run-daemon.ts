@@ -27,6 +27,7 @@ import { isTmuxAvailable, TmuxRunner } from '../runners/tmux-runner.js';
 import { PtyRunner } from '../runners/pty-runner.js';
 import { appendEvent } from '../sessions/event-log.js';
 import { systemProbe } from '../process/process-identity.js';
+import { checkWorktreeRoot } from '../worktrees/worktree.js';
 import { ScanPool, summaryOf } from '../tags/scan-pool.js';
 import { scanTagsFast } from '../tags/scan-fast.js';
 import { createLogger } from './logger.js';
@@ -54,6 +55,7 @@ export interface RunArgs {
   'tmux-session'?: string;
   'heartbeat-ms'?: number;
   'poll-ms'?: number;
+  worktree?: boolean;
   once: boolean;
   'dry-run': boolean;
   'log-format': 'text' | 'json';
@@ -100,7 +102,9 @@ export async function runDaemon(args: Args): Promise<void> {
     retries: settings.retries,
     retryBackoffMs: settings.retryBackoffMs,
     limitBackoffMs: settings.limitBackoff * 60_000,
+    worktree: settings.worktree,
   };
+  if (options.worktree) await checkWorktreeRoot(root);
   const routes = await dispatchRoutes(options, log);
   if (options.agent === 'custom') {
     const program = options.agentTemplate[0] as string;

@@ -54,6 +54,7 @@ export const runCommand: CommandModule<object, Args> = {
       .option('retries', numberFlag('retries'))
       .option('retry-backoff-ms', numberFlag('retry-backoff-ms'))
       .option('limit-backoff', numberFlag('limit-backoff'))
+      .option('worktree', { type: 'boolean', ...settingFlag('worktree') })
       .option('once', {
         type: 'boolean',
         default: false,

@@ -37,6 +37,8 @@ export interface DaemonOptions {
   tmuxSocket: string | null;
   tmuxSession: string;
   heartbeatMs: number;
+  /** Each claim's agent in its own git worktree (src/worktrees/). */
+  worktree: boolean;
   /**
    * How often a running claim is checked when nothing was heard of it; a change of its request
    * file or of its session's `.agent` or `.exit` has it checked at once.

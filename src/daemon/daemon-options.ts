@@ -151,6 +151,8 @@ export interface DaemonSettings {
   retryBackoffMs: number;
   /** Minutes. */
   limitBackoff: number;
+  /** Each claim in its own git worktree (src/worktrees/). */
+  worktree: boolean;
 }
 export type SettingName = keyof DaemonSettings;
 
@@ -285,6 +287,14 @@ export const SETTINGS: { [K in SettingName]: Setting<DaemonSettings[K]> } = {
   retries: numberSetting('retries'),
   retryBackoffMs: numberSetting('retry-backoff-ms'),
   limitBackoff: numberSetting('limit-backoff'),
+  worktree: {
+    flag: 'worktree',
+    default: false,
+    describe:
+      'Run each claim in its own git worktree on the branch engine/<noun>/<slug>, made from HEAD (the root must be in a git repository)',
+    expected: 'true or false',
+    problem: (value) => (typeof value === 'boolean' ? null : { expected: 'true or false' }),
+  },
 };
 
 export const SETTING_NAMES = Object.keys(SETTINGS) as SettingName[];

@@ -11,6 +11,8 @@ import { markSessionDone } from '../sessions/session-markers.js';
 import { readSessionState, type SessionState } from '../sessions/session-state.js';
 import { isOpen, transitionSession } from '../sessions/session-status.js';
 import { WRAPPER_FILES } from '../sessions/wrapper-records.js';
+import { nameWorktree } from '../worktrees/worktree-line.js';
+import { messageOf } from '../errors.js';
 import { checkClaim, type ClaimVerdict } from './claim-check.js';
 import type { DaemonShared } from './daemon-shared.js';
 
@@ -170,6 +172,10 @@ export class SessionFollower {
       : null;
     if (dir) {
       await markSessionDone(dir);
+      // The branch and worktree stay for review: the request file names them.
+      await nameWorktree(file, dir).catch((error: unknown) =>
+        this.shared.ctx.log('warn', `could not name the worktree in ${file}: ${messageOf(error)}`),
+      );
       if (this.shared.adopting) void this.shared.track(this.exitWhenSeen(dir));
     }
     this.shared.ctx.log('info', `done: ${file} (#done-${noun})`);

@@ -15,12 +15,20 @@ import { editFile } from '../files/tag-file.js';
 import { createSessionDir, newSessionRef, resolveSessionRef } from '../sessions/session-dir.js';
 import { isSessionDone, takeStartToken } from '../sessions/session-markers.js';
 import { AGENT_LOG } from '../sessions/agent-log.js';
-import { readSessionState, readStateRecord, type SessionState } from '../sessions/session-state.js';
+import { readSessionState, type SessionState } from '../sessions/session-state.js';
 import { isOpen, transitionSession } from '../sessions/session-status.js';
 import { agentEnvironment, wrapperArgv } from '../sessions/wrapper-script.js';
-import { claimEdit, lastPriorSession, restoreClaimEdit } from '../tags/lifecycle-edits.js';
+import {
+  claimEdit,
+  lastPriorSession,
+  restoreClaimEdit,
+  sessionReference,
+} from '../tags/lifecycle-edits.js';
 import { attemptsSoFar, recoveryRecords } from '../tags/recovery-entries.js';
 import { lifecycleTag } from '../tags/tag-name.js';
+import { planResume } from '../resume/prior-attempt.js';
+import { requestDigest } from '../resume/request-digest.js';
+import { worktreeFor, type Worktree } from '../worktrees/worktree.js';
 import { checkClaim } from './claim-check.js';
 import type { DaemonShared } from './daemon-shared.js';
 import { failpoint } from './failpoint.js';
@@ -98,10 +106,14 @@ export class Launcher {
     const ref = newSessionRef(item.noun, item.file, ctx.now());
     let attempt = 1;
     let priorSession: string | null = null;
+    let digest = '';
+    let laterClaim = false;
     try {
       await editFile(item.file, (text) => {
         attempt = attemptsSoFar(recoveryRecords(text)) + 1;
         priorSession = lastPriorSession(text);
+        digest = requestDigest(text);
+        laterClaim = sessionReference(text) !== null;
         return claimEdit(text, item.noun, ref);
       });
     } catch (error) {
@@ -130,13 +142,40 @@ export class Launcher {
     failpoint('after-session-dir');
     const now = ctx.now().toISOString();
     const profile = profileOf(options);
+    // A worktree that cannot be made ends the claim like a failed spawn (below).
+    let worktree: Worktree | null = null;
+    let setupError: unknown = null;
+    if (options.worktree) {
+      worktree = await worktreeFor(options.root, item.noun, item.file).catch((error: unknown) => {
+        setupError = error;
+        return null;
+      });
+    }
+    const cwd = worktree?.cwd ?? options.root;
+    const plan = await planResume({
+      root: options.root,
+      priorSession,
+      agent: profile.kind,
+      cwd,
+      requestDigest: digest,
+      laterClaim,
+      env: process.env,
+    });
+    if (plan.priorAgentSession !== null)
+      ctx.log(
+        'info',
+        plan.kind === 'resume'
+          ? `${ref} continues the conversation of ${plan.priorAgentSession}`
+          : `${ref} starts fresh (${plan.reason}); prior conversation ${plan.priorAgentSession}`,
+      );
     const { argv: agentArgv, agentSessionId } = agentRun(profile, {
       skill: item.skill,
       noun: item.noun,
       file: item.file,
       sessionDir: dir,
       tag: lifecycleTag('claimed', item.noun),
-      priorAgentSession: await priorAgentSession(options.root, priorSession),
+      priorAgentSession: plan.priorAgentSession,
+      resume: plan.kind === 'resume',
     });
     const state: SessionState = {
       version: 1,
@@ -167,6 +206,10 @@ export class Launcher {
       agentArgv,
       agentSessionId,
       agent: profile.kind,
+      cwd,
+      requestDigest: digest,
+      resumedFrom: plan.kind === 'resume' ? plan.priorAgentSession : null,
+      worktree: worktree && { path: worktree.path, branch: worktree.branch },
       heartbeatMs: options.heartbeatMs,
       reason: null,
     };
@@ -177,10 +220,11 @@ export class Launcher {
         state.startedAt = ctx.now().toISOString();
         await transitionSession(dir, null, 'starting', state, { events: ctx.recordEvent });
         failpoint('after-state');
+        if (setupError !== null) throw setupError;
         return ctx.runner.launch({
           name: `agent-${item.noun}-${Math.floor(ctx.now().getTime() / 1000)}`,
           argv: wrapperArgv(dir, options.heartbeatMs, agentArgv),
-          cwd: options.root,
+          cwd,
           env: {
             ...agentEnvironment(state, dir),
             PATH: isClaudeProfile(profile)
@@ -228,15 +272,4 @@ function profileOf(options: DaemonOptions): AgentProfile {
   return options.agent === 'custom'
     ? { kind: 'custom', template: options.agentTemplate }
     : { kind: options.agent, claudeBin: options.claudeBin ?? 'claude' };
-}
-
-/** The agent session id the prior attempt's session recorded, if any. */
-async function priorAgentSession(
-  root: string,
-  priorSession: string | null,
-): Promise<string | null> {
-  const dir = priorSession === null ? null : resolveSessionRef(root, priorSession);
-  if (dir === null) return null;
-  const read = await readStateRecord(dir);
-  return 'state' in read ? (read.state.agentSessionId ?? null) : null;
 }

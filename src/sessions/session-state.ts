@@ -67,6 +67,16 @@ export interface SessionState {
    * its exit is recorded; null when it wrote none (killed, or cut short). Absent otherwise.
    */
   result?: PrintResult | null;
+  /**
+   * Resume (src/resume/): the directory the agent ran in, the digest of the request text it was
+   * asked (request-digest.ts), and the prior agent session it continued (`--resume`), null when it
+   * started fresh. Absent from records written before they existed.
+   */
+  cwd?: string;
+  requestDigest?: string;
+  resumedFrom?: string | null;
+  /** The item's git worktree (`--worktree`, src/worktrees/), null without one. */
+  worktree?: { path: string; branch: string } | null;
   heartbeatMs: number;
   reason: string | null;
 }

@@ -46,7 +46,7 @@ function sessionValue(line: string): string | null {
  * `**Session**: cookie expires` is text, never the claim's). The claim writes one directly below
  * the Tags line; found anywhere, so a line an agent inserts in between does not orphan it.
  */
-function sessionLines(scan: TagScan): LineSpan[] {
+export function sessionLines(scan: TagScan): LineSpan[] {
   return proseLines(scan, (line) => sessionValue(line) !== null);
 }
 

@@ -16,7 +16,8 @@ export interface RecoveryRecord {
   notBefore: Date | null;
 }
 
-const RECOVERY_HEADING = /^## Recovery[ \t]*$/;
+/** A Recovery section's heading, as the requeue writes it. */
+export const RECOVERY_HEADING = /^## Recovery[ \t]*$/;
 const HEADING = /^#{1,6}[ \t]/;
 const FAILURE = /^\*\s+\*\*Failure\*\*:\s*([a-z-]+)/;
 const NOT_BEFORE = /^\*\s+\*\*Not Before\*\*:\s*(\S+)\s*$/;

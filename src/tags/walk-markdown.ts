@@ -20,7 +20,8 @@ export interface IgnoreRules {
 
 /** The directories no walk or watch descends into: our lock directories too. */
 export const IGNORE_RULES: IgnoreRules = {
-  directoryNames: ['node_modules', '.git'],
+  // `.engine-worktrees`: the agents' git worktrees (src/worktrees/), each a copy of the tree.
+  directoryNames: ['node_modules', '.git', '.engine-worktrees'],
   directorySuffixes: ['.engine-lock'],
 };
 

@@ -3,7 +3,12 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agentRun, PRINT_ALLOWED_TOOLS, type AgentTask } from '../../src/agents/agent-profile.js';
+import {
+  agentRun,
+  PRINT_ALLOWED_TOOLS,
+  priorSessionNote,
+  type AgentTask,
+} from '../../src/agents/agent-profile.js';
 import { engineBinDir, pathWith, writeEngineShim } from '../../src/agents/engine-shim.js';
 import { splitTemplate } from '../../src/dispatch/agent-command.js';
 
@@ -17,6 +22,7 @@ const task = (over: Partial<AgentTask> = {}): AgentTask => ({
   sessionDir: '/r/sessions/s1',
   tag: '#claimed-fix',
   priorAgentSession: null,
+  resume: false,
   ...over,
 });
 
@@ -51,6 +57,40 @@ describe('agent profiles', () => {
     ]);
     expect(run.argv).not.toContain('--dangerously-skip-permissions');
     expect(run.argv.at(-2)).toBe('--');
+  });
+
+  it("a resume forks the prior conversation into the run's own new session id, in both profiles", () => {
+    const prior = '11111111-2222-4333-8444-555555555555';
+    for (const kind of ['claude', 'claude-print'] as const) {
+      const run = agentRun(
+        { kind, claudeBin: 'claude' },
+        task({ priorAgentSession: prior, resume: true }),
+      );
+      expect(run.agentSessionId).toMatch(UUID);
+      expect(run.agentSessionId).not.toBe(prior);
+      const at = run.argv.indexOf('--session-id');
+      expect(run.argv.slice(at, at + 5)).toEqual([
+        '--session-id',
+        run.agentSessionId,
+        '--resume',
+        prior,
+        '--fork-session',
+      ]);
+      expect(run.argv.slice(-2)).toEqual(['--', `/fix ${HOSTILE}`]);
+      expect(run.argv).not.toContain('--append-system-prompt');
+    }
+  });
+
+  it('a fresh run after a prior attempt names the prior session in the system prompt, not the prompt', () => {
+    const prior = '11111111-2222-4333-8444-555555555555';
+    for (const kind of ['claude', 'claude-print'] as const) {
+      const run = agentRun({ kind, claudeBin: 'claude' }, task({ priorAgentSession: prior }));
+      const at = run.argv.indexOf('--append-system-prompt');
+      expect(run.argv[at + 1]).toBe(priorSessionNote(prior));
+      expect(priorSessionNote(prior)).toContain(prior);
+      expect(run.argv).not.toContain('--resume');
+      expect(run.argv.slice(-2)).toEqual(['--', `/fix ${HOSTILE}`]);
+    }
   });
 
   it('gives each run its own session id', () => {

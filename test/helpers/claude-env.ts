@@ -90,7 +90,13 @@ export class ClaudeSandbox {
 
   /** Where the CLI writes the transcript of a session run in `cwd`. */
   transcript(cwd: string, sessionId: string): string {
-    return join(this.home, '.claude', 'projects', cwd.replace(/[/.]/g, '-'), `${sessionId}.jsonl`);
+    return join(
+      this.home,
+      '.claude',
+      'projects',
+      cwd.replace(/[^a-zA-Z0-9]/g, '-'),
+      `${sessionId}.jsonl`,
+    );
   }
 
   async cleanup(): Promise<void> {

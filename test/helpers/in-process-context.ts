@@ -47,6 +47,7 @@ export function inProcessContext(
       retries: 0,
       retryBackoffMs: 60_000,
       limitBackoffMs: 15 * 60_000,
+      worktree: false,
       ...options,
     },
     routes: {} as DispatchRoutes,
