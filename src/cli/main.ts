@@ -3,6 +3,7 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { EngineError } from '../errors.js';
+import { agentHookCommand } from './agent-hook.js';
 import { awaitTagCommand } from './await-tag.js';
 import { attachCommand } from './attach.js';
 import { initCommand } from './init.js';
@@ -25,6 +26,7 @@ async function main(argv: string[]): Promise<number> {
       .command(statusCommand as never)
       .command(attachCommand as never)
       .command(logsCommand as never)
+      .command(agentHookCommand)
       .demandCommand(1, 'Name a command; see engine --help')
       .strict()
       .fail((message, error) => {

@@ -28,6 +28,8 @@ describe('agent profiles', () => {
       '/bin/claude',
       '--session-id',
       run.agentSessionId,
+      '--settings',
+      '/r/sessions/s1/claude-settings.json',
       '--',
       `/fix ${HOSTILE}`,
     ]);
@@ -44,6 +46,8 @@ describe('agent profiles', () => {
       '--verbose',
       '--session-id',
       run.agentSessionId,
+      '--settings',
+      '/r/sessions/s1/claude-settings.json',
       '--allowedTools',
       ...PRINT_ALLOWED_TOOLS,
       '--',
