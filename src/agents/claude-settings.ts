@@ -47,7 +47,11 @@ export function claudeSettings(
   kind: 'claude' | 'claude-print',
   engineBinDir: string,
 ): { hooks: Record<string, unknown[]> } {
-  const hook = { type: 'command', command: hookCommand(engineBinDir), timeout: HOOK_TIMEOUT_SECONDS };
+  const hook = {
+    type: 'command',
+    command: hookCommand(engineBinDir),
+    timeout: HOOK_TIMEOUT_SECONDS,
+  };
   return {
     hooks: Object.fromEntries(hookEvents(kind).map((event) => [event, [{ hooks: [hook] }]])),
   };
