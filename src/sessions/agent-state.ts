@@ -89,6 +89,8 @@ export function agentStateFromHook(
       detail = fields.error;
       break;
     case 'SessionEnd':
+      // An agent that ends after its usage limit ended for it: the limit is what a reader needs.
+      if (previous?.state === 'limited') return null;
       detail = fields.reason;
       break;
     default:

@@ -99,6 +99,11 @@ describe('agent state from a hook input (pure)', () => {
     expect(working).toMatchObject({ state: 'working', at: T1.toISOString() });
   });
 
+  it('keeps a usage limit over the end of the session it ended', () => {
+    const limited = agentStateFromHook(hook('StopFailure', { error: 'rate_limit' }), T0, null);
+    expect(agentStateFromHook(hook('SessionEnd', { reason: 'other' }), T1, limited)).toBeNull();
+  });
+
   it('cuts a long notification message for the status line', () => {
     const state = agentStateFromHook(
       hook('Notification', { message: 'x'.repeat(5000), notification_type: 'idle_prompt' }),
