@@ -12,6 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { fillTemplate, usesPlaceholder } from '../dispatch/agent-command.js';
+import { claudeSettingsPath } from './claude-settings.js';
 
 export const AGENT_KINDS = ['claude', 'claude-print', 'custom'] as const;
 export type AgentKind = (typeof AGENT_KINDS)[number];
@@ -75,7 +76,14 @@ export function agentRun(
   }
   const agentSessionId = newSessionId();
   const prompt = `${task.skill} ${task.file}`;
-  const session = ['--session-id', agentSessionId, ...priorSessionArgs(task)];
+  // The hooks that record the agent's state (claude-settings.ts), written at launch.
+  const session = [
+    '--session-id',
+    agentSessionId,
+    '--settings',
+    claudeSettingsPath(task.sessionDir),
+    ...priorSessionArgs(task),
+  ];
   // `--` ends the options: `--allowedTools` takes every word up to the next option, and would
   // swallow a prompt placed right after it.
   const argv =

@@ -3,6 +3,7 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { EngineError } from '../errors.js';
+import { agentHookCommand } from './agent-hook.js';
 import { awaitTagCommand } from './await-tag.js';
 import { attachCommand } from './attach.js';
 import { initCommand } from './init.js';
@@ -29,6 +30,7 @@ async function main(argv: string[]): Promise<number> {
       .command(logsCommand as never)
       .command(resumeCommand as never)
       .command(worktreeCommand)
+      .command(agentHookCommand)
       .demandCommand(1, 'Name a command; see engine --help')
       .strict()
       .fail((message, error) => {

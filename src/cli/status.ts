@@ -4,6 +4,7 @@ import type { CommandModule } from 'yargs';
 import { parseDispatchTable } from '../dispatch/dispatch-table.js';
 import type { PrintResult } from '../sessions/print-result.js';
 import type { ClaimItem } from '../status/collect-status.js';
+import { agentStateText } from './agent-state-line.js';
 import { printJson, printLine } from './output.js';
 import { SHIPPED_TAGS } from './paths.js';
 
@@ -61,7 +62,7 @@ export const statusCommand: CommandModule<object, Args> = {
 function claimLine(c: ClaimItem): string {
   const age = c.ageSeconds === null ? '' : `  age ${c.ageSeconds}s`;
   const beat = c.lastHeartbeat ? `  heartbeat ${c.lastHeartbeat}` : '';
-  return `${c.file}  #claimed-${c.noun}  pid ${c.pid ?? '-'} (${c.liveness})  window ${c.pane ?? '-'}${age}${beat}  ${c.session ?? ''}${resume(c.agentSessionId)}`;
+  return `${c.file}  #claimed-${c.noun}  pid ${c.pid ?? '-'} (${c.liveness})  window ${c.pane ?? '-'}${age}${beat}  ${c.session ?? ''}${resume(c.agentSessionId)}${agentStateText(c.agentState)}`;
 }
 
 /** How to reopen the agent's conversation, from the root. */

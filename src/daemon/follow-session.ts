@@ -6,6 +6,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { exitResult } from '../sessions/agent-log.js';
+import { AGENT_STATE_FILE } from '../sessions/agent-state.js';
 import { resolveSessionRef } from '../sessions/session-dir.js';
 import { markSessionDone } from '../sessions/session-markers.js';
 import { readSessionState, type SessionState } from '../sessions/session-state.js';
@@ -15,6 +16,7 @@ import { nameWorktree } from '../worktrees/worktree-line.js';
 import { messageOf } from '../errors.js';
 import { checkClaim, type ClaimVerdict } from './claim-check.js';
 import type { DaemonShared } from './daemon-shared.js';
+import { WaitingWatch } from './waiting-for-input.js';
 
 export class SessionFollower {
   constructor(
@@ -31,8 +33,16 @@ export class SessionFollower {
   async untilEnded(file: string, noun: string, session: string): Promise<ClaimVerdict | null> {
     const dir = resolveSessionRef(this.shared.ctx.options.root, session);
     const changes = this.shared.signals.subscribe(
-      dir ? [file, join(dir, WRAPPER_FILES.agent), join(dir, WRAPPER_FILES.exit)] : [file],
+      dir
+        ? [
+            file,
+            join(dir, WRAPPER_FILES.agent),
+            join(dir, WRAPPER_FILES.exit),
+            join(dir, AGENT_STATE_FILE),
+          ]
+        : [file],
     );
+    const waiting = dir ? new WaitingWatch(this.shared.ctx, dir, { file, noun, session }) : null;
     let recorded = false;
     try {
       for (;;) {
@@ -55,6 +65,7 @@ export class SessionFollower {
           );
         if (dir && !recorded && verdict?.kind === 'alive' && verdict.state)
           recorded = await this.recordRunning(dir, verdict.state);
+        if (verdict?.kind === 'alive') await waiting?.check();
         if (this.shared.stopping) return verdict;
         await changes.next(this.shared.ctx.options.pollMs);
       }

@@ -8,6 +8,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import PQueue from 'p-queue';
 import { agentRun, isClaudeProfile, type AgentProfile } from '../agents/agent-profile.js';
+import { writeClaudeSettings } from '../agents/claude-settings.js';
 import { engineBinDir, pathWith } from '../agents/engine-shim.js';
 import { EngineError, messageOf, PreconditionError } from '../errors.js';
 import type { WorkItem } from '../dispatch/work-items.js';
@@ -221,6 +222,8 @@ export class Launcher {
         await transitionSession(dir, null, 'starting', state, { events: ctx.recordEvent });
         failpoint('after-state');
         if (setupError !== null) throw setupError;
+        if (profile.kind !== 'custom')
+          await writeClaudeSettings(dir, profile.kind, engineBinDir(options.root));
         return ctx.runner.launch({
           name: `agent-${item.noun}-${Math.floor(ctx.now().getTime() / 1000)}`,
           argv: wrapperArgv(dir, options.heartbeatMs, agentArgv),

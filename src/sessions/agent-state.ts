@@ -1,10 +1,16 @@
 /**
- * `<session>/agent-state.json`: what the agent's own hooks last reported (working, waiting,
- * idle, ended, or limited by a usage limit). Written by the hook subcommand only; this is its
- * one reader. A missing or malformed file is no state: the reader never guesses.
+ * The agent's own state, from Claude Code's hooks rather than from its screen:
+ * `<session>/agent-state.json` = `{state, event, at, detail?, resetsAt?}`. Written by
+ * `engine agent-hook` only (each hook Claude Code runs for the agent), read by `readAgentState`.
+ *
+ * `at` is when the agent entered its state: a second event that keeps the state (a PostToolUse
+ * after a PreToolUse, the permission_prompt Notification a few seconds after a
+ * PermissionRequest) keeps it, so one wait has one `at` and is announced once, even by a daemon
+ * that restarted meanwhile (src/daemon/waiting-for-input.ts).
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { writeJsonAtomic } from '../files/write-json-atomic.js';
 
 export const AGENT_STATE_FILE = 'agent-state.json';
 
@@ -13,33 +19,139 @@ export type AgentStateName = (typeof AGENT_STATES)[number];
 
 export interface AgentState {
   state: AgentStateName;
-  /** The Claude Code hook event that reported it. */
+  /** The Claude Code hook event that set it, e.g. `PreToolUse`. */
   event: string;
+  /** ISO time the agent entered this state. */
   at: string;
   detail?: string;
-  /** When a usage limit resets, in epoch seconds. */
+  /** When a usage limit lifts, epoch seconds, when the hook said. */
   resetsAt?: number;
 }
 
-/** The agent state the session's hooks recorded, or null when there is none (or it is unreadable). */
+/** The hook events engine registers (src/agents/claude-settings.ts) and what each one means. */
+export const HOOK_STATES = {
+  UserPromptSubmit: 'working',
+  PreToolUse: 'working',
+  PostToolUse: 'working',
+  PostToolUseFailure: 'working',
+  PermissionRequest: 'waiting',
+  Notification: 'waiting',
+  Stop: 'idle',
+  StopFailure: 'idle',
+  SessionEnd: 'ended',
+} as const satisfies Record<string, AgentStateName>;
+export type HookEvent = keyof typeof HOOK_STATES;
+
+/**
+ * The Notification types that ask a human for something (a permission dialog, the agent idle at
+ * its prompt, an MCP question); the others (auth_success, agent_completed, ...) change nothing.
+ */
+export const WAITING_NOTIFICATIONS: ReadonlySet<string> = new Set([
+  'permission_prompt',
+  'idle_prompt',
+  'elicitation_dialog',
+  'elicitation_url_dialog',
+  'worker_permission_prompt',
+  'agent_needs_input',
+]);
+
+/** StopFailure's `error` for a usage limit. */
+const RATE_LIMIT_ERROR = 'rate_limit';
+
+/** Long enough for a sentence of a notification, short enough for a status line. */
+const DETAIL_CHARS = 200;
+
+/**
+ * The agent's state after the hook `payload` (its JSON input), or null when the payload changes
+ * nothing (an event or notification type that says nothing about the agent, or not a hook's).
+ */
+export function agentStateFromHook(
+  payload: unknown,
+  now: Date,
+  previous: AgentState | null,
+): AgentState | null {
+  if (typeof payload !== 'object' || payload === null) return null;
+  const fields = payload as Record<string, unknown>;
+  const event = fields.hook_event_name;
+  if (typeof event !== 'string' || !Object.hasOwn(HOOK_STATES, event)) return null;
+  let state: AgentStateName = HOOK_STATES[event as HookEvent];
+  let detail: unknown;
+  switch (event as HookEvent) {
+    case 'Notification':
+      if (!WAITING_NOTIFICATIONS.has(String(fields.notification_type))) return null;
+      detail = fields.message;
+      break;
+    case 'PermissionRequest':
+      detail = typeof fields.tool_name === 'string' ? `permission for ${fields.tool_name}` : null;
+      break;
+    case 'StopFailure':
+      if (fields.error === RATE_LIMIT_ERROR) state = 'limited';
+      detail = fields.error;
+      break;
+    case 'SessionEnd':
+      // An agent that ends after its usage limit ended for it: the limit is what a reader needs.
+      if (previous?.state === 'limited') return null;
+      detail = fields.reason;
+      break;
+    default:
+  }
+  const at = previous?.state === state ? previous.at : now.toISOString();
+  return {
+    state,
+    event,
+    at,
+    ...(typeof detail === 'string' && detail !== '' ? { detail: detail.slice(0, DETAIL_CHARS) } : {}),
+  };
+}
+
+/** The recorded state, or null when there is none (no hook ran yet, or not a Claude agent). */
 export async function readAgentState(dir: string): Promise<AgentState | null> {
-  let value: unknown;
+  const raw = await readFile(join(dir, AGENT_STATE_FILE), 'utf8').catch(() => null);
+  if (raw === null) return null;
   try {
-    value = JSON.parse(await readFile(join(dir, AGENT_STATE_FILE), 'utf8'));
+    return parseAgentState(JSON.parse(raw));
   } catch {
     return null;
   }
+}
+
+function parseAgentState(value: unknown): AgentState | null {
   if (typeof value !== 'object' || value === null) return null;
   const v = value as Record<string, unknown>;
-  if (!(AGENT_STATES as readonly unknown[]).includes(v.state)) return null;
+  if (!AGENT_STATES.includes(v.state as AgentStateName)) return null;
   if (typeof v.event !== 'string' || typeof v.at !== 'string') return null;
   return {
     state: v.state as AgentStateName,
     event: v.event,
     at: v.at,
     ...(typeof v.detail === 'string' ? { detail: v.detail } : {}),
-    ...(typeof v.resetsAt === 'number' && Number.isFinite(v.resetsAt)
-      ? { resetsAt: v.resetsAt }
-      : {}),
+    ...(typeof v.resetsAt === 'number' ? { resetsAt: v.resetsAt } : {}),
   };
+}
+
+/**
+ * Records what the hook `payload` says about the agent of the session in `dir`; nothing when it
+ * says nothing new. Resolves to the state written, or null.
+ */
+export async function recordAgentHook(
+  dir: string,
+  payload: unknown,
+  now: Date,
+): Promise<AgentState | null> {
+  const previous = await readAgentState(dir);
+  const next = agentStateFromHook(payload, now, previous);
+  if (next === null || sameState(previous, next)) return null;
+  await writeJsonAtomic(join(dir, AGENT_STATE_FILE), next);
+  return next;
+}
+
+function sameState(a: AgentState | null, b: AgentState): boolean {
+  return (
+    a !== null &&
+    a.state === b.state &&
+    a.event === b.event &&
+    a.at === b.at &&
+    a.detail === b.detail &&
+    a.resetsAt === b.resetsAt
+  );
 }

@@ -23,6 +23,7 @@ export const EVENT_NAMES = [
   'gave-up',
   'limit-paused',
   'limit-lifted',
+  'waiting-for-input',
 ] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
 

@@ -10,6 +10,7 @@ import { compareOrder } from '../dispatch/work-order.js';
 import { workItemsOf } from '../dispatch/work-items.js';
 import { readRequestFile } from '../files/read-text-file.js';
 import { systemProbe, type ProcProbe } from '../process/process-identity.js';
+import { readAgentState, type AgentState } from '../sessions/agent-state.js';
 import { readEvents, type EngineEvent } from '../sessions/event-log.js';
 import {
   DEFAULT_JUDGE_OPTIONS,
@@ -49,6 +50,8 @@ export interface ClaimItem {
   lastHeartbeat: string | null;
   /** The agent's Claude Code session id: `claude --resume <id>` from the root reopens it. */
   agentSessionId: string | null;
+  /** What the agent's own hooks last said (src/sessions/agent-state.ts); null: nothing yet. */
+  agentState: AgentState | null;
 }
 
 /**
@@ -173,6 +176,7 @@ async function describeClaim(
     ageSeconds: null,
     lastHeartbeat: null,
     agentSessionId: null,
+    agentState: null,
   };
   const dir = session ? resolveSessionRef(root, session) : null;
   if (!session || !dir) return base;
@@ -193,6 +197,7 @@ async function describeClaim(
     ageSeconds: Math.round((now.getTime() - Date.parse(s.startedAt)) / 1000),
     lastHeartbeat: s.lastHeartbeat,
     agentSessionId: s.agentSessionId ?? null,
+    agentState: await readAgentState(dir),
   };
   const records = { startTokenAt: await startTokenTime(dir) };
   return { ...item, ...shown(judgeSession(s, records, now, options, probe)) };

@@ -34,6 +34,8 @@ describe('agent profiles', () => {
       '/bin/claude',
       '--session-id',
       run.agentSessionId,
+      '--settings',
+      '/r/sessions/s1/claude-settings.json',
       '--',
       `/fix ${HOSTILE}`,
     ]);
@@ -50,6 +52,8 @@ describe('agent profiles', () => {
       '--verbose',
       '--session-id',
       run.agentSessionId,
+      '--settings',
+      '/r/sessions/s1/claude-settings.json',
       '--allowedTools',
       ...PRINT_ALLOWED_TOOLS,
       '--',

@@ -1,0 +1,148 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  AGENT_STATE_FILE,
+  agentStateFromHook,
+  readAgentState,
+  recordAgentHook,
+  type AgentState,
+} from '../../src/sessions/agent-state.js';
+
+const T0 = new Date('2026-11-24T10:00:00.000Z');
+const T1 = new Date('2026-11-24T10:00:07.000Z');
+
+/** The fields every hook input carries, as the installed CLI sent them (docs/DAEMON.md). */
+const common = {
+  session_id: '25ccf313-e0e4-4834-a00c-8ddbf363d4aa',
+  transcript_path: '/h/.claude/projects/-r/25ccf313-e0e4-4834-a00c-8ddbf363d4aa.jsonl',
+  cwd: '/r',
+};
+const hook = (event: string, fields: Record<string, unknown> = {}) => ({
+  ...common,
+  hook_event_name: event,
+  ...fields,
+});
+
+describe('agent state from a hook input (pure)', () => {
+  it.each([
+    ['UserPromptSubmit', { prompt: '/fix x.md' }, 'working', undefined],
+    ['PreToolUse', { tool_name: 'Bash', tool_input: { command: 'ls' } }, 'working', undefined],
+    ['PostToolUse', { tool_name: 'Bash', tool_response: {} }, 'working', undefined],
+    ['PostToolUseFailure', { tool_name: 'Bash', error: 'x' }, 'working', undefined],
+    [
+      'PermissionRequest',
+      { tool_name: 'Bash', tool_input: {}, permission_suggestions: [] },
+      'waiting',
+      'permission for Bash',
+    ],
+    [
+      'Notification',
+      { message: 'Claude needs your permission to use Bash', notification_type: 'permission_prompt' },
+      'waiting',
+      'Claude needs your permission to use Bash',
+    ],
+    [
+      'Notification',
+      { message: 'Claude is waiting for your input', notification_type: 'idle_prompt' },
+      'waiting',
+      'Claude is waiting for your input',
+    ],
+    ['Stop', { stop_hook_active: false, last_assistant_message: 'done' }, 'idle', undefined],
+    [
+      'StopFailure',
+      { error: 'rate_limit', last_assistant_message: 'API Error: Request rejected (429)' },
+      'limited',
+      'rate_limit',
+    ],
+    ['StopFailure', { error: 'server_error' }, 'idle', 'server_error'],
+    ['SessionEnd', { reason: 'prompt_input_exit' }, 'ended', 'prompt_input_exit'],
+  ])('%s %j -> %s', (event, fields, state, detail) => {
+    expect(agentStateFromHook(hook(event, fields), T0, null)).toEqual({
+      state,
+      event,
+      at: T0.toISOString(),
+      ...(detail === undefined ? {} : { detail }),
+    });
+  });
+
+  it('a rate-limit StopFailure carries no reset time: the CLI gives none in the hook input', () => {
+    const state = agentStateFromHook(hook('StopFailure', { error: 'rate_limit' }), T0, null);
+    expect(state).not.toHaveProperty('resetsAt');
+  });
+
+  it('changes nothing for other events, other notification types, or what is not a hook input', () => {
+    expect(agentStateFromHook(hook('SessionStart', { source: 'startup' }), T0, null)).toBeNull();
+    expect(
+      agentStateFromHook(
+        hook('Notification', { message: 'Signed in', notification_type: 'auth_success' }),
+        T0,
+        null,
+      ),
+    ).toBeNull();
+    expect(agentStateFromHook(hook('toString'), T0, null)).toBeNull();
+    expect(agentStateFromHook(null, T0, null)).toBeNull();
+    expect(agentStateFromHook('PreToolUse', T0, null)).toBeNull();
+    expect(agentStateFromHook({ hook_event_name: 7 }, T0, null)).toBeNull();
+  });
+
+  it('keeps `at` while the state stays (one wait is one time), and restarts it on a change', () => {
+    const asked = agentStateFromHook(hook('PermissionRequest', { tool_name: 'Bash' }), T0, null);
+    const notified = agentStateFromHook(
+      hook('Notification', { message: 'needs permission', notification_type: 'permission_prompt' }),
+      T1,
+      asked,
+    );
+    expect(notified).toMatchObject({ state: 'waiting', event: 'Notification', at: T0.toISOString() });
+    const working = agentStateFromHook(hook('PostToolUse'), T1, notified);
+    expect(working).toMatchObject({ state: 'working', at: T1.toISOString() });
+  });
+
+  it('keeps a usage limit over the end of the session it ended', () => {
+    const limited = agentStateFromHook(hook('StopFailure', { error: 'rate_limit' }), T0, null);
+    expect(agentStateFromHook(hook('SessionEnd', { reason: 'other' }), T1, limited)).toBeNull();
+  });
+
+  it('cuts a long notification message for the status line', () => {
+    const state = agentStateFromHook(
+      hook('Notification', { message: 'x'.repeat(5000), notification_type: 'idle_prompt' }),
+      T0,
+      null,
+    );
+    expect(state?.detail).toHaveLength(200);
+  });
+});
+
+describe('agent-state.json', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'engine-agent-state-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('records a hook input whole, and reads it back', async () => {
+    const written = await recordAgentHook(dir, hook('PreToolUse', { tool_name: 'Bash' }), T0);
+    const expected: AgentState = { state: 'working', event: 'PreToolUse', at: T0.toISOString() };
+    expect(written).toEqual(expected);
+    expect(JSON.parse(await readFile(join(dir, AGENT_STATE_FILE), 'utf8'))).toEqual(expected);
+    expect(await readAgentState(dir)).toEqual(expected);
+  });
+
+  it('leaves the file alone when a hook input changes nothing', async () => {
+    await recordAgentHook(dir, hook('Stop'), T0);
+    expect(await recordAgentHook(dir, hook('SessionStart'), T1)).toBeNull();
+    expect(await recordAgentHook(dir, hook('Stop'), T1)).toBeNull();
+    expect(await readAgentState(dir)).toMatchObject({ state: 'idle', at: T0.toISOString() });
+  });
+
+  it('reads no state from a missing, torn or foreign file', async () => {
+    expect(await readAgentState(dir)).toBeNull();
+    await writeFile(join(dir, AGENT_STATE_FILE), '{"state": "work');
+    expect(await readAgentState(dir)).toBeNull();
+    await writeFile(join(dir, AGENT_STATE_FILE), '{"state": "asleep", "event": "x", "at": "y"}');
+    expect(await readAgentState(dir)).toBeNull();
+  });
+});
