@@ -131,7 +131,7 @@ describe('isOpen', () => {
 });
 
 describe('the one writer of .state.json', () => {
-  it('is session-status.ts: no other module under src/ writes JSON records', async () => {
+  it('is session-status.ts: each JSON record has its one writer, and no other module writes one', async () => {
     const src = fileURLToPath(new URL('../../src/', import.meta.url));
     const writers: string[] = [];
     for (const entry of await readdir(src, { recursive: true, withFileTypes: true })) {
@@ -141,6 +141,12 @@ describe('the one writer of .state.json', () => {
         writers.push(relative(src, path));
       }
     }
-    expect(writers.sort()).toEqual(['files/write-json-atomic.ts', 'sessions/session-status.ts']);
+    expect(writers.sort()).toEqual([
+      'agents/claude-settings.ts', // <session>/claude-settings.json, once at launch
+      'files/write-json-atomic.ts',
+      'sessions/agent-state.ts', // <session>/agent-state.json, by the agent's hooks
+      'sessions/limit-pause.ts', // sessions/.engine/pause.json
+      'sessions/session-status.ts', // <session>/.state.json
+    ]);
   });
 });

@@ -151,17 +151,19 @@ it('a requeued item works again in the same worktree, where its first attempt le
   expect(seen.split('\n')).toContain('partial.txt');
 });
 
-it('requeues the item with the reason when its worktree cannot be made; starts no agent', async () => {
+it('a worktree that cannot be made is a launch failure: retried, not an attempt, then #needs-X with the reason; starts no agent', async () => {
   await gitRoot();
   const file = await h.request('fix-me.md', '# Fix\n**Tags**: #delegated-fix\n\nIt.\n');
   const place = worktreePlace(h.root, 'fix', file);
   await mkdir(place.path, { recursive: true });
   await writeFile(join(place.path, 'mine.txt'), 'a human put this here\n');
-  const d = h.start(await agentCmd());
+  const d = h.start([...(await agentCmd()), '--retry-backoff-ms', '100']);
 
-  const requeued = await waitForTag(file, ['#needs-fix', '#done-fix'], 30_000);
+  const requeued = await waitForTag(file, ['#needs-fix', '#done-fix'], 60_000);
   expect(tagsOf(requeued), d.output().slice(-3000)).toEqual(['#needs-fix']);
   expect(requeued).toContain(`${place.path} is not the worktree of ${place.branch}`);
+  expect(requeued).toContain('launch failures in a row');
+  expect(requeued).not.toMatch(/\*\*Failure\*\*: agent/);
   expect(await readFile(join(place.path, 'mine.txt'), 'utf8')).toBe('a human put this here\n');
   const session = /\*\*Prior Session\*\*: (\S+)/.exec(requeued)![1]!;
   expect(existsSync(join(h.root, session, 'cwd'))).toBe(false);
