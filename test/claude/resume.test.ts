@@ -51,10 +51,9 @@ async function approveAgain(file: string): Promise<void> {
 
 async function secondAttempt(file: string): Promise<StateRecord> {
   const requeued = await waitForText2(file);
-  const ref =
-    /\*\*Prior Session\*\*: (\S+)\s*\n\*\s+\*\*Action[^\n]*\n\*\s+\*\*Attempt\*\*: 2/.exec(
-      requeued,
-    )![1]!;
+  // Attempt 2's entry is the last one.
+  const ref = [...requeued.matchAll(/\*\*Prior Session\*\*: (\S+)/g)].at(-1)![1]!;
+  expect(requeued).toMatch(/\*\*Attempt\*\*: 2\s*$/);
   return waitForState(join(h.root, ref), (s) => s.status === 'abandoned');
 }
 
