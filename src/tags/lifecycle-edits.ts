@@ -14,7 +14,7 @@ import {
   TagMissingError,
 } from './edit-tags.js';
 import { scanTags, type LineSpan, type TagScan } from './scan-tags.js';
-import { countsAsAttempt, type FailureKind } from './recovery-entries.js';
+import { countsAsAttempt, recoveryRecords, type FailureKind } from './recovery-entries.js';
 import { lifecycleOf, lifecycleTag, transitionTags } from './tag-name.js';
 
 const SESSION_PREFIX = '**Session**:';
@@ -220,11 +220,33 @@ export function requeueEdit(
     ...(entry.notBefore ? [`*   **Not Before**: ${entry.notBefore}`] : []),
     `*   **Attempt**: ${entry.attempt}`,
   ].join(eol);
-  let end = cleared.length;
+  return withRecoveryEntry(cleared, body, eol);
+}
+
+/**
+ * The text with a Recovery entry after it. A text that ends inside a block running to its end (a
+ * code fence never closed, an HTML comment) would swallow the entry, and trimming its trailing
+ * lines would change its bytes: the entry then goes right before that block, which stays byte
+ * for byte. Either way the entry must come out as prose (read back as one more Recovery entry),
+ * or the edit is refused: an entry hidden in code would not count.
+ */
+function withRecoveryEntry(text: string, body: string, eol: string): string {
+  const before = recoveryRecords(text).length;
+  const counted = (result: string): boolean => recoveryRecords(result).length === before + 1;
+  let end = text.length;
   // Trailing line endings, by hand: the regex for it is quadratic on a long run of them.
-  while (end > 0 && (cleared[end - 1] === '\n' || cleared[end - 1] === '\r')) end--;
-  const trimmed = cleared.slice(0, end);
-  return `${trimmed}${eol}${eol}${body}${eol}`;
+  while (end > 0 && (text[end - 1] === '\n' || text[end - 1] === '\r')) end--;
+  const appended = `${text.slice(0, end)}${eol}${eol}${body}${eol}`;
+  if (counted(appended)) return appended;
+  const scan = scanTags(text);
+  const { lines } = scan;
+  let first = lines.count;
+  while (first > 1 && !scan.isProse(first - 1)) first--;
+  const at = lines.span(first).start;
+  const blankBefore = first === 1 || lines.lineText(first - 1).trim() === '' ? '' : eol;
+  const inserted = `${text.slice(0, at)}${blankBefore}${body}${eol}${eol}${text.slice(at)}`;
+  if (counted(inserted)) return inserted;
+  throw new EditChangesMeaningError(first);
 }
 
 /** The last recorded prior session (outside code), if the request was requeued before. */

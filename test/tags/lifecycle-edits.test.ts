@@ -185,3 +185,32 @@ describe('found by review: the edits keep what they do not own', () => {
     expect(sessionReference(requeueEdit(text, 'fix', 'sessions/s1', entry))).toBeNull();
   });
 });
+
+describe('requeueEdit of a text that ends inside an open block', () => {
+  const head = '# T\n**Tags**: #claimed-fix\n**Session**: sessions/s1\n\nIntro.\n\n';
+  it.each([
+    ['a code fence never closed', '```sh\nrun it\n\n\n'],
+    ['a tilde fence never closed, CRLF', '~~~~\r\n## Recovery\r\n\r\n'],
+    ['an HTML comment never closed', '<!-- notes\n\nmore\n\n'],
+  ])('puts the entry right before %s, whose bytes stay, and it counts', (_l, open) => {
+    const text = head + open;
+    let requeued = requeueEdit(text, 'fix', 'sessions/s1', entry);
+    expect(requeued.endsWith(open)).toBe(true);
+    expect(attemptsSoFar(recoveryRecords(requeued))).toBe(1);
+    // A second failure: the next entry, after the first, still before the block, and counted.
+    requeued = claimEdit(requeued.replace('#needs-fix', '#delegated-fix'), 'fix', 'sessions/s2');
+    requeued = requeueEdit(requeued, 'fix', 'sessions/s2', {
+      ...entry,
+      priorSession: 'sessions/s2/',
+    });
+    expect(requeued.endsWith(open)).toBe(true);
+    expect(attemptsSoFar(recoveryRecords(requeued))).toBe(2);
+    expect(lastPriorSession(requeued)).toBe('sessions/s2/');
+  });
+
+  it('still appends after a block that was closed', () => {
+    const text = `${head}\`\`\`\ncode\n\`\`\`\n\n\n`;
+    const requeued = requeueEdit(text, 'fix', 'sessions/s1', entry);
+    expect(requeued).toMatch(/\ncode\n```\n\n## Recovery\n[^`]*$/);
+  });
+});
