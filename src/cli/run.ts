@@ -51,6 +51,8 @@ export const runCommand: CommandModule<object, Args> = {
       .option('tmux-session', { type: 'string', ...settingFlag('tmuxSession') })
       .option('heartbeat-ms', numberFlag('heartbeat-ms'))
       .option('poll-ms', numberFlag('poll-ms'))
+      .option('on-event', { type: 'string', ...settingFlag('notify') })
+      .option('notify-via', { type: 'string', ...settingFlag('notifyVia') })
       .option('once', {
         type: 'boolean',
         default: false,

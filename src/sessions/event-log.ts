@@ -20,6 +20,10 @@ export const EVENT_NAMES = [
   'exited',
   'done',
   'requeued',
+  'gave-up',
+  'waiting-for-input',
+  'limit-paused',
+  'limit-lifted',
 ] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
 
