@@ -1,9 +1,10 @@
 /**
  * Runs the notifications of recorded events: the `--on-event` command, `notify-send` and a tmux
  * `display-message` on the daemon's tmux server. Each is an argument vector run with spawn, never
- * through a shell. Fire and forget: the daemon never waits for one, a failure is logged, and a
- * command that runs past its time limit is killed with its process group and logged. A few run
- * at once; the rest wait their turn, so a burst of events cannot start hundreds of processes.
+ * through a shell. Fire and forget: a running daemon never waits for one (a stop waits for those
+ * under way), a failure is logged, and a command that runs past its time limit is killed with its
+ * process group and logged. A few run at once; the rest wait their turn, so a burst of events
+ * cannot start hundreds of processes.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import PQueue from 'p-queue';
@@ -47,13 +48,18 @@ export class Notifier {
   /** Notifies of `event` if it is one that notifies; returns at once. */
   notify(event: EventInput & { time?: string }): void {
     if (!notifies(event)) return;
-    const { command, via, root, tmuxSocket } = this.options;
-    if (command) this.enqueue(notifyArgv(command, event), 'the notification command', false);
-    const text = describeEvent(event, root);
-    if (this.notifySend)
-      this.enqueue([this.notifySend, '--app-name=engine', '--', text], 'notify-send', true);
-    if (via.includes('tmux') && tmuxSocket !== undefined)
-      void this.queue.add(() => this.tmuxMessage(tmuxSocket, text));
+    const { command, via, root, tmuxSocket, log } = this.options;
+    // The caller records an event: nothing here may throw into it.
+    try {
+      if (command) this.enqueue(notifyArgv(command, event), 'the notification command', false);
+      const text = describeEvent(event, root);
+      if (this.notifySend)
+        this.enqueue([this.notifySend, '--app-name=engine', '--', text], 'notify-send', true);
+      if (via.includes('tmux') && tmuxSocket !== undefined)
+        void this.queue.add(() => this.tmuxMessage(tmuxSocket, text));
+    } catch (error) {
+      log('warn', `notification of ${event.event}: ${messageOf(error)}`);
+    }
   }
 
   /** Resolves once every notification under way or waiting has ended (each within its limit). */
