@@ -106,6 +106,27 @@ describe('per-noun caps (the Max column)', () => {
     expect(researchAgents()).toHaveLength(6);
   });
 
+  it('a Max raised in a reloaded table lets a held item go at once', async () => {
+    const tags = join(h.root, 'directives', 'TAGS.md');
+    await writeFile(tags, TAGS);
+    const d = h.start([], { TEST_AGENT_MODE: 'hold' });
+    await waitForReady(d);
+    const a = await h.request('A.md', '# A\n**Tags**: #delegated-research\n');
+    const b = await h.request('B.md', '# B\n**Tags**: #delegated-research\n');
+    await waitFor(() => /held .*#delegated-research: Max 1/.test(d.output()), {
+      timeoutMs: 30_000,
+      message: () => `an item held by the cap; ${d.output()}`,
+    });
+    const [first] = await h.waitForAgents(1);
+    const held = first?.file === a ? b : a;
+    expect(tagsOf(readFileSync(held, 'utf8'))).toContain('#delegated-research');
+    await writeFile(tags, TAGS.replace('| yes | 1 |', '| yes | 2 |'));
+    // The first agent is still held: only the new Max can start the second.
+    const started = await h.waitForAgents(2);
+    for (const agent of started) await release(agent.session);
+    for (const file of [a, b]) await waitForTag(file, ['#done-research'], 60_000);
+  });
+
   it('an agent adopted at start counts against its noun’s Max', async () => {
     await writeFile(join(h.root, 'directives', 'TAGS.md'), TAGS);
     const first = h.start([], { TEST_AGENT_MODE: 'hold' });
