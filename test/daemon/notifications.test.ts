@@ -3,12 +3,15 @@
  * event once with its placeholders, a hostile request file name reaches it as one literal
  * argument (nothing runs), and a command that hangs does not stall dispatch.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { loadNodePty } from '../../src/runners/pty-runner.js';
 import {
+  release,
   shellQuote,
   useDaemonHarness,
   waitForReady,
@@ -72,6 +75,37 @@ describe('notifications (--on-event)', () => {
     expect(requeued).toHaveLength(1);
     expect(requeued[0]?.slice(0, 3)).toEqual(['requeued', file, 'fix']);
     expect(requeued[0]?.[4]).toMatch(/exit/);
+  });
+
+  it('--notify-via tmux shows the event to a client attached to the agents’ tmux server', async () => {
+    const pty = await loadNodePty();
+    const d = h.start(['--notify-via', 'tmux'], { TEST_AGENT_MODE: 'hold' });
+    await waitForReady(d);
+    const file = await h.request('#(touch pwned).md', '# T\n**Tags**: #delegated-fix\n');
+    const [agent] = await h.waitForAgents(1);
+    const client = pty.spawn('tmux', ['-L', h.socket, 'attach', '-t', 'dispatch'], {
+      name: 'xterm',
+      cols: 200,
+      rows: 20,
+      cwd: h.root,
+      env: { ...process.env, TMUX: '', TMUX_PANE: '', TERM: 'xterm' } as Record<string, string>,
+    });
+    h.killAtEnd(client.pid);
+    let screen = '';
+    client.onData((data: string) => (screen += data));
+    await waitFor(
+      () =>
+        execFileSync('tmux', ['-L', h.socket, 'list-clients'], { encoding: 'utf8' }).trim() !== '',
+      { message: 'the tmux client to attach' },
+    );
+    await release(agent!.session);
+    await waitForTag(file, ['#done-fix'], 60_000);
+    // Shown as written: the name neither ran nor expanded.
+    await waitFor(() => screen.includes('engine: done sessions/#(touch pwned).md #fix'), {
+      timeoutMs: 30_000,
+      message: () => `the message on the client; ${JSON.stringify(screen.slice(-400))}`,
+    });
+    expect(existsSync(join(h.root, 'pwned'))).toBe(false);
   });
 
   it('a command that hangs does not stall dispatch, and is killed and logged at its time limit', async () => {

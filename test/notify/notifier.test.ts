@@ -4,7 +4,7 @@
  * tmux server. Every process started is ended by pid, and the tmux server by its socket.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -109,6 +109,63 @@ describe('Notifier', () => {
       ]);
     }
     expect(lines[0]).toMatch(/could not run: .*ENOENT/);
+  });
+
+  it('runs notify-send where it is on PATH, its argv exact; a failing one warns once', async () => {
+    const dir = await tempDir();
+    const out = join(dir, 'calls.jsonl');
+    const bin = join(dir, 'bin');
+    await mkdir(bin);
+    const fake = join(bin, 'notify-send');
+    await writeFile(
+      fake,
+      `#!/bin/sh\nexec ${shellQuote(process.execPath)} ${shellQuote(NOTIFY_LOG)} ${shellQuote(out)} "$@"\n`,
+    );
+    await chmod(fake, 0o755);
+    const path = process.env.PATH;
+    process.env.PATH = `${bin}:${path ?? ''}`;
+    const { lines, log } = logged();
+    let notifier: Notifier;
+    try {
+      notifier = new Notifier({
+        root: dir,
+        command: null,
+        via: ['desktop'],
+        tmuxSocket: null,
+        log,
+      });
+    } finally {
+      process.env.PATH = path;
+    }
+    notifier.notify({ event: 'done', file: join(dir, 'sessions', 'a.md'), noun: 'fix' });
+    notifier.notify({ event: 'spawned', file: join(dir, 'sessions', 'a.md'), noun: 'fix' });
+    await notifier.close();
+    expect(calls(out)).toEqual([['--app-name=engine', '--', 'engine: done sessions/a.md #fix']]);
+    expect(lines).toEqual([]);
+
+    await writeFile(fake, '#!/bin/sh\necho "no notification service" >&2\nexit 1\n');
+    process.env.PATH = `${bin}:${path ?? ''}`;
+    try {
+      notifier = new Notifier({
+        root: dir,
+        command: null,
+        via: ['desktop'],
+        tmuxSocket: null,
+        log,
+      });
+    } finally {
+      process.env.PATH = path;
+    }
+    notifier.notify({ event: 'done' });
+    await notifier.close();
+    notifier.notify({ event: 'requeued' });
+    await notifier.close();
+    expect(lines).toEqual([
+      expect.stringMatching(
+        /^warn notification: notify-send .* failed \(exit 1\): no notification service$/,
+      ),
+      expect.stringMatching(/^debug notification: notify-send /),
+    ]);
   });
 
   it('shows the event to a client attached to the tmux server, running nothing a name holds', async () => {
