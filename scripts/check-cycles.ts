@@ -14,7 +14,7 @@ export const LAYERS: string[][] = [
   ['tags', 'process', 'runners'],
   ['files', 'dispatch'],
   ['sessions', 'watch'],
-  ['agents'],
+  ['agents', 'notify'],
   ['resume', 'worktrees'],
   ['approve', 'status', 'daemon'],
   ['init'],

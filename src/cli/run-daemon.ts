@@ -26,6 +26,8 @@ import type { Runner } from '../runners/runner.js';
 import { isTmuxAvailable, TmuxRunner } from '../runners/tmux-runner.js';
 import { PtyRunner } from '../runners/pty-runner.js';
 import { appendEvent } from '../sessions/event-log.js';
+import { Notifier } from '../notify/notifier.js';
+import { parseNotifyVia, splitNotifyTemplate } from '../notify/notify-event.js';
 import { systemProbe } from '../process/process-identity.js';
 import { checkWorktreeRoot } from '../worktrees/worktree.js';
 import { ScanPool, summaryOf } from '../tags/scan-pool.js';
@@ -56,6 +58,8 @@ export interface RunArgs {
   'heartbeat-ms'?: number;
   'poll-ms'?: number;
   worktree?: boolean;
+  'on-event'?: string;
+  'notify-via'?: string;
   once: boolean;
   'dry-run': boolean;
   'log-format': 'text' | 'json';
@@ -138,6 +142,13 @@ export async function runDaemon(args: Args): Promise<void> {
       : new PtyRunner();
   if (runner instanceof PtyRunner) await runner.ensureLoaded();
   const pool = new ScanPool();
+  const notifier = new Notifier({
+    root,
+    command: settings.notify === null ? null : splitNotifyTemplate(settings.notify),
+    via: parseNotifyVia(settings.notifyVia),
+    tmuxSocket: options.runner === 'tmux' ? options.tmuxSocket : undefined,
+    log,
+  });
   const ctx: DaemonContext = {
     options,
     routes,
@@ -146,10 +157,14 @@ export async function runDaemon(args: Args): Promise<void> {
     now: () => new Date(),
     timers: { setTimeout: (callback, ms) => setTimeout(callback, ms), clearTimeout },
     probe: systemProbe,
-    recordEvent: (event) =>
-      appendEvent(root, { ...event, time: new Date().toISOString() }).catch((error: unknown) =>
+    // Every recorded event passes here once: its notification, if any, is started here too.
+    recordEvent: (event) => {
+      const recorded = { ...event, time: new Date().toISOString() };
+      notifier.notify(recorded);
+      return appendEvent(root, recorded).catch((error: unknown) =>
         log('warn', `event log: ${String(error)}`),
-      ),
+      );
+    },
     // The fast path decides most files on this thread; remark runs in the bounded pool.
     scan: async (text) => {
       const fast = scanTagsFast(text);
@@ -165,6 +180,7 @@ export async function runDaemon(args: Args): Promise<void> {
   } finally {
     await pool.close();
     await runner.close();
+    await notifier.close();
   }
   // Agents under the pty runner are children of this process and would keep it alive: they end
   // with the daemon (docs/DAEMON.md), and the next start requeues them.

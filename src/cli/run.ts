@@ -55,6 +55,8 @@ export const runCommand: CommandModule<object, Args> = {
       .option('retry-backoff-ms', numberFlag('retry-backoff-ms'))
       .option('limit-backoff', numberFlag('limit-backoff'))
       .option('worktree', { type: 'boolean', ...settingFlag('worktree') })
+      .option('on-event', { type: 'string', ...settingFlag('notify') })
+      .option('notify-via', { type: 'string', ...settingFlag('notifyVia') })
       .option('once', {
         type: 'boolean',
         default: false,

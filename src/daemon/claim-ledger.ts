@@ -42,6 +42,11 @@ export class ClaimLedger {
     return this.watched.size;
   }
 
+  /** The noun of each watched claim. */
+  watchedNouns(): string[] {
+    return [...this.watched].map((key) => key.slice(key.indexOf('\0') + 1));
+  }
+
   watch(file: string, noun: string): void {
     this.watched.add(keyOf(file, noun));
   }

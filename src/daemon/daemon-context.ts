@@ -59,6 +59,8 @@ export interface DispatchRoutes {
    * `file` is handed back to be read again when a new table takes effect.
    */
   route(noun: string, file: string): DispatchRoute | null;
+  /** The Max of `#delegated-<noun>`'s row in force: its agents at once at most (undefined: no cap). */
+  cap(noun: string): number | undefined;
   /** Reloads the table when it changes, until close(); `onReload` gets the files that waited. */
   watch(onReload: (files: string[]) => void): void;
   close(): Promise<void>;

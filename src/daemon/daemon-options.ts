@@ -15,6 +15,7 @@ import { AGENT_KINDS, type AgentKind } from '../agents/agent-profile.js';
 import { DEFAULT_MONITOR, parseMonitorList } from '../dispatch/monitor-list.js';
 import { EngineError, isErrnoException, messageOf } from '../errors.js';
 import { DEFAULT_JUDGE_OPTIONS } from '../sessions/judge-session.js';
+import { parseNotifyVia, splitNotifyTemplate } from '../notify/notify-event.js';
 
 /** setTimeout's largest delay; a larger one fires at once. */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -153,6 +154,10 @@ export interface DaemonSettings {
   limitBackoff: number;
   /** Each claim in its own git worktree (src/worktrees/). */
   worktree: boolean;
+  /** The notification command template (--on-event); null: none. */
+  notify: string | null;
+  /** The built-in notification channels, a comma list, or `none`. */
+  notifyVia: string;
 }
 export type SettingName = keyof DaemonSettings;
 
@@ -294,6 +299,30 @@ export const SETTINGS: { [K in SettingName]: Setting<DaemonSettings[K]> } = {
       'Run each claim in its own git worktree on the branch engine/<noun>/<slug>, made from HEAD (the root must be in a git repository)',
     expected: 'true or false',
     problem: (value) => (typeof value === 'boolean' ? null : { expected: 'true or false' }),
+  },
+  notify: {
+    flag: 'on-event',
+    env: 'ENGINE_ON_EVENT',
+    default: null,
+    describe:
+      'A command run on done, requeued, gave-up, waiting-for-input, limit-paused and limit-lifted, as an argument vector, never through a shell ({event} {file} {noun} {session} {reason} {until} {time}); null for none',
+    expected: 'a command template, or null',
+    problem: (value) =>
+      value === null
+        ? null
+        : textProblem('a command template, or null', (v) => void splitNotifyTemplate(v))(value),
+  },
+  notifyVia: {
+    flag: 'notify-via',
+    env: 'ENGINE_NOTIFY_VIA',
+    default: 'desktop,tmux',
+    describe:
+      "Built-in notifications of the same events: desktop (notify-send, where it is on PATH), tmux (a message to the clients attached to the agents' tmux server); none for neither",
+    expected: "a comma list of desktop, tmux, or 'none'",
+    problem: textProblem(
+      "a comma list of desktop, tmux, or 'none'",
+      (value) => void parseNotifyVia(value),
+    ),
   },
 };
 

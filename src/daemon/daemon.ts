@@ -19,6 +19,7 @@ import { DaemonShared } from './daemon-shared.js';
 import { SessionFollower } from './follow-session.js';
 import { Governor } from './governor.js';
 import { Launcher } from './launch.js';
+import { NounSlots, type ReleaseSlot } from './noun-slots.js';
 import { Reaper } from './reaper.js';
 import { RequestReader } from './read-requests.js';
 
@@ -32,6 +33,8 @@ export class Daemon {
   private readonly follower: SessionFollower;
   private readonly reaper: Reaper;
   private readonly governor: Governor;
+  /** The Max column's caps, taken before a slot of the queue (see NounSlots). */
+  private readonly slots: NounSlots;
   private reapTimer: NodeJS.Timeout | null = null;
   /** Whether start() ran: --dry-run and --once record no start or stop. */
   private started = false;
@@ -55,6 +58,7 @@ export class Daemon {
       onSettled: (path) => this.shared.track(this.evaluate(path)),
       onError: (error) => ctx.log('warn', `watcher: ${error.message}`),
     });
+    this.slots = new NounSlots((noun) => ctx.routes.cap(noun));
     this.reader = new RequestReader(this.shared);
     this.launcher = new Launcher(this.shared, this.reader);
     this.follower = new SessionFollower(this.shared, () => this.watcher.reconcile());
@@ -75,12 +79,15 @@ export class Daemon {
     await this.ctx.recordEvent({ event: 'daemon-started', pid: process.pid, host: hostname() });
     await this.watcher.start((path) => this.reader.inspectAtStart(path));
     await this.reap();
+    this.slots.start();
     this.queue.start();
     this.governor.start();
-    // A new table may route items that waited for their row: those files are read again.
-    this.ctx.routes.watch((files) =>
-      files.forEach((file) => void shared.track(this.evaluate(file))),
-    );
+    // A new table may route items that waited for their row: those files are read again. It
+    // may also raise a Max: items held by their noun's cap are looked at again.
+    this.ctx.routes.watch((files) => {
+      this.slots.wake();
+      files.forEach((file) => void shared.track(this.evaluate(file)));
+    });
     // Sessions that ended while no daemon ran get their exit recorded; running ones are followed.
     for (const dir of open) void shared.track(this.follower.exitWhenSeen(dir));
     this.scheduleReap();
@@ -91,14 +98,20 @@ export class Daemon {
     this.shared.adopting = false;
     await this.shared.sessions.load();
     const items = await this.plan();
-    let running = await this.reap();
+    const alive = await this.reaper.reap();
+    alive.forEach((noun) => this.slots.hold(noun));
+    this.slots.start();
+    let running = alive.length;
     const cap = this.ctx.options.maxAgents || Number.POSITIVE_INFINITY;
     for (const item of items) {
       if (running >= cap) break;
       if (!(await this.governor.admit(item))) continue;
+      const release = this.slots.tryTake(item.noun);
+      if (!release) continue;
       const ref = await this.launcher.launch(item);
       await this.governor.launched(item, ref);
       if (ref) running++;
+      else release();
     }
   }
 
@@ -123,6 +136,7 @@ export class Daemon {
     this.governor.stop();
     this.queue.pause();
     this.queue.clear();
+    this.slots.clear();
     this.shared.signals.close();
     await this.watcher.close();
     await this.ctx.routes.close();
@@ -136,8 +150,8 @@ export class Daemon {
   }
 
   /** Checks every claim no task watches: adopts live ones, requeues dead ones. */
-  reap(): Promise<number> {
-    return this.reaper.reap();
+  async reap(): Promise<void> {
+    await this.reaper.reap();
   }
 
   /** The queue stage: reads one settled file, restores overwritten claims, queues its work. */
@@ -174,19 +188,32 @@ export class Daemon {
         'debug',
         `queued ${file} #delegated-${noun} (P${item.weight}, priority ${item.tablePriority})`,
       );
-      void this.queue
-        .add(() => this.dispatch(item), { priority: queuePriority(item) })
-        .catch((error: unknown) => this.ctx.log('error', `dispatch ${file}: ${String(error)}`));
+      void this.queueWithinCap(item).catch((error: unknown) =>
+        this.ctx.log('error', `dispatch ${file}: ${String(error)}`),
+      );
     }
   }
 
+  /** Waits for a slot of the item's noun (Max), then for one of the queue (--max-agents). */
+  private async queueWithinCap(item: WorkItem): Promise<void> {
+    const { file, noun } = item;
+    const release = await this.slots.take(item, (cap) =>
+      this.ctx.log('debug', `held ${file} #delegated-${noun}: Max ${cap} of its agents run`),
+    );
+    if (!release) {
+      this.shared.ledger.unqueue(file, noun);
+      return;
+    }
+    await this.queue.add(() => this.dispatch(item, release), { priority: queuePriority(item) });
+  }
+
   /** A queue task: launch, then hold the slot until the agent's claim ends. */
-  private async dispatch(item: WorkItem): Promise<void> {
+  private async dispatch(item: WorkItem, release: ReleaseSlot): Promise<void> {
     const { ledger } = this.shared;
     ledger.unqueue(item.file, item.noun);
-    if (this.shared.stopping) return;
+    if (this.shared.stopping) return release();
     // A usage-limit pause, or the item's backoff: it is read again when its time comes.
-    if (!(await this.governor.admit(item))) return;
+    if (!(await this.governor.admit(item))) return release();
     // Watched from the claim on: the reaper must not judge a claim whose launch is still queued.
     ledger.watch(item.file, item.noun);
     try {
@@ -195,18 +222,21 @@ export class Daemon {
       await this.governor.launched(item, ref);
       if (ref) await this.follower.untilEnded(item.file, item.noun, ref);
     } finally {
+      release();
       this.unwatch(item.file, item.noun);
     }
   }
 
   /** An adopted claim's watch, in a slot of its own, ahead of every waiting item. */
   private holdSlot(file: string, noun: string, follow: () => Promise<unknown>): void {
+    const release = this.slots.hold(noun);
     void this.queue
       .add(
         async () => {
           try {
             await follow();
           } finally {
+            release();
             this.unwatch(file, noun);
           }
         },

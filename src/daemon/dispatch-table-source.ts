@@ -85,6 +85,10 @@ export class DispatchTableSource implements DispatchRoutes {
     return null;
   }
 
+  cap(noun: string): number | undefined {
+    return this.table.get(noun)?.max;
+  }
+
   watch(onReload: (files: string[]) => void): void {
     if (this.running || this.closed) return;
     this.running = this.run(onReload);

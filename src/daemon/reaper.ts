@@ -15,10 +15,10 @@ export class Reaper {
     private readonly holdSlot: (file: string, noun: string, follow: () => Promise<unknown>) => void,
   ) {}
 
-  /** Judges the claims no task watches. Returns how many claims have a live agent. */
-  async reap(): Promise<number> {
+  /** Judges the claims no task watches. Returns the noun of each claim with a live agent. */
+  async reap(): Promise<string[]> {
     const { ctx, ledger } = this.shared;
-    let alive = ledger.watchedCount;
+    const alive = ledger.watchedNouns();
     for (const { file, noun } of ledger.knownClaims()) {
       if (ledger.isWatched(file, noun) || !ledger.hasClaim(file, noun)) continue;
       if (this.shared.stopping) break;
@@ -30,7 +30,7 @@ export class Reaper {
         continue;
       }
       if (verdict.kind === 'alive') {
-        alive++;
+        alive.push(noun);
         if (verdict.state) this.adopt(file, noun, verdict.session);
         continue;
       }

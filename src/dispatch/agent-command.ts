@@ -1,7 +1,8 @@
 /**
  * The agent command template: split into an argument vector first, then each placeholder is
  * filled inside its own argument. Nothing ever passes through a shell, so a request file named
- * `$(touch x).md` or `a; rm -rf b.md` stays one literal argument.
+ * `$(touch x).md` or `a; rm -rf b.md` stays one literal argument. The notification command
+ * (src/notify/) is a template of the same kind, with placeholders of its own.
  */
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
@@ -19,8 +20,16 @@ export const PLACEHOLDERS = [
 export type Placeholder = (typeof PLACEHOLDERS)[number];
 const PLACEHOLDER = /\{([a-z_]+)\}/g;
 
+/** Which placeholders a template may use, and its name in errors. */
+export interface TemplateKind {
+  placeholders: readonly string[];
+  name: string;
+}
+
+const AGENT_COMMAND: TemplateKind = { placeholders: PLACEHOLDERS, name: 'Agent command template' };
+
 /** Splits like a POSIX shell does words: quotes and backslashes, no expansion of any kind. */
-export function splitTemplate(template: string): string[] {
+export function splitTemplate(template: string, kind: TemplateKind = AGENT_COMMAND): string[] {
   const words: string[] = [];
   let word = '';
   let inWord = false;
@@ -54,15 +63,14 @@ export function splitTemplate(template: string): string[] {
       inWord = true;
     }
   }
-  if (quote)
-    throw new EngineError(`Agent command template has an unclosed ${quote} quote: ${template}`);
+  if (quote) throw new EngineError(`${kind.name} has an unclosed ${quote} quote: ${template}`);
   if (inWord) words.push(word);
-  if (words.length === 0) throw new EngineError('Agent command template is empty');
+  if (words.length === 0) throw new EngineError(`${kind.name} is empty`);
   for (const w of words) {
     for (const m of w.matchAll(PLACEHOLDER)) {
-      if (!PLACEHOLDERS.includes(m[1] as Placeholder)) {
+      if (!kind.placeholders.includes(m[1] as string)) {
         throw new EngineError(
-          `Agent command template has an unknown placeholder {${m[1]}}; known: ${PLACEHOLDERS.map((p) => `{${p}}`).join(' ')}`,
+          `${kind.name} has an unknown placeholder {${m[1]}}; known: ${kind.placeholders.map((p) => `{${p}}`).join(' ')}`,
         );
       }
     }
@@ -70,10 +78,11 @@ export function splitTemplate(template: string): string[] {
   return words;
 }
 
-export function fillTemplate(words: string[], values: Record<Placeholder, string>): string[] {
-  return words.map((w) =>
-    w.replace(PLACEHOLDER, (all, name: string) => values[name as Placeholder] ?? all),
-  );
+export function fillTemplate<P extends string>(
+  words: string[],
+  values: Record<P, string>,
+): string[] {
+  return words.map((w) => w.replace(PLACEHOLDER, (all, name: string) => values[name as P] ?? all));
 }
 
 /** Whether a split template uses the placeholder anywhere. */

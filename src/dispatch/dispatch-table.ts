@@ -1,9 +1,10 @@
 /**
  * The §TAG_DISPATCH table from `directives/TAGS.md`: which skill resolves each `#delegated-X`,
- * at what priority, and whether the daemon may dispatch it. Two forms are accepted:
+ * at what priority, whether the daemon may dispatch it, and how many of its agents may run at
+ * once (an optional Max column; empty or `-`: no cap of its own). Two forms are accepted:
  *
- *   | `#delegated-fix` | `/fix` | agent | 3 | yes |          (table: Tag, Skill, Mode, Priority, Daemon)
- *   - `#delegated-fix`: skill `/fix`, mode agent, priority 3, daemon yes     (bullet list)
+ *   | `#delegated-fix` | `/fix` | agent | 3 | yes | 2 |   (table: Tag, Skill, Mode, Priority, Daemon, Max)
+ *   - `#delegated-fix`: skill `/fix`, mode agent, priority 3, daemon yes, max 2     (bullet list)
  */
 import { EngineError } from '../errors.js';
 import { LIFECYCLE_STATES } from '../tags/tag-name.js';
@@ -15,6 +16,8 @@ export interface DispatchRoute {
   /** Lower first; fractional values such as 4.5 are valid. */
   priority: number;
   dispatchable: boolean;
+  /** Agents of this noun running at once at most, beside --max-agents; absent: no cap of its own. */
+  max?: number;
 }
 
 export type DispatchTable = Map<string, DispatchRoute>;
@@ -78,6 +81,7 @@ function routeFromCells(cells: string[], header: string[] | null, where: string)
     mode: stripCode(cell('mode', 2)),
     priority: parsePriority(cell('priority', 3), where),
     dispatchable: !NO.test(stripCode(daemonCell)),
+    max: parseMax(header ? cell('max', -1) : (cells[5] ?? ''), where),
   };
 }
 
@@ -88,12 +92,14 @@ function routeFromBullet(line: string, where: string): DispatchRoute {
   const priority = /priority:?\s*([^,)\s]+)/i.exec(line)?.[1] ?? '';
   const mode = /mode:?\s*([^,)]+)/i.exec(line)?.[1]?.trim() ?? '';
   const daemon = /daemon:?\s*([a-z]+)/i.exec(line)?.[1] ?? 'yes';
+  const max = /\bmax(?::\s*|\s+)([^,)\s]+)/i.exec(line)?.[1] ?? '';
   return {
     noun,
     skill,
     mode,
     priority: parsePriority(priority, where),
     dispatchable: !NO.test(daemon) && !/not dispatchable/i.test(line),
+    max: parseMax(max, where),
   };
 }
 
@@ -101,6 +107,17 @@ function parsePriority(text: string, where: string): number {
   const match = /^\s*(\d+(?:\.\d+)?)/.exec(stripCode(text));
   if (!match) throw new EngineError(`${where}: priority '${text}' is not a number`);
   return Number(match[1]);
+}
+
+/** A cap of one or more agents; an empty cell or `-` sets none. 0 is refused: Daemon `no` says that. */
+function parseMax(text: string, where: string): number | undefined {
+  const value = stripCode(text);
+  if (value === '' || value === '-') return undefined;
+  if (!/^\d+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value)))
+    throw new EngineError(
+      `${where}: Max '${value}' is not a whole number of agents from 1 up (leave it empty for no cap; Daemon \`no\` stops dispatch)`,
+    );
+  return Number(value);
 }
 
 function stripCode(text: string): string {

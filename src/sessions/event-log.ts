@@ -21,9 +21,9 @@ export const EVENT_NAMES = [
   'done',
   'requeued',
   'gave-up',
+  'waiting-for-input',
   'limit-paused',
   'limit-lifted',
-  'waiting-for-input',
 ] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
 

@@ -95,7 +95,12 @@ describe('a failed spawn', () => {
     const route = { noun: 'fix', skill: '/fix', mode: 'agent', priority: 3, dispatchable: true };
     const ctx: DaemonContext = {
       ...context(root, async (text) => summaryOf(scanTags(text))),
-      routes: { route: () => route, watch: () => undefined, close: async () => undefined },
+      routes: {
+        route: () => route,
+        cap: () => undefined,
+        watch: () => undefined,
+        close: async () => undefined,
+      },
       runner: {
         kind: 'tmux',
         launch: async () => Promise.reject(new Error('no tmux here')),

@@ -11,6 +11,7 @@ import {
   waitForReady,
   waitForTag,
 } from '../helpers/daemon-harness.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const h = useDaemonHarness();
 
@@ -37,6 +38,10 @@ it('with --retries 2, an agent that always fails runs three times, then the item
   expect(h.agents()).toHaveLength(3);
   expect(h.agents().map((a) => a.attempt)).toEqual(['1', '2', '3']);
 
+  // The events follow the file's write: wait for the last ones.
+  await waitFor(() => events(h.root).some((e) => e.event === 'gave-up'), {
+    message: 'the gave-up event',
+  });
   // Each retry waited its backoff, doubling (400 ms, then 800 ms): not claimed before it.
   const log = events(h.root) as Array<
     ReturnType<typeof events>[number] & { time: string; notBefore?: string }

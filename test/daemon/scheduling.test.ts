@@ -26,7 +26,7 @@ const ROUTES = {
 };
 
 /** A daemon over a fresh root; the clock stands an hour after every file was written. */
-async function daemonWith(maxAgents: number, probe: ProcProbe) {
+async function daemonWith(maxAgents: number, probe: ProcProbe, caps: Record<string, number> = {}) {
   root = await mkdtemp(join(tmpdir(), 'engine-scheduling-'));
   roots.push(root);
   await mkdir(join(root, 'sessions'));
@@ -43,6 +43,7 @@ async function daemonWith(maxAgents: number, probe: ProcProbe) {
     options: { debounceMs: 3000, maxAgents },
     routes: {
       route: (noun) => ROUTES[noun as keyof typeof ROUTES] ?? null,
+      cap: (noun) => caps[noun],
       watch: () => undefined,
       close: async () => undefined,
     },
@@ -80,6 +81,20 @@ describe('the daemon, in-process with a fake runner, clock and probe', () => {
     expect(await read('B.md')).toContain('#claimed-chores');
     expect(await read('A.md')).toContain('#delegated-fix');
     expect(await read('C.md')).toContain('#delegated-fix');
+  });
+
+  it('--once claims no more of a noun than its Max, and goes on with other nouns', async () => {
+    const { daemon, launched } = await daemonWith(0, fakeProbe(), { fix: 1 });
+    await request('A.md', '#delegated-fix #P0');
+    await request('B.md', '#delegated-fix');
+    await request('C.md', '#delegated-chores');
+    await daemon.runOnce();
+    await daemon.stop();
+    expect(launched.map((l) => l.env.ENGINE_REQUEST_FILE?.split('/').pop())).toEqual([
+      'A.md',
+      'C.md',
+    ]);
+    expect(await read('B.md')).toContain('#delegated-fix');
   });
 
   it('judges a claim by the probe: a live agent holds its slot, a dead one is requeued', async () => {

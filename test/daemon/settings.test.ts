@@ -80,6 +80,8 @@ describe('settings precedence: flag > environment variable > engine.json > defau
       retryBackoffMs: 500,
       limitBackoff: 0.5,
       worktree: true,
+      notify: 'notify-me {event} {file}',
+      notifyVia: 'tmux',
     };
     expect(Object.keys(json).sort()).toEqual([...SETTING_NAMES].sort());
     const { settings, from } = await resolveFrom(json);
@@ -139,6 +141,11 @@ describe('bad engine.json', () => {
     ],
     [{ pollMs: '100' }, /"pollMs" must be a whole number of milliseconds .*, got "100"$/],
     [{ maxAgents: 1.5 }, /"maxAgents" must be a whole number of agents from 0 up, got 1.5$/],
+    [
+      { notify: 'n {skill}' },
+      /"notify": Notification command template has an unknown placeholder \{skill\}/,
+    ],
+    [{ notifyVia: 'email' }, /"notifyVia": unknown notification channel 'email'/],
     [{ staleAfter: -1 }, /"staleAfter" must be a number of minutes from 0 up, got -1$/],
     [{ agent: 'gpt' }, /"agent" must be one of 'claude', 'claude-print', 'custom', got "gpt"$/],
     [{ runner: 3 }, /"runner" must be one of 'tmux', 'pty', got 3$/],

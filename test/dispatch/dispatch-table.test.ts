@@ -65,3 +65,40 @@ describe('parseDispatchTable', () => {
     );
   });
 });
+
+describe('the Max column', () => {
+  it('reads a per-noun cap from the table and the bullet form; empty or - is no cap', () => {
+    const table = parseDispatchTable(
+      [
+        '## §TAG_DISPATCH',
+        '| Tag | Skill | Mode | Priority | Daemon | Max |',
+        '|-|-|-|-|-|-|',
+        '| `#delegated-research` | `/research` | agent | 2 | yes | 1 |',
+        '| `#delegated-implement` | `/implement` | agent | 4 | yes | `4` |',
+        '| `#delegated-fix` | `/fix` | agent | 3 | yes |  |',
+        '| `#delegated-chores` | `/chores` | agent | 5 | yes | - |',
+      ].join('\n'),
+    );
+    expect(table.get('research')?.max).toBe(1);
+    expect(table.get('implement')?.max).toBe(4);
+    expect(table.get('fix')?.max).toBeUndefined();
+    expect(table.get('chores')?.max).toBeUndefined();
+    const bullets = parseDispatchTable(
+      '## §TAG_DISPATCH\n- `#delegated-fix`: skill `/fix`, priority 3, max 2\n- `#delegated-x`: skill `/x`, priority 1\n',
+    );
+    expect(bullets.get('fix')?.max).toBe(2);
+    expect(bullets.get('x')?.max).toBeUndefined();
+  });
+
+  it('rejects a Max that is not a whole number from 1, naming the line', () => {
+    const tableWith = (max: string) =>
+      `# T\n## §TAG_DISPATCH\n| Tag | Skill | Mode | Priority | Daemon | Max |\n|-|-|-|-|-|-|\n| \`#delegated-x\` | \`/x\` | a | 1 | yes | ${max} |\n`;
+    for (const bad of ['0', 'two', '1.5', '-1', '2 agents'])
+      expect(() => parseDispatchTable(tableWith(bad))).toThrow(
+        new RegExp(`^directives/TAGS.md:5: Max '${bad}' is not a whole number of agents from 1 up`),
+      );
+    expect(() =>
+      parseDispatchTable('## §TAG_DISPATCH\n- `#delegated-x`: skill `/x`, priority 1, max: none\n'),
+    ).toThrow(/^directives\/TAGS.md:2: Max 'none' is not a whole number/);
+  });
+});

@@ -136,7 +136,11 @@ function startDaemon(
       '--verbose',
       ...extra,
     ],
-    { env: { ...process.env, TMUX: '', TMUX_PANE: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+    {
+      // No desktop or tmux notifications from the tests' daemons unless a test asks for them.
+      env: { ...process.env, TMUX: '', TMUX_PANE: '', ENGINE_NOTIFY_VIA: 'none', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
   );
   let output = '';
   child.stdout?.setEncoding('utf8').on('data', (d: string) => (output += d));
