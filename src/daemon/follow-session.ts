@@ -12,6 +12,7 @@ import { readSessionState, type SessionState } from '../sessions/session-state.j
 import { isOpen, transitionSession } from '../sessions/session-status.js';
 import { WRAPPER_FILES } from '../sessions/wrapper-records.js';
 import { checkClaim, type ClaimVerdict } from './claim-check.js';
+import { closeFinished } from './close-finished.js';
 import type { DaemonShared } from './daemon-shared.js';
 
 export class SessionFollower {
@@ -122,7 +123,7 @@ export class SessionFollower {
 
   /**
    * Follows a session until its wrapper exits (a finished item's agent usually exits right after
-   * marking it done): once its `.exit` is there, copies the exit into `.state.json` (`exited`,
+   * marking it done; an interactive one is closed after --close-after-done): once its `.exit` is there, copies the exit into `.state.json` (`exited`,
    * exit code, identities) and records `exited`. Gives up when the wrapper is gone without one
    * (killed, or never started within the grace period), and when the daemon stops.
    */
@@ -139,7 +140,11 @@ export class SessionFollower {
         if (!isOpen(read.state.status) || wrapperGone) return;
         const verdict = await this.shared.judge(dir, read.state);
         wrapperGone = !verdict.alive || verdict.by === 'agent';
-        if (!wrapperGone) await changes.next(this.shared.ctx.options.pollMs);
+        if (wrapperGone) continue;
+        // A finished interactive agent is closed after --close-after-done (close-finished.ts).
+        const closeAt = await closeFinished(this.shared, dir, read.state);
+        const untilClose = Math.max(0, closeAt - this.shared.ctx.now().getTime());
+        await changes.next(Math.min(this.shared.ctx.options.pollMs, untilClose));
       }
     } finally {
       changes.close();

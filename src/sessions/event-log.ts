@@ -20,6 +20,7 @@ export const EVENT_NAMES = [
   'exited',
   'done',
   'requeued',
+  'agent-closing',
 ] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
 
