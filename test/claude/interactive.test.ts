@@ -68,7 +68,7 @@ function waitForExited(dir: string, output: () => string): Promise<StateRecord> 
       const state = await stateOf(dir);
       return state.status === 'exited' && state;
     },
-    { timeoutMs: 60_000, message: () => `the exit of ${dir}; daemon:\n${output().slice(-3000)}` },
+    { timeoutMs: 40_000, message: () => `the exit of ${dir}; daemon:\n${output().slice(-3000)}` },
   );
 }
 
