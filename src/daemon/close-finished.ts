@@ -83,9 +83,10 @@ async function takeCloseStep(
   state: SessionState,
 ): Promise<number> {
   const { ctx } = shared;
+  const doneAtMs = state.agent === 'claude' ? await doneMarkTime(dir) : null;
   const step = closeStep({
     agent: state.agent,
-    doneAtMs: state.agent === 'claude' ? await doneMarkTime(dir) : null,
+    doneAtMs,
     askedAtMs: await closeAskedTime(dir),
     closeAfterMs: ctx.options.closeAfterDoneMs,
     graceMs: CLOSE_GRACE_MS,
@@ -109,7 +110,7 @@ async function takeCloseStep(
     if (await markCloseAsked(dir)) {
       ctx.log(
         'info',
-        `${session}: done ${ctx.options.closeAfterDoneMs / 60_000} min ago; asking its agent to exit`,
+        `${session}: done since ${new Date(doneAtMs ?? 0).toISOString()}, --close-after-done ${ctx.options.closeAfterDoneMs / 60_000} min passed; asking its agent to exit`,
       );
       await ctx.recordEvent({
         event: 'agent-closing',
@@ -118,7 +119,13 @@ async function takeCloseStep(
         step: 'ask',
       });
       const target = terminalOf(shared, state);
-      if (target) await ctx.runner.typeInto?.(target, EXIT_KEYS).catch(() => false);
+      // Not reached, it is signalled after the grace period all the same.
+      if (target)
+        await ctx.runner
+          .typeInto?.(target, EXIT_KEYS)
+          .catch((error: unknown) =>
+            ctx.log('warn', `${session}: cannot type /exit: ${String(error)}`),
+          );
     }
     return ctx.now().getTime() + CLOSE_GRACE_MS;
   }

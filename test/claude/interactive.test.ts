@@ -140,7 +140,7 @@ it('interactive claude marks the item done, stays open for --close-after-done, t
   const askedAt = statSync(join(dir, '.close-asked')).mtimeMs;
   expect(askedAt - doneAt).toBeGreaterThanOrEqual(CLOSE_AFTER_MS - MTIME_SLACK_MS);
   const closing = events(h.root).filter((e) => e.event === 'agent-closing');
-  expect(closing.map((e) => (e as { step?: string }).step)).toEqual(['ask']);
+  expect(closing.map((e) => e.step)).toEqual(['ask']);
   await waitFor(() => !paneExists(pane), { message: 'the window to close' });
 
   const followUp = claude.api.messages()[1];
