@@ -75,7 +75,7 @@ function waitForExited(dir: string, output: () => string): Promise<StateRecord> 
 /** The item at #done-fix (or requeued); on a timeout, what the agent's windows and the daemon show. */
 async function waitForEnd(file: string, output: () => string): Promise<string> {
   try {
-    return await waitForTag(file, ['#done-fix', '#needs-fix'], 60_000);
+    return await waitForTag(file, ['#done-fix', '#needs-fix'], 40_000);
   } catch (error) {
     let screens = '';
     try {

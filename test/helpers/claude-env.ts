@@ -100,9 +100,10 @@ export class ClaudeSandbox {
    *   not ask whether to use that key;
    * - `projects.<cwd>.hasTrustDialogAccepted`: the workspace is trusted;
    * - `hasSeenAutoDefaultNudge`: no "Make auto mode your default permission mode?" after a turn.
-   * And in `.claude/settings.json`, the permissions a user would give: Bash allowed (as root,
-   * bypassing permissions is refused), in the manual mode (auto mode's safety check runs on
-   * Anthropic's servers, out of the stand-in's reach).
+   * And in `.claude/settings.json`, the permission README suggests: Bash allowed (as root,
+   * bypassing permissions is refused; a narrower `Bash(engine tag swap:*)` does not do: the CLI
+   * asks about every command holding a variable, such as `"$ENGINE_REQUEST_FILE"`), in the manual
+   * mode (auto mode's safety check runs on Anthropic's servers, out of the stand-in's reach).
    */
   async settleFirstRun(cwd: string): Promise<void> {
     const projects: Record<string, unknown> = {};
