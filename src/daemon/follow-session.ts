@@ -123,8 +123,9 @@ export class SessionFollower {
 
   /**
    * Follows a session until its wrapper exits (a finished item's agent usually exits right after
-   * marking it done; an interactive one is closed after --close-after-done): once its `.exit` is there, copies the exit into `.state.json` (`exited`,
-   * exit code, identities) and records `exited`. Gives up when the wrapper is gone without one
+   * marking it done; an interactive one is closed after --close-after-done): once its `.exit` is
+   * there, copies the exit into `.state.json` (`exited`, exit code, identities) and records
+   * `exited`. Gives up when the wrapper is gone without one
    * (killed, or never started within the grace period), and when the daemon stops.
    */
   async exitWhenSeen(dir: string): Promise<void> {

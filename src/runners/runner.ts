@@ -31,8 +31,10 @@ export interface LaunchedAgent {
 export type TerminalInput = { text: string } | { key: 'Enter' | 'C-c' };
 
 /**
- * Pause between two inputs typed into a terminal: a full-screen program such as Claude Code reads
- * text and Enter that arrive together as a paste, and does not submit it.
+ * Pause between two inputs typed into a terminal, so that each reaches the program in a read of
+ * its own: a full-screen program may take text and Enter read together for a paste (a newline in
+ * its prompt) rather than a submit. (Claude Code 2.1.330 took them 0 ms apart too, from separate
+ * tmux calls; the pause is a margin for a loaded machine.)
  */
 export const TYPING_PAUSE_MS = 300;
 
