@@ -123,10 +123,10 @@ export class SessionFollower {
 
   /**
    * Follows a session until its wrapper exits (a finished item's agent usually exits right after
-   * marking it done; an interactive one is closed after --close-after-done): once its `.exit` is
-   * there, copies the exit into `.state.json` (`exited`, exit code, identities) and records
-   * `exited`. Gives up when the wrapper is gone without one
-   * (killed, or never started within the grace period), and when the daemon stops.
+   * marking it done): once its `.exit` is there, copies the exit into `.state.json` (`exited`,
+   * exit code, identities) and records `exited`. Gives up when the wrapper is gone without one
+   * (killed, or never started within the grace period), and when the daemon stops. Meanwhile, a
+   * finished interactive agent is closed after --close-after-done (close-finished.ts).
    */
   async exitWhenSeen(dir: string): Promise<void> {
     const changes = this.shared.signals.subscribe([join(dir, WRAPPER_FILES.exit)]);
@@ -142,7 +142,6 @@ export class SessionFollower {
         const verdict = await this.shared.judge(dir, read.state);
         wrapperGone = !verdict.alive || verdict.by === 'agent';
         if (wrapperGone) continue;
-        // A finished interactive agent is closed after --close-after-done (close-finished.ts).
         const closeAt = await closeFinished(this.shared, dir, read.state);
         const untilClose = Math.max(0, closeAt - this.shared.ctx.now().getTime());
         await changes.next(Math.min(this.shared.ctx.options.pollMs, untilClose));
