@@ -48,6 +48,7 @@ export interface RunArgs {
   'reap-interval-ms'?: number;
   'claim-grace-ms'?: number;
   'stale-after'?: number;
+  'close-after-done'?: number;
   'max-agents'?: number;
   agent?: string;
   'agent-cmd'?: string;
@@ -96,6 +97,7 @@ export async function runDaemon(args: Args): Promise<void> {
     reapIntervalMs: settings.reapIntervalMs,
     claimGraceMs: settings.claimGraceMs,
     staleAfterMs: settings.staleAfter * 60_000,
+    closeAfterDoneMs: settings.closeAfterDone * 60_000,
     maxAgents: settings.maxAgents,
     ...agentOptions(settings, from),
     runner: settings.runner,

@@ -42,6 +42,7 @@ export const runCommand: CommandModule<object, Args> = {
       .option('reap-interval-ms', numberFlag('reap-interval-ms'))
       .option('claim-grace-ms', numberFlag('claim-grace-ms'))
       .option('stale-after', numberFlag('stale-after'))
+      .option('close-after-done', numberFlag('close-after-done'))
       .option('max-agents', numberFlag('max-agents'))
       .option('agent', { choices: AGENT_KINDS, ...settingFlag('agent') })
       .option('agent-cmd', { type: 'string', ...settingFlag('agentCommand') })

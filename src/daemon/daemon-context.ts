@@ -25,6 +25,8 @@ export interface DaemonOptions {
   reapIntervalMs: number;
   claimGraceMs: number;
   staleAfterMs: number;
+  /** How long a finished interactive agent stays open (src/daemon/close-finished.ts); 0: never closed. */
+  closeAfterDoneMs: number;
   /** 0: no cap. */
   maxAgents: number;
   /** The agent profile (src/agents/agent-profile.ts). */

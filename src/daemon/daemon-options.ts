@@ -61,6 +61,15 @@ export const NUMBER_OPTIONS = {
     unit: 'minutes',
     describe: "Minutes without heartbeat before another host's claim is dead",
   },
+  'close-after-done': {
+    default: 5,
+    min: 0,
+    max: Number.MAX_SAFE_INTEGER,
+    whole: false,
+    unit: 'minutes',
+    describe:
+      'Minutes an interactive Claude Code agent stays open after its item shows #done-X, then it is asked to exit (0: never closed; fractions allowed)',
+  },
   'max-agents': {
     default: 4,
     min: 0,
@@ -146,6 +155,8 @@ export interface DaemonSettings {
   claimGraceMs: number;
   /** Minutes. */
   staleAfter: number;
+  /** Minutes; 0: never. */
+  closeAfterDone: number;
   heartbeatMs: number;
   pollMs: number;
   retries: number;
@@ -287,6 +298,7 @@ export const SETTINGS: { [K in SettingName]: Setting<DaemonSettings[K]> } = {
   reapIntervalMs: numberSetting('reap-interval-ms'),
   claimGraceMs: numberSetting('claim-grace-ms'),
   staleAfter: numberSetting('stale-after'),
+  closeAfterDone: numberSetting('close-after-done'),
   heartbeatMs: numberSetting('heartbeat-ms'),
   pollMs: numberSetting('poll-ms'),
   retries: numberSetting('retries'),

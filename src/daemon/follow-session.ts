@@ -15,6 +15,7 @@ import { WRAPPER_FILES } from '../sessions/wrapper-records.js';
 import { nameWorktree } from '../worktrees/worktree-line.js';
 import { messageOf } from '../errors.js';
 import { checkClaim, type ClaimVerdict } from './claim-check.js';
+import { closeFinished } from './close-finished.js';
 import type { DaemonShared } from './daemon-shared.js';
 import { WaitingWatch } from './waiting-for-input.js';
 
@@ -137,7 +138,8 @@ export class SessionFollower {
    * Follows a session until its wrapper exits (a finished item's agent usually exits right after
    * marking it done): once its `.exit` is there, copies the exit into `.state.json` (`exited`,
    * exit code, identities) and records `exited`. Gives up when the wrapper is gone without one
-   * (killed, or never started within the grace period), and when the daemon stops.
+   * (killed, or never started within the grace period), and when the daemon stops. Meanwhile, a
+   * finished interactive agent is closed after --close-after-done (close-finished.ts).
    */
   async exitWhenSeen(dir: string): Promise<void> {
     const changes = this.shared.signals.subscribe([join(dir, WRAPPER_FILES.exit)]);
@@ -152,7 +154,10 @@ export class SessionFollower {
         if (!isOpen(read.state.status) || wrapperGone) return;
         const verdict = await this.shared.judge(dir, read.state);
         wrapperGone = !verdict.alive || verdict.by === 'agent';
-        if (!wrapperGone) await changes.next(this.shared.ctx.options.pollMs);
+        if (wrapperGone) continue;
+        const closeAt = await closeFinished(this.shared, dir, read.state);
+        const untilClose = Math.max(0, closeAt - this.shared.ctx.now().getTime());
+        await changes.next(Math.min(this.shared.ctx.options.pollMs, untilClose));
       }
     } finally {
       changes.close();

@@ -27,11 +27,27 @@ export interface LaunchedAgent {
   pid: number;
 }
 
+/** One input to an agent's terminal: literal text, or a key (named as tmux names it). */
+export type TerminalInput = { text: string } | { key: 'Enter' | 'C-c' };
+
+/**
+ * Pause between two inputs typed into a terminal, so that each reaches the program in a read of
+ * its own: a full-screen program may take text and Enter read together for a paste (a newline in
+ * its prompt) rather than a submit. (Claude Code 2.1.330 took them 0 ms apart too, from separate
+ * tmux calls; the pause is a margin for a loaded machine.)
+ */
+export const TYPING_PAUSE_MS = 300;
+
 export interface Runner {
   readonly kind: 'tmux' | 'pty';
   launch(spec: AgentLaunch): Promise<LaunchedAgent>;
   /** True while the target's process has not exited (tmux: pane exists and is not dead). */
   isTargetAlive(target: string): Promise<boolean>;
+  /**
+   * Types `input` into the target's terminal, in order; false when the target is gone. Only tmux
+   * has it: a pty agent's terminal is not named in its session's record.
+   */
+  typeInto?(target: string, input: readonly TerminalInput[]): Promise<boolean>;
   /** Ends the target if still there (tmux: kill-window -t <pane id>); ignores a target that is gone. */
   stop(target: string): Promise<void>;
   /** Releases runner resources (pty: nothing left running is killed — document; tmux: nothing). */

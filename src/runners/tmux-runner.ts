@@ -29,6 +29,7 @@
  */
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { EngineError, isErrnoException } from '../errors.js';
 import {
@@ -37,11 +38,13 @@ import {
   checkLaunch,
   sanitizeWindowName,
   shellQuote,
+  TYPING_PAUSE_MS,
   uniqueWindowName,
   type AgentLaunch,
   type CheckedLaunch,
   type LaunchedAgent,
   type Runner,
+  type TerminalInput,
 } from './runner.js';
 
 export interface ExecResult {
@@ -210,6 +213,18 @@ export class TmuxRunner implements Runner {
     const panes = await this.listPanes();
     const dead = panes.get(target);
     return dead !== undefined && dead !== '1';
+  }
+
+  async typeInto(target: string, input: readonly TerminalInput[]): Promise<boolean> {
+    assertPaneId(target);
+    for (const [i, entry] of input.entries()) {
+      if (i > 0) await sleep(TYPING_PAUSE_MS);
+      if (!(await this.listPanes()).has(target)) return false;
+      // -l: the text is typed as it is, never read as key names.
+      if ('text' in entry) await this.tmux('send-keys', '-t', target, '-l', entry.text);
+      else await this.tmux('send-keys', '-t', target, entry.key);
+    }
+    return true;
   }
 
   async stop(target: string): Promise<void> {

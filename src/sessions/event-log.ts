@@ -24,6 +24,7 @@ export const EVENT_NAMES = [
   'waiting-for-input',
   'limit-paused',
   'limit-lifted',
+  'agent-closing',
 ] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
 

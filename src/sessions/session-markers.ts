@@ -1,12 +1,14 @@
 /**
  * Marker files in a session directory, each created by one party and never rewritten:
- * `.started` (who may start the agent) and `.done` (the item was seen done; the session is over).
+ * `.started` (who may start the agent), `.done` (the item was seen done; the session is over; its
+ * mtime is when) and `.close-asked` (the finished agent was asked to exit; its mtime is when).
  */
 import { open, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 
 const START_TOKEN = '.started';
 const DONE_MARK = '.done';
+const CLOSE_ASKED_MARK = '.close-asked';
 
 /**
  * The right to start a session's agent, taken once (O_EXCL): by the wrapper when it starts, or
@@ -26,6 +28,37 @@ export async function markSessionDone(dir: string): Promise<void> {
   await (await open(join(dir, DONE_MARK), 'a').catch(() => null))?.close();
 }
 
+/** When the item was first seen done (ms since the epoch), or null when it was not. */
+export async function doneMarkTime(dir: string): Promise<number | null> {
+  return markTime(dir, DONE_MARK);
+}
+
+/**
+ * Records that the finished agent is asked to exit, once (O_EXCL): true for the one caller that
+ * created the mark, so two followers of a session never both type into its terminal.
+ */
+export async function markCloseAsked(dir: string): Promise<boolean> {
+  try {
+    await (await open(join(dir, CLOSE_ASKED_MARK), 'wx')).close();
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  }
+}
+
+/** When the finished agent was asked to exit (ms since the epoch), or null when it was not. */
+export async function closeAskedTime(dir: string): Promise<number | null> {
+  return markTime(dir, CLOSE_ASKED_MARK);
+}
+
+function markTime(dir: string, name: string): Promise<number | null> {
+  return stat(join(dir, name)).then(
+    (info) => info.mtimeMs,
+    () => null,
+  );
+}
+
 export async function isSessionDone(dir: string): Promise<boolean> {
   return stat(join(dir, DONE_MARK)).then(
     () => true,
@@ -35,8 +68,5 @@ export async function isSessionDone(dir: string): Promise<boolean> {
 
 /** When the start token was taken (ms since the epoch), or null when it was not. */
 export async function startTokenTime(dir: string): Promise<number | null> {
-  return stat(join(dir, START_TOKEN)).then(
-    (info) => info.mtimeMs,
-    () => null,
-  );
+  return markTime(dir, START_TOKEN);
 }

@@ -74,6 +74,7 @@ describe('settings precedence: flag > environment variable > engine.json > defau
       reapIntervalMs: 300,
       claimGraceMs: 0,
       staleAfter: 0.5,
+      closeAfterDone: 0.25,
       heartbeatMs: 400,
       pollMs: 50,
       retries: 2,

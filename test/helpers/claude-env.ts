@@ -38,6 +38,9 @@ export const PRINT_FLAGS = [
   'Bash',
 ];
 
+/** The API key the CLI is given; the stand-in accepts any. */
+const API_KEY = 'sk-ant-api03-engine-test-key-0123456789';
+
 /** One temporary HOME and `engine` shim; `cleanup()` removes both. */
 export class ClaudeSandbox {
   private constructor(
@@ -82,10 +85,44 @@ export class ClaudeSandbox {
       ...env,
       HOME: this.home,
       ANTHROPIC_BASE_URL: this.api.url,
-      ANTHROPIC_API_KEY: 'test',
+      ANTHROPIC_API_KEY: API_KEY,
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
       PATH: `${this.binDir}${delimiter}${process.env.PATH ?? ''}`,
     };
+  }
+
+  /**
+   * Settles what interactive Claude Code asks on a first run, so that it goes straight to the
+   * prompt in a project in `cwd` (keys found in the CLI's own config handling, 2.1.330):
+   * - `hasCompletedOnboarding`, `lastOnboardingVersion`, `theme`: no welcome, theme or
+   *   connectivity check (which fails offline: "Unable to connect to Anthropic services");
+   * - `customApiKeyResponses.approved`: the last 20 characters of ANTHROPIC_API_KEY, so it does
+   *   not ask whether to use that key;
+   * - `projects.<cwd>.hasTrustDialogAccepted`: the workspace is trusted;
+   * - `hasSeenAutoDefaultNudge`: no "Make auto mode your default permission mode?" after a turn.
+   * And in `.claude/settings.json`, the permission README suggests: Bash allowed (as root,
+   * bypassing permissions is refused; a narrower `Bash(engine tag swap:*)` does not do: the CLI
+   * asks about every command holding a variable, such as `"$ENGINE_REQUEST_FILE"`), in the manual
+   * mode (auto mode's safety check runs on Anthropic's servers, out of the stand-in's reach).
+   */
+  async settleFirstRun(cwd: string): Promise<void> {
+    const projects: Record<string, unknown> = {};
+    for (const dir of new Set([cwd, realpathSync(cwd)]))
+      projects[dir] = { hasTrustDialogAccepted: true };
+    const config = {
+      hasCompletedOnboarding: true,
+      lastOnboardingVersion: '2.1.330',
+      theme: 'dark',
+      customApiKeyResponses: { approved: [API_KEY.slice(-20)], rejected: [] },
+      hasSeenAutoDefaultNudge: true,
+      projects,
+    };
+    await writeFile(join(this.home, '.claude.json'), JSON.stringify(config, null, 2));
+    await mkdir(join(this.home, '.claude'), { recursive: true });
+    await writeFile(
+      join(this.home, '.claude', 'settings.json'),
+      JSON.stringify({ permissions: { allow: ['Bash'], defaultMode: 'default' } }, null, 2),
+    );
   }
 
   /** Where the CLI writes the transcript of a session run in `cwd`. */

@@ -234,10 +234,14 @@ export function waitForTag(file: string, tags: string[], timeoutMs = 20_000): Pr
 /** Lifecycle events of the daemon's event log. */
 export interface EngineEvent {
   event: string;
+  time: string;
   file?: string;
   noun?: string;
   session?: string;
   reason?: string;
+  /** `agent-closing`: ask, SIGTERM or SIGKILL. */
+  step?: string;
+  [key: string]: unknown;
 }
 
 export function events(root: string): EngineEvent[] {

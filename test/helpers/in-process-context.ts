@@ -35,6 +35,7 @@ export function inProcessContext(
       reapIntervalMs: 30_000,
       claimGraceMs: 60_000,
       staleAfterMs: 45 * 60_000,
+      closeAfterDoneMs: 0,
       maxAgents: 0,
       agent: 'custom',
       agentTemplate: ['true'],

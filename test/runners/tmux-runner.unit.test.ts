@@ -346,3 +346,41 @@ describe('TmuxRunner (injected exec)', () => {
     await expect(runner.isTargetAlive('=dispatch:1')).rejects.toThrow(/not a tmux pane id/);
   });
 });
+
+describe('TmuxRunner.typeInto', () => {
+  it('types text literally (-l: never read as key names) and keys by name, into the pane asked', async () => {
+    const { exec, calls } = fakeExec((args) =>
+      args.includes('list-panes')
+        ? '%17 0\n'
+        : args.includes('send-keys')
+          ? ''
+          : { fail: 'unexpected' },
+    );
+    const runner = new TmuxRunner({ socket: 'sock', exec });
+    const typed = await runner.typeInto('%17', [
+      { key: 'C-c' },
+      { text: 'Enter' },
+      { key: 'Enter' },
+    ]);
+    expect(typed).toBe(true);
+    expect(calls.filter((c) => c.args.includes('send-keys')).map((c) => c.args)).toEqual([
+      ['-L', 'sock', 'send-keys', '-t', '%17', 'C-c'],
+      ['-L', 'sock', 'send-keys', '-t', '%17', '-l', 'Enter'],
+      ['-L', 'sock', 'send-keys', '-t', '%17', 'Enter'],
+    ]);
+  });
+
+  it('types nothing into a pane that is gone', async () => {
+    const { exec, calls } = fakeExec((args) =>
+      args.includes('list-panes') ? '%1 0\n' : { fail: 'unexpected' },
+    );
+    const runner = new TmuxRunner({ exec });
+    expect(await runner.typeInto('%17', [{ text: '/exit' }])).toBe(false);
+    expect(calls.some((c) => c.args.includes('send-keys'))).toBe(false);
+  });
+
+  it('refuses a target that is not a pane id', async () => {
+    const runner = new TmuxRunner({ exec: fakeExec(() => '').exec });
+    await expect(runner.typeInto('dispatch:1', [{ text: 'x' }])).rejects.toThrow(EngineError);
+  });
+});

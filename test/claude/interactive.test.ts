@@ -1,0 +1,182 @@
+/**
+ * `engine run --monitor-tags` with the default `claude` profile: interactive Claude Code in a tmux
+ * window (the harness's own `tmux -L` server), its Messages API the stand-in scripting the agent's
+ * `engine tag swap`. The item reaches #done-fix; the agent stays open for --close-after-done, is
+ * then asked to exit and exits on its own; its transcript stays; a daemon restarted meanwhile
+ * still closes it.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect, it } from 'vitest';
+import { claudeBin, useClaudeSandbox } from '../helpers/claude-env.js';
+import {
+  events,
+  isAlive,
+  tagsOf,
+  stateOf,
+  useDaemonHarness,
+  waitForReady,
+  waitForState,
+  waitForTag,
+  type StateRecord,
+} from '../helpers/daemon-harness.js';
+import { contentText, lastUserContent, reply } from '../helpers/messages-api.js';
+import { runCli } from '../helpers/run-cli.js';
+import { waitFor } from '../helpers/wait-for.js';
+
+const h = useDaemonHarness();
+// Registered after the daemon harness: its closing hook runs first, ending daemon and agents.
+const claude = useClaudeSandbox();
+
+const REQUEST = '# Fix me\n**Tags**: #delegated-fix\n\nThe bug.\n';
+/** --close-after-done in minutes: 6 s, long enough to see the agent still open after done. */
+const CLOSE_AFTER_MIN = 0.1;
+const CLOSE_AFTER_MS = CLOSE_AFTER_MIN * 60_000;
+/** File times come from the kernel's coarse clock (a tick behind the one the daemon reads). */
+const MTIME_SLACK_MS = 50;
+
+const start = () =>
+  h.start(
+    [
+      '--agent',
+      'claude',
+      '--claude-bin',
+      claudeBin(),
+      '--close-after-done',
+      String(CLOSE_AFTER_MIN),
+    ],
+    claude.sandbox.env(),
+  );
+
+async function scriptDoneAndSettle(): Promise<void> {
+  claude.api.script(
+    reply.bash(`engine tag swap "$ENGINE_REQUEST_FILE" '#claimed-fix' '#done-fix'`),
+    reply.text('Marked it done.'),
+  );
+  await claude.sandbox.settleFirstRun(h.root);
+  // Interactive Claude Code runs an unknown slash command nowhere ("Unknown command: /fix", no
+  // request is made): the project needs engine init's command for the skill.
+  const init = await runCli(['init', '--root', h.root]);
+  expect(init.code, init.stderr).toBe(0);
+}
+
+/** Waits, longer than --close-after-done and its grace, for the session's exit to be recorded. */
+function waitForExited(dir: string, output: () => string): Promise<StateRecord> {
+  return waitFor(
+    async () => {
+      const state = await stateOf(dir);
+      return state.status === 'exited' && state;
+    },
+    { timeoutMs: 40_000, message: () => `the exit of ${dir}; daemon:\n${output().slice(-3000)}` },
+  );
+}
+
+/** The item at #done-fix (or requeued); on a timeout, what the agent's windows and the daemon show. */
+async function waitForEnd(file: string, output: () => string): Promise<string> {
+  try {
+    return await waitForTag(file, ['#done-fix', '#needs-fix'], 40_000);
+  } catch (error) {
+    let screens = '';
+    try {
+      for (const pane of execFileSync(
+        'tmux',
+        ['-L', h.socket, 'list-panes', '-a', '-F', '#{pane_id}'],
+        { encoding: 'utf8' },
+      )
+        .split('\n')
+        .filter(Boolean))
+        screens += execFileSync('tmux', ['-L', h.socket, 'capture-pane', '-p', '-t', pane], {
+          encoding: 'utf8',
+        });
+    } catch {
+      screens = '(no tmux server)';
+    }
+    throw new Error(`${String(error)}\nscreens:\n${screens}\ndaemon:\n${output().slice(-3000)}`);
+  }
+}
+
+/** Whether the tmux pane is still there on the harness's server. */
+function paneExists(pane: string): boolean {
+  try {
+    return execFileSync('tmux', ['-L', h.socket, 'list-panes', '-a', '-F', '#{pane_id}'], {
+      encoding: 'utf8',
+    })
+      .split('\n')
+      .includes(pane);
+  } catch {
+    return false;
+  }
+}
+
+it('interactive claude marks the item done, stays open for --close-after-done, then exits when asked', async () => {
+  await scriptDoneAndSettle();
+  const file = await h.request('fix-me.md', REQUEST);
+
+  const d = start();
+
+  const done = await waitForEnd(file, d.output);
+  expect(tagsOf(done), `${done}\ndaemon:\n${d.output().slice(-3000)}`).toEqual(['#done-fix']);
+  const ref = /^\*\*Session\*\*: (.+)$/m.exec(done)![1]!;
+  const dir = join(h.root, ref);
+  const running = await waitForState(dir, (s) => s.agentPid !== null);
+  expect(running.agent).toBe('claude');
+  const pane = (running.tmux as { pane: string }).pane;
+  // The prompt reached the CLI as one argument after `--`: engine init's /fix, with the file.
+  const [first] = claude.api.messages();
+  const prompt = contentText(lastUserContent(first!));
+  expect(prompt).toContain('<command-name>/fix</command-name>');
+  expect(prompt).toContain(`<command-args>${file}</command-args>`);
+
+  // Done, the interactive agent is still there: a human can read the end of it.
+  await waitFor(() => existsSync(join(dir, '.done')), { message: 'the .done mark' });
+  expect(isAlive(running.agentPid as number)).toBe(true);
+  expect(paneExists(pane)).toBe(true);
+
+  // Asked to exit after --close-after-done, it exits on its own (code 0, not a signal's 143).
+  const exited = await waitForExited(dir, d.output);
+  expect(exited.exitCode, d.output().slice(-3000)).toBe(0);
+  const doneAt = statSync(join(dir, '.done')).mtimeMs;
+  const askedAt = statSync(join(dir, '.close-asked')).mtimeMs;
+  expect(askedAt - doneAt).toBeGreaterThanOrEqual(CLOSE_AFTER_MS - MTIME_SLACK_MS);
+  const closing = events(h.root).filter((e) => e.event === 'agent-closing');
+  expect(closing.map((e) => e.step)).toEqual(['ask']);
+  await waitFor(() => !paneExists(pane), { message: 'the window to close' });
+
+  const followUp = claude.api.messages()[1];
+  expect(lastUserContent(followUp!).find((b) => b.type === 'tool_result')?.is_error).not.toBe(true);
+
+  // The transcript stays.
+  const logs = await runCli(['logs', file, '--root', h.root]);
+  expect(logs.code, logs.stderr).toBe(0);
+  // A full-screen program's bytes: cursor moves split its words, but a tool's command and the
+  // resume hint at exit are written whole.
+  expect(logs.stdout).toContain(
+    `$ engine tag swap "$ENGINE_REQUEST_FILE" '#claimed-fix' '#done-fix'`,
+  );
+  expect(logs.stdout).toContain(`claude --resume ${exited.agentSessionId as string}`);
+  expect(readFileSync(join(dir, 'agent.log'), 'utf8')).toBe(logs.stdout);
+  expect(claude.api.unscripted).toEqual([]);
+});
+
+it('a daemon restarted after #done-fix still closes the interactive agent', async () => {
+  await scriptDoneAndSettle();
+  const file = await h.request('fix-me.md', REQUEST);
+
+  const first = start();
+  const done = await waitForEnd(file, first.output);
+  expect(tagsOf(done), first.output().slice(-3000)).toEqual(['#done-fix']);
+  const dir = join(h.root, /^\*\*Session\*\*: (.+)$/m.exec(done)![1]!);
+  await waitFor(() => existsSync(join(dir, '.done')), { message: 'the .done mark' });
+  expect(await first.stop()).toBe(0);
+  expect(existsSync(join(dir, '.close-asked'))).toBe(false);
+
+  const second = start();
+  await waitForReady(second);
+
+  const exited = await waitForExited(dir, second.output);
+  expect(exited.exitCode, second.output().slice(-3000)).toBe(0);
+  expect(
+    statSync(join(dir, '.close-asked')).mtimeMs - statSync(join(dir, '.done')).mtimeMs,
+  ).toBeGreaterThanOrEqual(CLOSE_AFTER_MS - MTIME_SLACK_MS);
+});

@@ -1,0 +1,79 @@
+/**
+ * `--close-after-done` through a real daemon, tmux and processes, with a stand-in for interactive
+ * Claude Code (`--agent claude --claude-bin`) that marks the item done and then ignores the
+ * polite ask (it ignores Ctrl-C, and nothing reads the `/exit` typed into its pane): it is
+ * signalled by its recorded identity after the grace period. The polite ask itself is tested with
+ * the real CLI (test/claude/interactive.test.ts).
+ */
+import { statSync } from 'node:fs';
+import { chmod, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { expect, it } from 'vitest';
+import { CLOSE_GRACE_MS } from '../../src/daemon/close-finished.js';
+import {
+  events,
+  isAlive,
+  stateOf,
+  tagsOf,
+  useDaemonHarness,
+  waitForState,
+  waitForTag,
+} from '../helpers/daemon-harness.js';
+import { waitFor } from '../helpers/wait-for.js';
+
+const h = useDaemonHarness();
+
+const CLOSE_AFTER_MIN = 0.02;
+/** File times come from the kernel's coarse clock (a tick behind the one the daemon reads). */
+const MTIME_SLACK_MS = 50;
+
+it('signals a finished claude agent that does not exit when asked, SIGTERM a grace period after the ask', async () => {
+  const fake = join(h.root, 'fake-claude');
+  await writeFile(
+    fake,
+    [
+      '#!/bin/sh',
+      `engine tag swap "$ENGINE_REQUEST_FILE" '#claimed-fix' '#done-fix' || exit 3`,
+      // Ignored signals stay ignored across exec: Ctrl-C typed into the pane does not end it.
+      "trap '' INT",
+      'exec sleep 600',
+      '',
+    ].join('\n'),
+  );
+  await chmod(fake, 0o755);
+  const file = await h.request('fix-me.md', '# Fix me\n**Tags**: #delegated-fix\n\nThe bug.\n');
+
+  const d = h.start([
+    '--agent',
+    'claude',
+    '--claude-bin',
+    fake,
+    '--close-after-done',
+    String(CLOSE_AFTER_MIN),
+  ]);
+
+  const done = await waitForTag(file, ['#done-fix', '#needs-fix'], 30_000);
+  expect(tagsOf(done), d.output()).toEqual(['#done-fix']);
+  const dir = join(h.root, /^\*\*Session\*\*: (.+)$/m.exec(done)![1]!);
+  const running = await waitForState(dir, (s) => s.agentPid !== null);
+  h.killAtEnd(running.agentPid as number);
+  expect(isAlive(running.agentPid as number)).toBe(true);
+
+  const exited = await waitFor(
+    async () => {
+      const state = await stateOf(dir);
+      return state.status === 'exited' && state;
+    },
+    { timeoutMs: 60_000, message: () => `the exit of ${dir}; daemon:\n${d.output()}` },
+  );
+  // 128 + SIGTERM: signalled, after the ask and its grace period.
+  expect(exited.exitCode, d.output()).toBe(143);
+  const doneAt = statSync(join(dir, '.done')).mtimeMs;
+  const askedAt = statSync(join(dir, '.close-asked')).mtimeMs;
+  expect(askedAt - doneAt).toBeGreaterThanOrEqual(CLOSE_AFTER_MIN * 60_000 - MTIME_SLACK_MS);
+  const closing = events(h.root).filter((e) => e.event === 'agent-closing');
+  expect(closing.map((e) => e.step)).toEqual(['ask', 'SIGTERM']);
+  // The grace period runs from the ask's mark (the event is recorded just after it).
+  const term = Date.parse(closing[1]!.time);
+  expect(term - askedAt).toBeGreaterThanOrEqual(CLOSE_GRACE_MS - MTIME_SLACK_MS);
+}, 90_000);
