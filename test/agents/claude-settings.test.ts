@@ -3,7 +3,6 @@
  * it (`/bin/sh -c <command>`, the hook input on stdin, the agent's environment) against the real
  * built `engine`, from a root and a session directory whose names hold shell syntax.
  */
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -17,30 +16,16 @@ import {
 } from '../../src/agents/claude-settings.js';
 import { writeEngineShim } from '../../src/agents/engine-shim.js';
 import { AGENT_STATE_FILE, HOOK_STATES } from '../../src/sessions/agent-state.js';
-import { CLI } from '../helpers/run-cli.js';
+import { CLI, runProcess } from '../helpers/run-cli.js';
 
 const HOSTILE = `it's a $(touch pwned) "x" \`touch y\` ;touch z; \\ $HOME`;
 
 /** Runs a hook command as Claude Code does; resolves to its exit code and output. */
-function runHook(
-  command: string,
-  input: string,
-  env: Record<string, string>,
-  cwd: string,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('/bin/sh', ['-c', command], {
-      cwd,
-      env: { ...process.env, ...env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(input);
+function runHook(command: string, input: string, env: Record<string, string>, cwd: string) {
+  return runProcess('/bin/sh', ['-c', command], {
+    cwd,
+    env: { ...process.env, ...env },
+    input,
   });
 }
 

@@ -14,8 +14,17 @@ export function runCli(
   args: string[],
   options: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string } = {},
 ): Promise<CliResult> {
+  return runProcess(process.execPath, [CLI, ...args], options);
+}
+
+/** Runs a program to its end with `input` on its stdin; resolves to its exit code and output. */
+export function runProcess(
+  program: string,
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string } = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
+    const child = spawn(program, args, {
       cwd: options.cwd,
       env: options.env ?? process.env,
       stdio: ['pipe', 'pipe', 'pipe'],
