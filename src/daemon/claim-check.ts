@@ -227,7 +227,7 @@ async function requeue(
   const now = ctx.now();
   if (failure.kind === 'usage-limit') {
     // Paused before the item goes back, so no claim starts in between.
-    const until = limitResumesAt(failure.resetsAt, now, policy);
+    const until = limitResumesAt(failure, now, policy);
     await pauseForLimit(ctx, until, `usage limit, resets at ${until.toISOString()}`, {
       file,
       noun,

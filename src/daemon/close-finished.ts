@@ -1,17 +1,22 @@
 /**
- * Closing finished interactive agents (`--close-after-done`). Interactive Claude Code does not
- * exit when its work is done; a human may want to read the end of it. Once its item shows
- * `#done-X` (the session's `.done` mark), it stays open `closeAfterDoneMs`, is then asked to exit
- * (Ctrl-C, which clears a half-typed prompt, then `/exit` and Enter, typed into its terminal), and
- * is signalled after a grace period: SIGTERM, then SIGKILL after another. Its transcript stays.
+ * Closing finished interactive agents. Interactive Claude Code does not exit when its work is
+ * done, nor when it hits a usage limit (it shows the message and waits). Once its item shows
+ * `#done-X` (the session's `.done` mark), it stays open `closeAfterDoneMs` (`--close-after-done`),
+ * a human may want to read the end of it; once its hooks report `limited`, it is closed at once,
+ * so its claim goes back to the queue (src/daemon/limited-agent.ts). Either way it is asked to
+ * exit (Ctrl-C, which clears a half-typed prompt, then `/exit` and Enter, typed into its
+ * terminal), and is signalled after a grace period: SIGTERM, then SIGKILL after another. Its
+ * transcript stays.
  *
  * Only the `claude` profile is closed: a `claude-print` run exits on its own, and engine knows no
  * polite way to end a custom agent, which owns its lifetime. Every deadline derives from the
- * session's files (the mtimes of `.done` and `.close-asked`), so a daemon restarted meanwhile
- * closes it on time. The agent is signalled only while its recorded identity (pid and start time,
+ * session's files (the mtimes of `.done` and `.close-asked`, the limited state's `at`), so a daemon
+ * restarted meanwhile closes it on time; the agent state is read again at each step, so an agent
+ * that left `limited` (a human took it over) is no longer closed for it. The agent is signalled only while its recorded identity (pid and start time,
  * this boot, this host) is alive: never a process that reused its pid.
  */
 import { checkLiveness } from '../process/process-identity.js';
+import { readAgentState } from '../sessions/agent-state.js';
 import { closeAskedTime, doneMarkTime, markCloseAsked } from '../sessions/session-markers.js';
 import type { SessionState } from '../sessions/session-state.js';
 import type { DaemonShared } from './daemon-shared.js';
@@ -27,16 +32,18 @@ export interface CloseFacts {
   agent: string | undefined;
   /** When the item was seen done (`.done`'s mtime); null: not done. */
   doneAtMs: number | null;
+  /** When its hooks reported a usage limit (the `limited` state's `at`); null: not limited now. */
+  limitedAtMs: number | null;
   /** When the agent was asked to exit (`.close-asked`'s mtime); null: not asked. */
   askedAtMs: number | null;
-  /** 0: never closed. */
+  /** 0: never closed once done (a limited agent is closed all the same). */
   closeAfterMs: number;
   graceMs: number;
   nowMs: number;
 }
 
 export type CloseStep =
-  /** Not for engine to close: another profile, closing turned off, or the item is not done. */
+  /** Not for engine to close: another profile, or the item is neither done (with closing on) nor limited. */
   | { kind: 'never' }
   /** Nothing to do before `atMs`. */
   | { kind: 'wait'; atMs: number }
@@ -47,9 +54,14 @@ export type CloseStep =
 
 /** What to do about a session's agent now: a pure function of its files' times and the clock. */
 export function closeStep(facts: CloseFacts): CloseStep {
-  const { agent, doneAtMs, askedAtMs, closeAfterMs, graceMs, nowMs } = facts;
-  if (agent !== 'claude' || closeAfterMs === 0 || doneAtMs === null) return { kind: 'never' };
-  const askAt = doneAtMs + closeAfterMs;
+  const { agent, doneAtMs, limitedAtMs, askedAtMs, closeAfterMs, graceMs, nowMs } = facts;
+  if (agent !== 'claude') return { kind: 'never' };
+  const dueAt = [
+    ...(limitedAtMs !== null ? [limitedAtMs] : []),
+    ...(doneAtMs !== null && closeAfterMs > 0 ? [doneAtMs + closeAfterMs] : []),
+  ];
+  if (dueAt.length === 0) return { kind: 'never' };
+  const askAt = Math.min(...dueAt);
   if (nowMs < askAt) return { kind: 'wait', atMs: askAt };
   if (askedAtMs === null) return { kind: 'ask' };
   const termAt = askedAtMs + graceMs;
@@ -84,9 +96,14 @@ async function takeCloseStep(
 ): Promise<number> {
   const { ctx } = shared;
   const doneAtMs = state.agent === 'claude' ? await doneMarkTime(dir) : null;
+  const agentState = state.agent === 'claude' ? await readAgentState(dir) : null;
+  const limitedAtMs =
+    agentState?.state === 'limited' ? Date.parse(agentState.at) || ctx.now().getTime() : null;
+  const why = limitedAtMs !== null ? 'usage limit' : 'done';
   const step = closeStep({
     agent: state.agent,
     doneAtMs,
+    limitedAtMs,
     askedAtMs: await closeAskedTime(dir),
     closeAfterMs: ctx.options.closeAfterDoneMs,
     graceMs: CLOSE_GRACE_MS,
@@ -110,13 +127,16 @@ async function takeCloseStep(
     if (await markCloseAsked(dir)) {
       ctx.log(
         'info',
-        `${session}: done since ${new Date(doneAtMs ?? 0).toISOString()}, --close-after-done ${ctx.options.closeAfterDoneMs / 60_000} min passed; asking its agent to exit`,
+        limitedAtMs !== null
+          ? `${session}: its agent hit a usage limit and waits; asking it to exit, so its item goes back to the queue`
+          : `${session}: done since ${new Date(doneAtMs ?? 0).toISOString()}, --close-after-done ${ctx.options.closeAfterDoneMs / 60_000} min passed; asking its agent to exit`,
       );
       await ctx.recordEvent({
         event: 'agent-closing',
         session,
         file: state.requestFile,
         step: 'ask',
+        reason: why,
       });
       const target = terminalOf(shared, state);
       // Not reached, it is signalled after the grace period all the same.
@@ -138,6 +158,7 @@ async function takeCloseStep(
     session,
     file: state.requestFile,
     step: step.signal,
+    reason: why,
   });
   try {
     process.kill(identity.pid, step.signal);

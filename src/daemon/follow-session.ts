@@ -17,6 +17,7 @@ import { messageOf } from '../errors.js';
 import { checkClaim, type ClaimVerdict } from './claim-check.js';
 import { closeFinished } from './close-finished.js';
 import type { DaemonShared } from './daemon-shared.js';
+import { endLimitedAgent } from './limited-agent.js';
 import { WaitingWatch } from './waiting-for-input.js';
 
 export class SessionFollower {
@@ -67,8 +68,14 @@ export class SessionFollower {
         if (dir && !recorded && verdict?.kind === 'alive' && verdict.state)
           recorded = await this.recordRunning(dir, verdict.state);
         if (verdict?.kind === 'alive') await waiting?.check();
+        // An interactive agent stopped by a usage limit waits instead of exiting: ended here.
+        const lookAt =
+          dir && verdict?.kind === 'alive' && verdict.state
+            ? await endLimitedAgent(this.shared, dir, verdict.state, { file, noun, session })
+            : Number.POSITIVE_INFINITY;
         if (this.shared.stopping) return verdict;
-        await changes.next(this.shared.ctx.options.pollMs);
+        const untilLook = Math.max(0, lookAt - this.shared.ctx.now().getTime());
+        await changes.next(Math.min(this.shared.ctx.options.pollMs, untilLook));
       }
     } finally {
       changes.close();

@@ -64,9 +64,11 @@ export async function failureOf(
       (state.agent === 'claude-print' ? printStreamLimit((await agentLogTail(dir)) ?? '') : null) ??
       agentStateLimit(await readAgentState(dir));
     if (limit !== null)
-      return limit.resetsAt === undefined
-        ? { kind: 'usage-limit' }
-        : { kind: 'usage-limit', resetsAt: limit.resetsAt };
+      return {
+        kind: 'usage-limit',
+        ...(limit.resetsAt === undefined ? {} : { resetsAt: limit.resetsAt }),
+        ...(limit.since === undefined ? {} : { since: limit.since }),
+      };
   }
   return { kind: 'agent', reason };
 }
@@ -81,8 +83,10 @@ export async function pauseForLimit(
   reason: string,
   about: { file: string; noun: string; session: string },
 ): Promise<void> {
-  const { after, before } = await updatePause(ctx.options.root, (current) =>
-    extendedPause(current, until, reason, ctx.now()),
+  // extendedPause's null keeps the pause in force; to updatePause, null would remove it.
+  const { after, before } = await updatePause(
+    ctx.options.root,
+    (current) => extendedPause(current, until, reason, ctx.now()) ?? undefined,
   );
   if (after === before || after === null) return;
   ctx.log('warn', `usage limit: no new claim starts until ${after.until} (${reason})`);

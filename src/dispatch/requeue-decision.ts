@@ -15,7 +15,8 @@ import { countsAsAttempt, type FailureKind } from '../tags/recovery-entries.js';
 
 export type Failure =
   | { kind: 'agent'; reason: string }
-  | { kind: 'usage-limit'; resetsAt?: Date }
+  /** `since`: when the agent reported it, if known (else the requeue's now). */
+  | { kind: 'usage-limit'; resetsAt?: Date; since?: Date }
   | { kind: 'launch'; reason: string };
 
 export interface RetryPolicy {
@@ -48,15 +49,21 @@ export interface RequeueDecision {
 /** Launch failures in a row that are retried; the next goes to a human. */
 export const LAUNCH_RETRIES = 5;
 
-/** When a queue held by a usage limit may run again. */
+/**
+ * When a queue held by a usage limit may run again: the agent's reset time, else the backoff
+ * after the limit was reported (`since`, else `now`). Counted from the report, the time is the
+ * same for the daemon that pauses the queue when the limit is seen and for the later requeue.
+ */
 export function limitResumesAt(
-  resetsAt: Date | undefined,
+  failure: { resetsAt?: Date; since?: Date },
   now: Date,
   policy: Pick<RetryPolicy, 'limitBackoffMs'>,
 ): Date {
-  return resetsAt !== undefined && resetsAt.getTime() > now.getTime()
+  const from = failure.since ?? now;
+  const { resetsAt } = failure;
+  return resetsAt !== undefined && resetsAt.getTime() > from.getTime()
     ? resetsAt
-    : new Date(now.getTime() + policy.limitBackoffMs);
+    : new Date(from.getTime() + policy.limitBackoffMs);
 }
 
 export function decideRequeue(
@@ -69,7 +76,7 @@ export function decideRequeue(
   const after = (ms: number) => new Date(now.getTime() + ms);
   switch (failure.kind) {
     case 'usage-limit': {
-      const until = limitResumesAt(failure.resetsAt, now, policy);
+      const until = limitResumesAt(failure, now, policy);
       return {
         tag: 'delegated',
         failure: failure.kind,

@@ -11,6 +11,8 @@ export interface UsageLimit {
   resetsAt?: Date;
   /** Which field said so, for logs. */
   reason: string;
+  /** When the agent reported it, when known: the limit backoff counts from then. */
+  since?: Date;
 }
 
 // eslint-disable-next-line no-control-regex -- the terminal's escape sequences are what it removes
@@ -60,8 +62,13 @@ export function printStreamLimit(log: string): UsageLimit | null {
 export function agentStateLimit(state: AgentState | null): UsageLimit | null {
   if (state?.state !== 'limited') return null;
   const resetsAt = epochSeconds(state.resetsAt);
-  const reason = `hook ${state.event} reported a usage limit`;
-  return resetsAt === undefined ? { limited: true, reason } : { limited: true, resetsAt, reason };
+  const since = new Date(state.at);
+  return {
+    limited: true,
+    reason: `hook ${state.event} reported a usage limit`,
+    ...(resetsAt === undefined ? {} : { resetsAt }),
+    ...(Number.isFinite(since.getTime()) ? { since } : {}),
+  };
 }
 
 /**

@@ -5,14 +5,15 @@
  * signalled by its recorded identity after the grace period. The polite ask itself is tested with
  * the real CLI (test/claude/interactive.test.ts).
  */
-import { statSync } from 'node:fs';
-import { chmod, writeFile } from 'node:fs/promises';
+import { existsSync, statSync } from 'node:fs';
+import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { CLOSE_GRACE_MS } from '../../src/daemon/close-finished.js';
 import {
   events,
   isAlive,
+  recoveries,
   stateOf,
   tagsOf,
   useDaemonHarness,
@@ -76,4 +77,45 @@ it('signals a finished claude agent that does not exit when asked, SIGTERM a gra
   // The grace period runs from the ask's mark (the event is recorded just after it).
   const term = Date.parse(closing[1]!.time);
   expect(term - askedAt).toBeGreaterThanOrEqual(CLOSE_GRACE_MS - MTIME_SLACK_MS);
+}, 90_000);
+
+it('signals a limited claude agent that does not exit when asked, and its item goes back to #delegated-fix as a usage limit', async () => {
+  const fake = join(h.root, 'fake-claude');
+  await writeFile(
+    fake,
+    [
+      '#!/bin/sh',
+      // The hook interactive Claude Code runs on a 429: agent-state.json says `limited`.
+      `echo '{"hook_event_name":"StopFailure","error":"rate_limit"}' | engine agent-hook || exit 3`,
+      "trap '' INT",
+      'exec sleep 600',
+      '',
+    ].join('\n'),
+  );
+  await chmod(fake, 0o755);
+  const file = await h.request('fix-me.md', '# Fix me\n**Tags**: #delegated-fix\n\nThe bug.\n');
+
+  const d = h.start(['--agent', 'claude', '--claude-bin', fake, '--limit-backoff', '60']);
+
+  const requeued = await waitFor(
+    async () => {
+      const text = await readFile(file, 'utf8');
+      return recoveries(text) === 1 && text;
+    },
+    { timeoutMs: 60_000, message: () => `the requeue; daemon:\n${d.output()}` },
+  );
+  expect(tagsOf(requeued), d.output()).toEqual(['#delegated-fix']);
+  expect(requeued).toContain('**Failure**: usage-limit (not an attempt)');
+  const dir = join(h.root, /\*\*Prior Session\*\*: (\S+?)\/?$/m.exec(requeued)![1]!);
+  const ended = await stateOf(dir);
+  // 128 + SIGTERM: it ignored the ask, and was signalled after the grace period.
+  expect(ended.exitCode, d.output()).toBe(143);
+  expect(isAlive(ended.agentPid as number)).toBe(false);
+  const closing = events(h.root).filter((e) => e.event === 'agent-closing');
+  expect(closing.map((e) => [e.step, e.reason])).toEqual([
+    ['ask', 'usage limit'],
+    ['SIGTERM', 'usage limit'],
+  ]);
+  expect(events(h.root).filter((e) => e.event === 'limit-paused')).toHaveLength(1);
+  expect(existsSync(join(h.root, 'sessions', '.engine', 'pause.json'))).toBe(true);
 }, 90_000);

@@ -7,6 +7,7 @@ const DONE = 1_000_000;
 const facts = (over: Partial<CloseFacts>): CloseFacts => ({
   agent: 'claude',
   doneAtMs: DONE,
+  limitedAtMs: null,
   askedAtMs: null,
   closeAfterMs: 5 * MIN,
   graceMs: GRACE,
@@ -66,6 +67,45 @@ describe('closeStep, the decision to close a finished interactive agent', () => 
       kind: 'signal',
       signal: 'SIGKILL',
       nextAtMs: asked + 3 * GRACE,
+    });
+  });
+
+  describe('an agent its hooks report limited (a usage limit: it waits instead of exiting)', () => {
+    const LIMITED = 2_000_000;
+    it('is asked to exit at once, done or not, even with --close-after-done 0', () => {
+      expect(closeStep(facts({ doneAtMs: null, limitedAtMs: LIMITED, nowMs: LIMITED }))).toEqual({
+        kind: 'ask',
+      });
+      expect(
+        closeStep(facts({ doneAtMs: null, limitedAtMs: LIMITED, closeAfterMs: 0, nowMs: LIMITED })),
+      ).toEqual({ kind: 'ask' });
+    });
+
+    it('then signalled after the grace periods, as a finished one', () => {
+      const limited = { doneAtMs: null, limitedAtMs: LIMITED, askedAtMs: LIMITED };
+      expect(closeStep(facts({ ...limited, nowMs: LIMITED + GRACE - 1 }))).toEqual({
+        kind: 'wait',
+        atMs: LIMITED + GRACE,
+      });
+      expect(closeStep(facts({ ...limited, nowMs: LIMITED + GRACE }))).toEqual({
+        kind: 'signal',
+        signal: 'SIGTERM',
+        nextAtMs: LIMITED + 2 * GRACE,
+      });
+    });
+
+    it('is never closed once it is no longer limited and not done', () => {
+      expect(
+        closeStep(
+          facts({ doneAtMs: null, limitedAtMs: null, askedAtMs: LIMITED, nowMs: LIMITED * 2 }),
+        ),
+      ).toEqual({ kind: 'never' });
+    });
+
+    it.each(['claude-print', 'custom', undefined])('never closes a limited %s agent', (agent) => {
+      expect(closeStep(facts({ agent, limitedAtMs: LIMITED, nowMs: LIMITED }))).toEqual({
+        kind: 'never',
+      });
     });
   });
 });

@@ -34,7 +34,18 @@ describe('decideRequeue', () => {
     expect(decideRequeue({ kind: 'usage-limit' }, fresh, policy, NOW).notBefore).toEqual(
       at(15 * 60_000),
     );
-    expect(limitResumesAt(at(-1000), NOW, policy)).toEqual(at(15 * 60_000));
+    expect(limitResumesAt({ resetsAt: at(-1000) }, NOW, policy)).toEqual(at(15 * 60_000));
+  });
+
+  it('counts the limit backoff from when the agent reported the limit, so a pause taken then and the later requeue agree', () => {
+    const since = at(-40_000);
+    expect(limitResumesAt({ since }, NOW, policy)).toEqual(at(15 * 60_000 - 40_000));
+    expect(decideRequeue({ kind: 'usage-limit', since }, fresh, policy, NOW)).toMatchObject({
+      notBefore: at(15 * 60_000 - 40_000),
+      reason: `usage limit, resets at ${at(15 * 60_000 - 40_000).toISOString()}`,
+    });
+    // A reset time the agent gave wins while it is after the report.
+    expect(limitResumesAt({ since, resetsAt: at(3_600_000) }, NOW, policy)).toEqual(at(3_600_000));
   });
 
   it('with no retries, an agent failure goes to #needs-X as today, with its own reason', () => {

@@ -56,6 +56,11 @@ describe('agentStateLimit', () => {
     expect(agentStateLimit({ state: 'limited', event: 'StopFailure', at: 'x' })?.resetsAt).toBeUndefined();
     expect(agentStateLimit({ state: 'idle', event: 'Stop', at: 'x' })).toBeNull();
     expect(agentStateLimit(null)).toBeNull();
+    expect(
+      agentStateLimit({ state: 'limited', event: 'StopFailure', at: '2026-11-24T10:00:00.000Z' })
+        ?.since,
+    ).toEqual(new Date('2026-11-24T10:00:00.000Z'));
+    expect(agentStateLimit({ state: 'limited', event: 'StopFailure', at: 'x' })?.since).toBeUndefined();
     expect(agentStateAnswered({ state: 'idle', event: 'Stop', at: 'x' })).toBe(true);
     expect(agentStateAnswered({ state: 'limited', event: 'StopFailure', at: 'x' })).toBe(false);
   });
