@@ -52,7 +52,7 @@ it('an interactive agent that hits a usage limit pauses the queue, is ended, and
     message: () => `the claim; daemon:\n${log()}`,
   });
   const dir = join(h.root, /^\*\*Session\*\*: (.+)$/m.exec(claimed)![1]!);
-  const running = await waitForState(dir, (s) => s.agentPid !== null, 30_000);
+  const running = await waitForState(dir, (s) => s.agentPid !== null);
   expect(running.agent).toBe('claude');
 
   // The hooks report the limit while the agent still runs: the queue pauses at once.
@@ -84,7 +84,7 @@ it('an interactive agent that hits a usage limit pauses the queue, is ended, and
   expect(tagsOf(requeued), requeued).toEqual(['#delegated-fix']);
   expect(requeued).toMatch(/\*\*Reason\*\*: usage limit, resets at \S+Z/);
   expect(requeued).toContain('**Failure**: usage-limit (not an attempt)');
-  const ended = await waitForState(dir, (s) => s.status === 'abandoned', 30_000);
+  const ended = await waitForState(dir, (s) => s.status === 'abandoned');
   // Asked to exit, it exited on its own (0, not a signal's 143).
   expect(ended.exitCode, log()).toBe(0);
   expect(isAlive(ended.agentPid as number)).toBe(false);
