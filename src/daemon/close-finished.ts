@@ -123,6 +123,16 @@ async function takeCloseStep(
   if (identity === null || checkLiveness(identity, ctx.probe) !== 'alive')
     return Number.POSITIVE_INFINITY;
   const session = state.sessionRef;
+  const target = terminalOf(shared, state);
+  // A human attached to the window of a finished agent is reading or talking to it: its ask waits
+  // until nobody views it (a limited agent is asked all the same: its item must go back).
+  if (step.kind === 'ask' && why === 'done' && target && (await viewedNow(shared, target))) {
+    shared.warnOnce(
+      `close-viewed:${session}`,
+      `${session}: done, but its window is being viewed; it is asked to exit once nobody views it`,
+    );
+    return ctx.now().getTime() + CLOSE_GRACE_MS;
+  }
   if (step.kind === 'ask') {
     if (await markCloseAsked(dir)) {
       ctx.log(
@@ -138,7 +148,6 @@ async function takeCloseStep(
         step: 'ask',
         reason: why,
       });
-      const target = terminalOf(shared, state);
       // Not reached, it is signalled after the grace period all the same.
       if (target)
         await ctx.runner
@@ -166,6 +175,12 @@ async function takeCloseStep(
     if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
   }
   return step.nextAtMs;
+}
+
+/** Whether a terminal shows the window now; not known (an error) counts as not viewed. */
+async function viewedNow(shared: DaemonShared, target: string): Promise<boolean> {
+  const viewers = await shared.ctx.runner.viewers?.(target).catch(() => 0);
+  return (viewers ?? 0) > 0;
 }
 
 /**

@@ -48,6 +48,11 @@ export interface Runner {
    * has it: a pty agent's terminal is not named in its session's record.
    */
   typeInto?(target: string, input: readonly TerminalInput[]): Promise<boolean>;
+  /**
+   * How many terminals show the target's window now (a human attached to it, reading or typing);
+   * 0 when the target is gone. Only tmux has it.
+   */
+  viewers?(target: string): Promise<number>;
   /** Ends the target if still there (tmux: kill-window -t <pane id>); ignores a target that is gone. */
   stop(target: string): Promise<void>;
   /** Releases runner resources (pty: nothing left running is killed — document; tmux: nothing). */

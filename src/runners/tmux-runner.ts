@@ -227,6 +227,19 @@ export class TmuxRunner implements Runner {
     return true;
   }
 
+  async viewers(target: string): Promise<number> {
+    assertPaneId(target);
+    if (!(await this.listPanes()).has(target)) return 0;
+    const count = await this.tmux(
+      'display-message',
+      '-p',
+      '-t',
+      target,
+      '#{window_active_clients}',
+    );
+    return Number.parseInt(count.trim(), 10) || 0;
+  }
+
   async stop(target: string): Promise<void> {
     assertPaneId(target);
     try {

@@ -5,11 +5,13 @@
  * signalled by its recorded identity after the grace period. The polite ask itself is tested with
  * the real CLI (test/claude/interactive.test.ts).
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { CLOSE_GRACE_MS } from '../../src/daemon/close-finished.js';
+import { loadNodePty } from '../../src/runners/pty-runner.js';
 import {
   events,
   isAlive,
@@ -119,3 +121,82 @@ it('signals a limited claude agent that does not exit when asked, and its item g
   expect(events(h.root).filter((e) => e.event === 'limit-paused')).toHaveLength(1);
   expect(existsSync(join(h.root, 'sessions', '.engine', 'pause.json'))).toBe(true);
 }, 90_000);
+
+it('waits while a human views the finished agent, and asks it to exit once nobody does', async () => {
+  const pty = await loadNodePty().catch(() => null);
+  if (!pty) return expect.fail('node-pty did not load: the attached client needs it');
+  const fake = join(h.root, 'fake-claude');
+  await writeFile(
+    fake,
+    [
+      '#!/bin/sh',
+      // Done only once the test has attached to its window.
+      'while [ ! -e "$ENGINE_SESSION_DIR/go" ]; do sleep 0.05; done',
+      `engine tag swap "$ENGINE_REQUEST_FILE" '#claimed-fix' '#done-fix' || exit 3`,
+      'exec sleep 600',
+      '',
+    ].join('\n'),
+  );
+  await chmod(fake, 0o755);
+  const file = await h.request('fix-me.md', '# Fix me\n**Tags**: #delegated-fix\n\nThe bug.\n');
+  const d = h.start([
+    ...['--agent', 'claude', '--claude-bin', fake],
+    ...['--close-after-done', String(CLOSE_AFTER_MIN)],
+  ]);
+  const claimed = await waitFor(
+    async () => /^\*\*Session\*\*: (.+)$/m.exec(await readFile(file, 'utf8'))?.[1],
+    { timeoutMs: 30_000, message: () => `the claim; daemon:\n${d.output()}` },
+  );
+  const dir = join(h.root, claimed);
+  const running = await waitForState(dir, (s) => s.agentPid !== null && s.tmux?.pane != null);
+  h.killAtEnd(running.agentPid as number);
+  const { socket, pane } = running.tmux as { socket: string; pane: string };
+
+  // A human attaches to the agent's window.
+  const client = pty.spawn('tmux', ['-L', socket, 'attach', '-t', pane], {
+    name: 'xterm',
+    cols: 120,
+    rows: 30,
+    cwd: h.root,
+    env: { ...process.env, TMUX: '', TMUX_PANE: '', TERM: 'xterm' } as Record<string, string>,
+  });
+  h.killAtEnd(client.pid);
+  await waitFor(
+    () => tmuxOut(socket, 'display-message', '-p', '-t', pane, '#{window_active_clients}') === '1',
+    {
+      message: 'the client to view the window',
+    },
+  );
+  await writeFile(join(dir, 'go'), '');
+  await waitForTag(file, ['#done-fix'], 30_000);
+  await waitFor(() => d.output().includes('its window is being viewed'), {
+    timeoutMs: 30_000,
+    message: () => `the daemon to see the viewer; daemon:\n${d.output()}`,
+  });
+  expect(events(h.root).filter((e) => e.event === 'agent-closing')).toEqual([]);
+  expect(isAlive(running.agentPid as number)).toBe(true);
+
+  // The human detaches: the agent is asked to exit, and (not ignoring Ctrl-C) it does.
+  process.kill(client.pid, 'SIGKILL');
+  const exited = await waitFor(
+    async () => {
+      const state = await stateOf(dir);
+      return state.status === 'exited' && state;
+    },
+    { timeoutMs: 60_000, message: () => `the exit of ${dir}; daemon:\n${d.output()}` },
+  );
+  expect(exited.exitCode, d.output()).not.toBe(143);
+  expect(
+    events(h.root)
+      .filter((e) => e.event === 'agent-closing')
+      .map((e) => e.step),
+  ).toEqual(['ask']);
+}, 90_000);
+
+function tmuxOut(socket: string, ...args: string[]): string {
+  try {
+    return execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' }).trim();
+  } catch {
+    return '';
+  }
+}
