@@ -16,7 +16,7 @@ import {
   type RequeueDecision,
 } from '../dispatch/requeue-decision.js';
 import { requeueEdit, sessionReference } from '../tags/lifecycle-edits.js';
-import { attemptsSoFar, launchFailuresInARow, recoveryRecords } from '../tags/recovery-entries.js';
+import { attemptsSoFar, failuresInARow, recoveryRecords } from '../tags/recovery-entries.js';
 import { transitionTags } from '../tags/tag-name.js';
 import { exitResult } from '../sessions/agent-log.js';
 import { judgeSession, judgeUnrecorded, type SessionVerdict } from '../sessions/judge-session.js';
@@ -242,7 +242,11 @@ async function requeue(
       attempt = attempts + 1;
       decision = decideRequeue(
         failure,
-        { attempts, launchFailures: launchFailuresInARow(records) },
+        {
+          attempts,
+          launchFailures: failuresInARow(records, 'launch'),
+          usageLimits: failuresInARow(records, 'usage-limit'),
+        },
         policy,
         now,
       );

@@ -105,9 +105,16 @@ export class Daemon {
     const cap = this.ctx.options.maxAgents || Number.POSITIVE_INFINITY;
     for (const item of items) {
       if (running >= cap) break;
-      if (!(await this.governor.admit(item))) continue;
+      // The noun's slot first: an item its cap holds back must not become the probe.
       const release = this.slots.tryTake(item.noun);
       if (!release) continue;
+      let admitted = false;
+      try {
+        admitted = await this.governor.admit(item);
+      } finally {
+        if (!admitted) release();
+      }
+      if (!admitted) continue;
       const ref = await this.launcher.launch(item);
       await this.governor.launched(item, ref);
       if (ref) running++;
@@ -212,11 +219,12 @@ export class Daemon {
     const { ledger } = this.shared;
     ledger.unqueue(item.file, item.noun);
     if (this.shared.stopping) return release();
-    // A usage-limit pause, or the item's backoff: it is read again when its time comes.
-    if (!(await this.governor.admit(item))) return release();
-    // Watched from the claim on: the reaper must not judge a claim whose launch is still queued.
+    // Watched from here on: the reaper must not judge a claim whose launch is still under way, and
+    // a look at the same file meanwhile must not queue it twice.
     ledger.watch(item.file, item.noun);
     try {
+      // A usage-limit pause, or the item's backoff: it is read again when its time comes.
+      if (!(await this.governor.admit(item))) return;
       // A failure is logged by track(); the task ends with it.
       const ref = await this.shared.track(this.launcher.launch(item)).catch(() => null);
       await this.governor.launched(item, ref);

@@ -33,6 +33,8 @@ export interface ItemHistory {
   attempts: number;
   /** Launch failures in a row before this one. */
   launchFailures: number;
+  /** Usage limits in a row before this one. */
+  usageLimits: number;
 }
 
 export interface RequeueDecision {
@@ -50,6 +52,15 @@ export interface RequeueDecision {
 export const LAUNCH_RETRIES = 5;
 
 /**
+ * Usage limits in a row that send an item back; the next goes to a human. A limit is no attempt,
+ * so without a bound an item whose runs keep reading as limited would come back forever.
+ */
+export const LIMIT_RETRIES = 10;
+
+/** The longest wait: setTimeout's largest delay, about 24.8 days (a Date past it may not exist). */
+export const MAX_WAIT_MS = 2_147_483_647;
+
+/**
  * When a queue held by a usage limit may run again: the agent's reset time, else the backoff
  * after the limit was reported (`since`, else `now`). Counted from the report, the time is the
  * same for the daemon that pauses the queue when the limit is seen and for the later requeue.
@@ -61,9 +72,10 @@ export function limitResumesAt(
 ): Date {
   const from = failure.since ?? now;
   const { resetsAt } = failure;
+  const latest = from.getTime() + MAX_WAIT_MS;
   return resetsAt !== undefined && resetsAt.getTime() > from.getTime()
-    ? resetsAt
-    : new Date(from.getTime() + policy.limitBackoffMs);
+    ? new Date(Math.min(resetsAt.getTime(), latest))
+    : new Date(Math.min(from.getTime() + policy.limitBackoffMs, latest));
 }
 
 export function decideRequeue(
@@ -73,10 +85,20 @@ export function decideRequeue(
   now: Date,
 ): RequeueDecision {
   const counts = countsAsAttempt(failure.kind);
-  const after = (ms: number) => new Date(now.getTime() + ms);
+  const after = (ms: number) => new Date(now.getTime() + Math.min(ms, MAX_WAIT_MS));
   switch (failure.kind) {
     case 'usage-limit': {
       const until = limitResumesAt(failure, now, policy);
+      if (history.usageLimits >= LIMIT_RETRIES) {
+        return {
+          tag: 'needs',
+          failure: failure.kind,
+          reason: `usage limit; gave up after ${history.usageLimits + 1} usage limits in a row`,
+          countsAsAttempt: counts,
+          notBefore: null,
+          gaveUp: true,
+        };
+      }
       return {
         tag: 'delegated',
         failure: failure.kind,

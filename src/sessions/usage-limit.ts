@@ -37,7 +37,8 @@ function streamObjects(log: string): Record<string, unknown>[] {
 /**
  * A `claude -p --output-format stream-json` run that hit a usage limit: an assistant line with
  * `"error":"rate_limit"`, a result with `api_error_status` 429, or a `rate_limit_event` whose
- * `rate_limit_info.status` is `rejected` (which also gives `resetsAt`, epoch seconds).
+ * `rate_limit_info.status` is `rejected` (which also gives `resetsAt`, epoch seconds), with no
+ * answer of the model after it: a limit the CLI waited out is not what ended the run.
  */
 export function printStreamLimit(log: string): UsageLimit | null {
   let limit: UsageLimit | null = null;
@@ -52,6 +53,10 @@ export function printStreamLimit(log: string): UsageLimit | null {
       limit ??= { limited: true, reason: 'assistant error rate_limit' };
     } else if (line.type === 'result' && line.api_error_status === 429) {
       limit ??= { limited: true, reason: 'result api_error_status 429' };
+    } else if (isAnswer(line)) {
+      // The CLI waited the limit out and the model answered: the run did not end on it.
+      limit = null;
+      resetsAt = undefined;
     }
   }
   if (limit === null) return null;
@@ -76,12 +81,16 @@ export function agentStateLimit(state: AgentState | null): UsageLimit | null {
  * CLI's `<synthetic>` error message) without an error. A probe that got one is past the limit.
  */
 export function printStreamAnswered(log: string): boolean {
-  return streamObjects(log).some(
-    (line) =>
-      line.type === 'assistant' &&
-      line.error === undefined &&
-      isRecord(line.message) &&
-      line.message.model !== '<synthetic>',
+  return streamObjects(log).some(isAnswer);
+}
+
+/** An assistant line from a model (not the CLI's `<synthetic>` error message), without an error. */
+function isAnswer(line: Record<string, unknown>): boolean {
+  return (
+    line.type === 'assistant' &&
+    line.error === undefined &&
+    isRecord(line.message) &&
+    line.message.model !== '<synthetic>'
   );
 }
 

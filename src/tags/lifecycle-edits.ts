@@ -232,16 +232,25 @@ export function requeueEdit(
  */
 function withRecoveryEntry(text: string, body: string, eol: string): string {
   const before = recoveryRecords(text).length;
-  const counted = (result: string): boolean => recoveryRecords(result).length === before + 1;
+  const tags = (scan: TagScan): string =>
+    scan.occurrences
+      .filter((o) => o.place !== 'prose')
+      .map((o) => `${o.place} ${o.tag}`)
+      .join('\n');
+  const scan = scanTags(text);
+  // The entry counts, and the item's tags stay where they were (front matter stays front matter).
+  const counted = (result: string): boolean =>
+    recoveryRecords(result).length === before + 1 && tags(scanTags(result)) === tags(scan);
   let end = text.length;
   // Trailing line endings, by hand: the regex for it is quadratic on a long run of them.
   while (end > 0 && (text[end - 1] === '\n' || text[end - 1] === '\r')) end--;
   const appended = `${text.slice(0, end)}${eol}${eol}${body}${eol}`;
   if (counted(appended)) return appended;
-  const scan = scanTags(text);
   const { lines } = scan;
+  // Never above the front matter's closing line: it must stay the file's first block.
+  const top = scan.frontMatterEnd === null ? 1 : lines.lineOf(scan.frontMatterEnd);
   let first = lines.count;
-  while (first > 1 && !scan.isProse(first - 1)) first--;
+  while (first > top && !scan.isProse(first - 1)) first--;
   const at = lines.span(first).start;
   const blankBefore = first === 1 || lines.lineText(first - 1).trim() === '' ? '' : eol;
   const inserted = `${text.slice(0, at)}${blankBefore}${body}${eol}${eol}${text.slice(at)}`;

@@ -60,9 +60,9 @@ export function attemptsSoFar(records: RecoveryRecord[]): number {
   return records.filter((r) => countsAsAttempt(r.failure)).length;
 }
 
-/** Launch failures in a row at the end: the backoff of the next one grows with them. */
-export function launchFailuresInARow(records: RecoveryRecord[]): number {
+/** Failures of one kind in a row at the end: a bound on the requeues that are no attempt. */
+export function failuresInARow(records: RecoveryRecord[], kind: FailureKind): number {
   let count = 0;
-  for (let i = records.length - 1; i >= 0 && records[i]!.failure === 'launch'; i--) count++;
+  for (let i = records.length - 1; i >= 0 && records[i]!.failure === kind; i--) count++;
   return count;
 }

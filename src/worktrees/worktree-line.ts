@@ -1,7 +1,7 @@
 /**
  * The `**Worktree**:` line that names a done item's branch and worktree for review, written by
  * the daemon when it sees `#done-X` (through the one request-file writer): below the Session line
- * (or the Tags line), replacing an earlier Worktree line of the daemon's. Pure edit; the line is
+ * (or the Tags line, or the front matter), replacing an earlier Worktree line of the same branch. Pure edit; the line is
  * found by the tag locator, so a Worktree line shown inside code is never read or changed.
  */
 import { editFile } from '../files/tag-file.js';
@@ -25,9 +25,10 @@ export function worktreeLineEdit(text: string, place: WorktreePlace): string | n
   let existing: number | null = null;
   for (let n = 1; n <= scan.lines.count; n++) {
     const content = scan.lines.lineText(n);
+    // Only this item's own line: another noun's, or a human's, is left as it is.
     if (
       content.startsWith(WORKTREE_PREFIX) &&
-      content.includes('(branch `engine/') &&
+      content.includes(`(branch \`${place.branch}\`)`) &&
       scan.isProse(n)
     ) {
       existing = n;
@@ -41,13 +42,14 @@ export function worktreeLineEdit(text: string, place: WorktreePlace): string | n
     result = text.slice(0, span.start) + line + text.slice(span.end);
   } else {
     const below = sessionLines(scan)[0] ?? scan.tagsLine;
-    // Without a Session or Tags line (front matter tags only), it goes at the end.
-    const at = below ? scan.lines.endOfLineAt(below.end + 1) : text.length;
+    // Without a Session or Tags line (front matter tags only), it goes right below the front
+    // matter, as a paragraph of its own: never at the end, which may be inside an open block.
+    const at = below ? scan.lines.endOfLineAt(below.end + 1) : (scan.frontMatterEnd ?? text.length);
     const eol = lineEnding(text);
     const needsBreak = at === text.length && text.length > 0 && !text.endsWith('\n');
     const insert = below
       ? `${needsBreak ? eol : ''}${line}${eol}`
-      : `${needsBreak ? eol : ''}${eol}${line}${eol}`;
+      : `${needsBreak ? eol : ''}${line}${eol}${eol}`;
     result = text.slice(0, at) + insert + text.slice(at);
   }
   return checked(result, expected, existing ?? scan.tagsLine?.line ?? 1);

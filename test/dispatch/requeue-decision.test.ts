@@ -2,13 +2,15 @@ import { describe, expect, it } from 'vitest';
 import {
   decideRequeue,
   LAUNCH_RETRIES,
+  LIMIT_RETRIES,
+  MAX_WAIT_MS,
   limitResumesAt,
   type RetryPolicy,
 } from '../../src/dispatch/requeue-decision.js';
 
 const NOW = new Date('2026-11-24T10:00:00.000Z');
 const policy: RetryPolicy = { retries: 0, retryBackoffMs: 60_000, limitBackoffMs: 15 * 60_000 };
-const fresh = { attempts: 0, launchFailures: 0 };
+const fresh = { attempts: 0, launchFailures: 0, usageLimits: 0 };
 const at = (ms: number) => new Date(NOW.getTime() + ms);
 
 describe('decideRequeue', () => {
@@ -88,12 +90,36 @@ describe('decideRequeue', () => {
     const launch = { kind: 'launch', reason: 'spawn failed: no tmux' } as const;
     const p = { ...policy, retries: 0 };
     for (let n = 0; n < LAUNCH_RETRIES; n++) {
-      const d = decideRequeue(launch, { attempts: 3, launchFailures: n }, p, NOW);
+      const d = decideRequeue(launch, { attempts: 3, launchFailures: n, usageLimits: 0 }, p, NOW);
       expect(d).toMatchObject({ tag: 'delegated', countsAsAttempt: false, gaveUp: false });
       expect(d.notBefore).toEqual(at(60_000 * 2 ** n));
     }
-    const last = decideRequeue(launch, { attempts: 3, launchFailures: LAUNCH_RETRIES }, p, NOW);
+    const last = decideRequeue(
+      launch,
+      { attempts: 3, launchFailures: LAUNCH_RETRIES, usageLimits: 0 },
+      p,
+      NOW,
+    );
     expect(last).toMatchObject({ tag: 'needs', countsAsAttempt: false, gaveUp: true });
     expect(last.reason).toContain(`gave up after ${LAUNCH_RETRIES + 1} launch failures`);
+  });
+
+  it('gives up on an item after a bound of usage limits in a row: a limit is no attempt, and nothing loops', () => {
+    const limit = { kind: 'usage-limit' } as const;
+    const within = decideRequeue(limit, { ...fresh, usageLimits: LIMIT_RETRIES - 1 }, policy, NOW);
+    expect(within).toMatchObject({ tag: 'delegated', gaveUp: false });
+    const last = decideRequeue(limit, { ...fresh, usageLimits: LIMIT_RETRIES }, policy, NOW);
+    expect(last).toMatchObject({ tag: 'needs', countsAsAttempt: false, gaveUp: true });
+    expect(last.reason).toContain(`gave up after ${LIMIT_RETRIES + 1} usage limits in a row`);
+  });
+
+  it('never waits past the longest timer, however many retries or however long a backoff', () => {
+    const p = { ...policy, retries: 100, limitBackoffMs: Number.MAX_SAFE_INTEGER };
+    const agent = { kind: 'agent', reason: 'exited 1' } as const;
+    const late = decideRequeue(agent, { ...fresh, attempts: 60 }, p, NOW);
+    expect(late.notBefore).toEqual(at(MAX_WAIT_MS));
+    expect(() => late.notBefore?.toISOString()).not.toThrow();
+    const limit = decideRequeue({ kind: 'usage-limit' }, fresh, p, NOW);
+    expect(limit.notBefore).toEqual(at(MAX_WAIT_MS));
   });
 });

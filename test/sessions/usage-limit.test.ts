@@ -24,6 +24,22 @@ describe('printStreamLimit', () => {
     expect(printStreamLimit(init + limitedAssistant)?.reason).toBe('assistant error rate_limit');
   });
 
+  it('ignores a limit the CLI waited out: the model answered after it', () => {
+    const answer = line({
+      type: 'assistant',
+      message: { model: 'claude-x', content: [{ type: 'text', text: 'Working on it.' }] },
+    });
+    const rejected = line({
+      type: 'rate_limit_event',
+      rate_limit_info: { status: 'rejected', resetsAt: 1_800_000_000 },
+    });
+    const failed = line({ type: 'result', is_error: true, terminal_reason: 'max_turns' });
+    expect(printStreamLimit(init + rejected + answer + failed)).toBeNull();
+    expect(printStreamLimit(init + answer + rejected + limitedResult)).toMatchObject({
+      limited: true,
+    });
+  });
+
   it('takes the reset time of a rejected rate_limit_event, and ignores allowed ones', () => {
     const event = (status: string, resetsAt: number) =>
       line({ type: 'rate_limit_event', rate_limit_info: { status, resetsAt, rateLimitType: 'five_hour' } });

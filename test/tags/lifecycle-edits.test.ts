@@ -208,6 +208,15 @@ describe('requeueEdit of a text that ends inside an open block', () => {
     expect(lastPriorSession(requeued)).toBe('sessions/s2/');
   });
 
+  it('keeps front matter first: the entry goes below it, before the open block', () => {
+    const open = '```sh\necho hi\n';
+    const text = `---\ntags: [claimed-fix]\n---\n**Session**: sessions/s1\n\n${open}`;
+    const requeued = requeueEdit(text, 'fix', 'sessions/s1', entry);
+    expect(requeued.startsWith('---\ntags: [needs-fix]\n---\n')).toBe(true);
+    expect(requeued.endsWith(open)).toBe(true);
+    expect(attemptsSoFar(recoveryRecords(requeued))).toBe(1);
+  });
+
   it('still appends after a block that was closed', () => {
     const text = `${head}\`\`\`\ncode\n\`\`\`\n\n\n`;
     const requeued = requeueEdit(text, 'fix', 'sessions/s1', entry);

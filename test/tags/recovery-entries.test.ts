@@ -1,10 +1,6 @@
 import { expect, it } from 'vitest';
 import { requeueEdit } from '../../src/tags/lifecycle-edits.js';
-import {
-  attemptsSoFar,
-  launchFailuresInARow,
-  recoveryRecords,
-} from '../../src/tags/recovery-entries.js';
+import { attemptsSoFar, failuresInARow, recoveryRecords } from '../../src/tags/recovery-entries.js';
 
 const claimed = '# R\n**Tags**: #claimed-fix\n**Session**: sessions/s1\n\nBody.\n';
 const entry = {
@@ -39,7 +35,7 @@ it('writes and reads back which Recovery entries are attempts, and the last Not 
   const records = recoveryRecords(text);
   expect(records.map((r) => r.failure)).toEqual(['agent', 'usage-limit', 'launch']);
   expect(attemptsSoFar(records)).toBe(1);
-  expect(launchFailuresInARow(records)).toBe(1);
+  expect(failuresInARow(records, 'launch')).toBe(1);
   expect(records.at(-1)?.notBefore).toEqual(new Date('2026-11-24T12:00:00.000Z'));
   // An entry shown inside a code fence is an example, not a record.
   expect(recoveryRecords('# R\n\n```\n## Recovery\n*   **Failure**: agent\n```\n')).toEqual([]);

@@ -45,8 +45,23 @@ describe('the Worktree line', () => {
     const named = worktreeLineEdit(text, place) as string;
     expect(named).toBe(`# X\n**Tags**: #done-fix\n**Session**: sessions/s1\n${line}\n\nBody.\n`);
     expect(worktreeLineEdit(named, place)).toBeNull();
-    const other = { path: '/r/.engine-worktrees/fix/y', branch: 'engine/fix/y' };
-    expect(worktreeLineEdit(named, other)).toBe(named.replace(line, worktreeLine(other)));
+  });
+
+  it("leaves another branch's line alone (another noun's, or a human's): each branch has its own", () => {
+    const research = worktreeLine({
+      path: '/r/.engine-worktrees/research/x',
+      branch: 'engine/research/x',
+    });
+    const text = `# X\n**Tags**: #done-research #done-fix\n**Session**: sessions/s1\n${research}\n\nBody.\n`;
+    const named = worktreeLineEdit(text, place) as string;
+    expect(named).toContain(research);
+    expect(named).toContain(line);
+  });
+
+  it('goes below the front matter when there is no Session or Tags line, never into an open block', () => {
+    const text = '---\ntags: [done-fix]\n---\n```sh\necho hi\n';
+    const named = worktreeLineEdit(text, place) as string;
+    expect(named).toBe(`---\ntags: [done-fix]\n---\n${line}\n\n\`\`\`sh\necho hi\n`);
   });
 
   it('never reads or changes a Worktree line inside code', () => {
