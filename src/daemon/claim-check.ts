@@ -13,6 +13,7 @@ import { EngineError, messageOf, PreconditionError } from '../errors.js';
 import {
   decideRequeue,
   limitResumesAt,
+  type Failure,
   type RequeueDecision,
 } from '../dispatch/requeue-decision.js';
 import { requeueEdit, sessionReference } from '../tags/lifecycle-edits.js';
@@ -220,10 +221,13 @@ async function requeue(
 ): Promise<ClaimVerdict | typeof CHANGED> {
   let attempt = 1;
   await pausepoint('before-requeue');
-  const policy = retryPolicy(ctx.options);
+  // A claim of another host, judged dead by its stale heartbeat, may still have a live agent
+  // there (a slow shared filesystem): never sent back without a human, whatever --retries says.
+  const remote = state !== null && isOpen(state.status) && state.host !== ctx.probe.hostname();
+  const policy = { ...retryPolicy(ctx.options), ...(remote ? { retries: 0 } : {}) };
   // Read first: it waits for the print run's last lines, which the failure is judged from.
   const exit = state?.status === 'exited' ? await exitResult(dir, state) : null;
-  const failure = await failureOf(dir, state, reason);
+  const failure: Failure = remote ? { kind: 'agent', reason } : await failureOf(dir, state, reason);
   const now = ctx.now();
   if (failure.kind === 'usage-limit') {
     // Paused before the item goes back, so no claim starts in between.

@@ -129,3 +129,26 @@ describe('a failed spawn', () => {
     expect(events[1]).toMatchObject({ file, noun: 'fix', session: ref });
   });
 });
+
+describe('a dead claim of another host', () => {
+  it('goes to #needs-X for a human even with --retries: its agent may still live there', async () => {
+    root = await mkdtemp(join(tmpdir(), 'engine-claim-check-'));
+    const file = join(root, 'sessions', 'REQ.md');
+    const ref = newSessionRef('fix', file, new Date());
+    const dir = await createSessionDir(root, ref);
+    await writeFile(file, `# R\n**Tags**: #claimed-fix\n**Session**: ${ref}\n\nHuman text.\n`);
+    const state = craftedState(root, file, ref, {
+      host: 'another-host.example',
+      pid: 4242,
+      startTicks: '1',
+      bootId: 'another-boot',
+      lastHeartbeat: new Date(Date.now() - 24 * 3_600_000).toISOString(),
+    });
+    await writeFile(statePath(dir), JSON.stringify(state));
+    const ctx = inProcessContext(root, { options: { retries: 3 } });
+    expect(await checkClaim(ctx, file, 'fix')).toMatchObject({ kind: 'requeued' });
+    const text = await readFile(file, 'utf8');
+    expect(text).toContain('#needs-fix');
+    expect(text).not.toContain('#delegated-fix');
+  });
+});
