@@ -94,10 +94,25 @@ function isAnswer(line: Record<string, unknown>): boolean {
   );
 }
 
-/** The interactive profile's hooks reported a finished turn, so the API answered. */
+/**
+ * The interactive profile's hooks show the model answered: it called a tool (PreToolUse,
+ * PostToolUse), asks a human (waiting), or ended its turn (Stop). A StopFailure (an API error,
+ * read as `idle` unless it is the limit) is no answer.
+ */
 export function agentStateAnswered(state: AgentState | null): boolean {
-  return state !== null && (state.state === 'idle' || state.state === 'waiting');
+  switch (state?.state) {
+    case 'waiting':
+      return true;
+    case 'idle':
+      return state.event === 'Stop';
+    case 'working':
+      return TOOL_EVENTS.has(state.event);
+    default:
+      return false;
+  }
 }
+
+const TOOL_EVENTS: ReadonlySet<string> = new Set(['PreToolUse', 'PostToolUse', 'PostToolUseFailure']);
 
 function epochSeconds(value: unknown): Date | undefined {
   return typeof value === 'number' && Number.isFinite(value) && value > 0

@@ -80,4 +80,17 @@ describe('agentStateLimit', () => {
     expect(agentStateAnswered({ state: 'idle', event: 'Stop', at: 'x' })).toBe(true);
     expect(agentStateAnswered({ state: 'limited', event: 'StopFailure', at: 'x' })).toBe(false);
   });
+
+  it('counts a tool call or a question as an answer, never an API error nor a prompt sent', () => {
+    const answered = (state: string, event: string) =>
+      agentStateAnswered({ state, event, at: 'x' } as never);
+    expect(answered('working', 'PreToolUse')).toBe(true);
+    expect(answered('working', 'PostToolUse')).toBe(true);
+    expect(answered('waiting', 'PermissionRequest')).toBe(true);
+    // An overloaded or failed API ends the turn as idle: no answer, the pause holds.
+    expect(answered('idle', 'StopFailure')).toBe(false);
+    expect(answered('working', 'UserPromptSubmit')).toBe(false);
+    expect(answered('ended', 'SessionEnd')).toBe(false);
+    expect(agentStateAnswered(null)).toBe(false);
+  });
 });
