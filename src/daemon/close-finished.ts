@@ -17,7 +17,12 @@
  */
 import { checkLiveness } from '../process/process-identity.js';
 import { readAgentState } from '../sessions/agent-state.js';
-import { closeAskedTime, doneMarkTime, markCloseAsked } from '../sessions/session-markers.js';
+import {
+  closeAskedTime,
+  doneMarkTime,
+  markCloseAsked,
+  renewCloseAsked,
+} from '../sessions/session-markers.js';
 import type { SessionState } from '../sessions/session-state.js';
 import type { DaemonShared } from './daemon-shared.js';
 
@@ -52,18 +57,37 @@ export type CloseStep =
   /** Send `signal` now; the next step, if it is still there, comes at `nextAtMs`. */
   | { kind: 'signal'; signal: 'SIGTERM' | 'SIGKILL'; nextAtMs: number };
 
-/** What to do about a session's agent now: a pure function of its files' times and the clock. */
-export function closeStep(facts: CloseFacts): CloseStep {
-  const { agent, doneAtMs, limitedAtMs, askedAtMs, closeAfterMs, graceMs, nowMs } = facts;
-  if (agent !== 'claude') return { kind: 'never' };
+/**
+ * An ask made this long before the time it is due for was for an earlier reason (a limit a human
+ * then took over): it does not count. File times lag the clock by a tick or so.
+ */
+const STALE_ASK_MS = 1000;
+
+/** When the agent is due to be asked to exit; null: never (another profile, or no reason). */
+export function closeDueAt(
+  facts: Pick<CloseFacts, 'agent' | 'doneAtMs' | 'limitedAtMs' | 'closeAfterMs'>,
+): number | null {
+  const { agent, doneAtMs, limitedAtMs, closeAfterMs } = facts;
+  if (agent !== 'claude') return null;
   const dueAt = [
     ...(limitedAtMs !== null ? [limitedAtMs] : []),
     ...(doneAtMs !== null && closeAfterMs > 0 ? [doneAtMs + closeAfterMs] : []),
   ];
-  if (dueAt.length === 0) return { kind: 'never' };
-  const askAt = Math.min(...dueAt);
+  return dueAt.length === 0 ? null : Math.min(...dueAt);
+}
+
+/** Whether an ask made at `askedAtMs` is one for the close due at `askAt`. */
+export function askCounts(askedAtMs: number | null, askAt: number): askedAtMs is number {
+  return askedAtMs !== null && askedAtMs >= askAt - STALE_ASK_MS;
+}
+
+/** What to do about a session's agent now: a pure function of its files' times and the clock. */
+export function closeStep(facts: CloseFacts): CloseStep {
+  const { askedAtMs, graceMs, nowMs } = facts;
+  const askAt = closeDueAt(facts);
+  if (askAt === null) return { kind: 'never' };
   if (nowMs < askAt) return { kind: 'wait', atMs: askAt };
-  if (askedAtMs === null) return { kind: 'ask' };
+  if (!askCounts(askedAtMs, askAt)) return { kind: 'ask' };
   const termAt = askedAtMs + graceMs;
   if (nowMs < termAt) return { kind: 'wait', atMs: termAt };
   const killAt = termAt + graceMs;
@@ -100,7 +124,7 @@ async function takeCloseStep(
   const limitedAtMs =
     agentState?.state === 'limited' ? Date.parse(agentState.at) || ctx.now().getTime() : null;
   const why = limitedAtMs !== null ? 'usage limit' : 'done';
-  const step = closeStep({
+  const facts: CloseFacts = {
     agent: state.agent,
     doneAtMs,
     limitedAtMs,
@@ -108,7 +132,8 @@ async function takeCloseStep(
     closeAfterMs: ctx.options.closeAfterDoneMs,
     graceMs: CLOSE_GRACE_MS,
     nowMs: ctx.now().getTime(),
-  });
+  };
+  const step = closeStep(facts);
   if (step.kind === 'never') return Number.POSITIVE_INFINITY;
   if (step.kind === 'wait') return step.atMs;
   const identity =
@@ -134,7 +159,9 @@ async function takeCloseStep(
     return ctx.now().getTime() + CLOSE_GRACE_MS;
   }
   if (step.kind === 'ask') {
-    if (await markCloseAsked(dir)) {
+    // The mark is made once; an ask that no longer counts (see askCounts) renews it.
+    const askAt = closeDueAt(facts) as number;
+    if ((await markCloseAsked(dir)) || (await renewCloseAsked(dir, askAt - STALE_ASK_MS))) {
       ctx.log(
         'info',
         limitedAtMs !== null

@@ -3,7 +3,7 @@
  * `.started` (who may start the agent), `.done` (the item was seen done; the session is over; its
  * mtime is when) and `.close-asked` (the finished agent was asked to exit; its mtime is when).
  */
-import { open, stat } from 'node:fs/promises';
+import { open, stat, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 
 const START_TOKEN = '.started';
@@ -45,6 +45,18 @@ export async function markCloseAsked(dir: string): Promise<boolean> {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw error;
   }
+}
+
+/**
+ * Makes an ask mark older than `staleBefore` say now: a new ask, for a later reason than the
+ * first. False when the mark is newer (another caller asked already) or gone.
+ */
+export async function renewCloseAsked(dir: string, staleBefore: number): Promise<boolean> {
+  const asked = await closeAskedTime(dir);
+  if (asked === null || asked >= staleBefore) return false;
+  const now = new Date();
+  await utimes(join(dir, CLOSE_ASKED_MARK), now, now);
+  return true;
 }
 
 /** When the finished agent was asked to exit (ms since the epoch), or null when it was not. */

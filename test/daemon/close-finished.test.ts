@@ -1,4 +1,12 @@
+import { mkdtemp, rm, utimes } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import {
+  closeAskedTime,
+  markCloseAsked,
+  renewCloseAsked,
+} from '../../src/sessions/session-markers.js';
 import { closeStep, type CloseFacts } from '../../src/daemon/close-finished.js';
 
 const MIN = 60_000;
@@ -107,5 +115,38 @@ describe('closeStep, the decision to close a finished interactive agent', () => 
         kind: 'never',
       });
     });
+  });
+});
+
+describe('an ask made for an earlier reason', () => {
+  it('does not count for a later close: a limited agent a human took over is asked again when done, not signalled', () => {
+    // Asked for a limit long before; the human took it over, then finished the item.
+    const askedForLimit = DONE - 60 * MIN;
+    expect(closeStep(facts({ askedAtMs: askedForLimit, nowMs: DONE + 5 * MIN }))).toEqual({
+      kind: 'ask',
+    });
+    // The ask for this close (its mark renewed at the due time, a clock tick behind) counts.
+    expect(closeStep(facts({ askedAtMs: DONE + 5 * MIN - 4, nowMs: DONE + 5 * MIN + 1 }))).toEqual({
+      kind: 'wait',
+      atMs: DONE + 5 * MIN - 4 + GRACE,
+    });
+  });
+});
+
+describe('renewCloseAsked', () => {
+  it('renews only a mark older than the time given: a second caller that finds it fresh does not ask', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'engine-close-mark-'));
+    try {
+      expect(await renewCloseAsked(dir, Date.now())).toBe(false);
+      expect(await markCloseAsked(dir)).toBe(true);
+      const old = new Date(Date.now() - 60 * MIN);
+      await utimes(join(dir, '.close-asked'), old, old);
+      const staleBefore = Date.now() - MIN;
+      expect(await renewCloseAsked(dir, staleBefore)).toBe(true);
+      expect((await closeAskedTime(dir))!).toBeGreaterThanOrEqual(staleBefore);
+      expect(await renewCloseAsked(dir, staleBefore)).toBe(false);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
