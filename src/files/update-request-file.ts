@@ -106,6 +106,19 @@ async function lock(real: string): Promise<() => Promise<void>> {
   }
 }
 
+/**
+ * Runs `work` holding the lock of the file at `realPath` (which need not exist), the same lock
+ * `updateRequestFile` takes: for a small state file that two processes change.
+ */
+export async function withFileLock<T>(realPath: string, work: () => Promise<T>): Promise<T> {
+  const release = await lock(realPath);
+  try {
+    return await work();
+  } finally {
+    await release().catch(() => undefined);
+  }
+}
+
 export interface UpdateOptions {
   /** How long to keep re-applying the edit to a file that keeps changing (default 2000 ms). */
   retryBudgetMs?: number;

@@ -6,6 +6,7 @@
  */
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { withFileLock } from '../files/update-request-file.js';
 import { writeJsonAtomic } from '../files/write-json-atomic.js';
 import { engineStateDir } from './event-log.js';
 
@@ -61,11 +62,23 @@ export async function writePause(root: string, pause: LimitPause): Promise<void>
   await writeJsonAtomic(pausePath(root), pause);
 }
 
-/** Removes the pause; resolves to the one removed, or null when there was none. */
+/**
+ * Removes the pause; resolves to the one removed, or null when there was none. Under the pause's
+ * lock, so a daemon's change read before cannot write it back (`engine resume` runs in its own
+ * process).
+ */
 export async function removePause(root: string): Promise<LimitPause | null> {
-  const pause = await readPause(root);
-  await rm(pausePath(root), { force: true });
-  return pause;
+  return withPauseLock(root, async () => {
+    const pause = await readPause(root);
+    await rm(pausePath(root), { force: true });
+    return pause;
+  });
+}
+
+/** Runs `work` holding the pause file's lock, taken by every change of the pause. */
+export async function withPauseLock<T>(root: string, work: () => Promise<T>): Promise<T> {
+  await mkdir(engineStateDir(root), { recursive: true });
+  return withFileLock(pausePath(root), work);
 }
 
 /**
@@ -111,14 +124,15 @@ export function updatePause(
   root: string,
   change: (current: LimitPause | null) => LimitPause | null | undefined,
 ): Promise<{ before: LimitPause | null; after: LimitPause | null }> {
-  const run = async () => {
-    const before = await readPause(root);
-    const next = change(before);
-    if (next === undefined) return { before, after: before };
-    if (next === null) await rm(pausePath(root), { force: true });
-    else await writePause(root, next);
-    return { before, after: next };
-  };
+  const run = () =>
+    withPauseLock(root, async () => {
+      const before = await readPause(root);
+      const next = change(before);
+      if (next === undefined) return { before, after: before };
+      if (next === null) await rm(pausePath(root), { force: true });
+      else await writePause(root, next);
+      return { before, after: next };
+    });
   const previous = updates.get(root) ?? Promise.resolve();
   const result = previous.then(run, run);
   updates.set(

@@ -2,12 +2,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { waitFor } from '../helpers/wait-for.js';
 import {
   admission,
   extendedPause,
   readPause,
   removePause,
   updatePause,
+  withPauseLock,
   type LimitPause,
 } from '../../src/sessions/limit-pause.js';
 
@@ -53,6 +55,31 @@ describe('pause.json', () => {
       );
       expect(await readPause(root)).toMatchObject({ until: at(9000).toISOString(), reason: 'r9000' });
       expect((await removePause(root))?.until).toBe(at(9000).toISOString());
+      expect(await readPause(root)).toBeNull();
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
+  it('takes the lock another process holds before removing: a change read before is never written back over a resume', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'engine-pause-'));
+    try {
+      await updatePause(root, () => ({ until: at(9000).toISOString(), reason: 'r', since: 'x' }));
+      let removed: Promise<LimitPause | null> | null = null;
+      let done = false;
+      // The daemon's read-modify-write, held open: `engine resume` waits for it, then removes.
+      await withPauseLock(root, async () => {
+        removed = removePause(root);
+        void removed.then(() => (done = true));
+        // Given a second to finish, it must not: it waits for the lock.
+        const early = await waitFor(() => done, { timeoutMs: 1000 }).then(
+          () => true,
+          () => false,
+        );
+        expect(early).toBe(false);
+        expect(await readPause(root)).not.toBeNull();
+      });
+      expect((await removed!)?.reason).toBe('r');
       expect(await readPause(root)).toBeNull();
     } finally {
       await rm(root, { recursive: true, force: true });
