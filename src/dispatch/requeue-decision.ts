@@ -84,71 +84,54 @@ export function decideRequeue(
   policy: RetryPolicy,
   now: Date,
 ): RequeueDecision {
-  const counts = countsAsAttempt(failure.kind);
+  const decided = { failure: failure.kind, countsAsAttempt: countsAsAttempt(failure.kind) };
+  /** Back to `#delegated-X`, not claimed before `notBefore`. */
+  const back = (reason: string, notBefore: Date): RequeueDecision => ({
+    ...decided,
+    tag: 'delegated',
+    reason,
+    notBefore,
+    gaveUp: false,
+  });
+  /** To `#needs-X`, for a human. */
+  const toHuman = (reason: string, gaveUp: boolean): RequeueDecision => ({
+    ...decided,
+    tag: 'needs',
+    reason,
+    notBefore: null,
+    gaveUp,
+  });
   const after = (ms: number) => new Date(now.getTime() + Math.min(ms, MAX_WAIT_MS));
   switch (failure.kind) {
     case 'usage-limit': {
+      if (history.usageLimits >= LIMIT_RETRIES)
+        return toHuman(
+          `usage limit; gave up after ${history.usageLimits + 1} usage limits in a row`,
+          true,
+        );
       const until = limitResumesAt(failure, now, policy);
-      if (history.usageLimits >= LIMIT_RETRIES) {
-        return {
-          tag: 'needs',
-          failure: failure.kind,
-          reason: `usage limit; gave up after ${history.usageLimits + 1} usage limits in a row`,
-          countsAsAttempt: counts,
-          notBefore: null,
-          gaveUp: true,
-        };
-      }
-      return {
-        tag: 'delegated',
-        failure: failure.kind,
-        reason: `usage limit, resets at ${until.toISOString()}`,
-        countsAsAttempt: counts,
-        notBefore: until,
-        gaveUp: false,
-      };
+      return back(`usage limit, resets at ${until.toISOString()}`, until);
     }
     case 'launch': {
-      if (history.launchFailures >= LAUNCH_RETRIES) {
-        return {
-          tag: 'needs',
-          failure: failure.kind,
-          reason: `${failure.reason}; gave up after ${history.launchFailures + 1} launch failures in a row`,
-          countsAsAttempt: counts,
-          notBefore: null,
-          gaveUp: true,
-        };
-      }
-      return {
-        tag: 'delegated',
-        failure: failure.kind,
-        reason: failure.reason,
-        countsAsAttempt: counts,
-        notBefore: after(policy.retryBackoffMs * 2 ** history.launchFailures),
-        gaveUp: false,
-      };
+      if (history.launchFailures >= LAUNCH_RETRIES)
+        return toHuman(
+          `${failure.reason}; gave up after ${history.launchFailures + 1} launch failures in a row`,
+          true,
+        );
+      return back(failure.reason, after(policy.retryBackoffMs * 2 ** history.launchFailures));
     }
     case 'agent': {
       const attempt = history.attempts + 1;
-      if (attempt <= policy.retries) {
-        return {
-          tag: 'delegated',
-          failure: failure.kind,
-          reason: `${failure.reason}; retry ${attempt} of ${policy.retries}`,
-          countsAsAttempt: counts,
-          notBefore: after(policy.retryBackoffMs * 2 ** history.attempts),
-          gaveUp: false,
-        };
-      }
+      if (attempt <= policy.retries)
+        return back(
+          `${failure.reason}; retry ${attempt} of ${policy.retries}`,
+          after(policy.retryBackoffMs * 2 ** history.attempts),
+        );
       const gaveUp = policy.retries > 0;
-      return {
-        tag: 'needs',
-        failure: failure.kind,
-        reason: gaveUp ? `${failure.reason}; gave up after ${attempt} attempts` : failure.reason,
-        countsAsAttempt: counts,
-        notBefore: null,
+      return toHuman(
+        gaveUp ? `${failure.reason}; gave up after ${attempt} attempts` : failure.reason,
         gaveUp,
-      };
+      );
     }
   }
 }
