@@ -5,7 +5,8 @@ import { EngineError } from '../errors.js';
 import { readTextFile } from '../files/read-text-file.js';
 import { agentLogChunks } from '../sessions/agent-log.js';
 import { resolveSessionRef } from '../sessions/session-dir.js';
-import { lastPriorSession, sessionReference } from '../tags/lifecycle-edits.js';
+import { lastPriorSessionOf, sessionReferenceOf } from '../tags/lifecycle-edits.js';
+import { scanTags } from '../tags/scan-tags.js';
 import { printBytes } from './output.js';
 
 export async function showLogs(args: {
@@ -26,7 +27,8 @@ async function sessionDirOf(target: string, root: string): Promise<string> {
   if (info === null) throw new EngineError(`${target}: no such file or directory`);
   if (info.isDirectory()) return resolve(target);
   const { file } = await readTextFile(target);
-  const ref = sessionReference(file.text) ?? lastPriorSession(file.text);
+  const scan = scanTags(file.text);
+  const ref = sessionReferenceOf(scan) ?? lastPriorSessionOf(scan);
   if (!ref) {
     throw new EngineError(
       `${target} has no **Session**: line and no **Prior Session**: no agent was started for it`,

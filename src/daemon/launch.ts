@@ -21,11 +21,12 @@ import { isOpen, transitionSession } from '../sessions/session-status.js';
 import { agentEnvironment, wrapperArgv } from '../sessions/wrapper-script.js';
 import {
   claimEdit,
-  lastPriorSession,
+  lastPriorSessionOf,
   restoreClaimEdit,
-  sessionReference,
+  sessionReferenceOf,
 } from '../tags/lifecycle-edits.js';
-import { attemptsSoFar, recoveryRecords } from '../tags/recovery-entries.js';
+import { attemptsSoFar, recoveryRecordsOf } from '../tags/recovery-entries.js';
+import { scanTags } from '../tags/scan-tags.js';
 import { lifecycleTag } from '../tags/tag-name.js';
 import { planResume } from '../resume/prior-attempt.js';
 import { requestDigest } from '../resume/request-digest.js';
@@ -111,10 +112,12 @@ export class Launcher {
     let laterClaim = false;
     try {
       await editFile(item.file, (text) => {
-        attempt = attemptsSoFar(recoveryRecords(text)) + 1;
-        priorSession = lastPriorSession(text);
-        digest = requestDigest(text);
-        laterClaim = sessionReference(text) !== null;
+        // One parse for what the claim reads; the claim's edit checks its own result.
+        const scan = scanTags(text);
+        attempt = attemptsSoFar(recoveryRecordsOf(scan)) + 1;
+        priorSession = lastPriorSessionOf(scan);
+        digest = requestDigest(text, scan);
+        laterClaim = sessionReferenceOf(scan) !== null;
         return claimEdit(text, item.noun, ref);
       });
     } catch (error) {

@@ -16,7 +16,7 @@
 import { createHash } from 'node:crypto';
 import { sessionLines } from '../tags/lifecycle-edits.js';
 import { RECOVERY_HEADING } from '../tags/recovery-entries.js';
-import { scanTags } from '../tags/scan-tags.js';
+import { scanTags, type TagScan } from '../tags/scan-tags.js';
 
 /** A line of a Recovery entry as the requeue writes it: `*   **Reason**: ...`. */
 const RECOVERY_ENTRY = /^\*\s+\*\*[^*]+\*\*:/;
@@ -24,9 +24,8 @@ const BLANK = /^[ \t]*$/;
 /** What stays of a carrier line once its tags are gone and that is only layout. */
 const TAG_LAYOUT = /[\s,'"[\]-]/g;
 
-/** The normalised request text (see the module comment). Pure. */
-export function normalisedRequest(text: string): string {
-  const scan = scanTags(text);
+/** The normalised request text (see the module comment); `scan` is the text's. Pure. */
+export function normalisedRequest(text: string, scan: TagScan = scanTags(text)): string {
   const { lines } = scan;
   const dropped = new Set<number>();
   const replaced = new Map<number, string>();
@@ -74,7 +73,7 @@ export function normalisedRequest(text: string): string {
   return out.join('\n').trimEnd();
 }
 
-/** `sha256:<hex>` of the normalised request text. */
-export function requestDigest(text: string): string {
-  return `sha256:${createHash('sha256').update(normalisedRequest(text)).digest('hex')}`;
+/** `sha256:<hex>` of the normalised request text; `scan` is the text's. */
+export function requestDigest(text: string, scan: TagScan = scanTags(text)): string {
+  return `sha256:${createHash('sha256').update(normalisedRequest(text, scan)).digest('hex')}`;
 }

@@ -14,7 +14,7 @@ import {
   TagMissingError,
 } from './edit-tags.js';
 import { scanTags, type LineSpan, type TagScan } from './scan-tags.js';
-import { countsAsAttempt, recoveryRecords, type FailureKind } from './recovery-entries.js';
+import { countsAsAttempt, recoveryRecordsOf, type FailureKind } from './recovery-entries.js';
 import { lifecycleOf, lifecycleTag, transitionTags } from './tag-name.js';
 
 const SESSION_PREFIX = '**Session**:';
@@ -231,16 +231,18 @@ export function requeueEdit(
  * or the edit is refused: an entry hidden in code would not count.
  */
 function withRecoveryEntry(text: string, body: string, eol: string): string {
-  const before = recoveryRecords(text).length;
   const tags = (scan: TagScan): string =>
     scan.occurrences
       .filter((o) => o.place !== 'prose')
       .map((o) => `${o.place} ${o.tag}`)
       .join('\n');
   const scan = scanTags(text);
+  const before = recoveryRecordsOf(scan).length;
   // The entry counts, and the item's tags stay where they were (front matter stays front matter).
-  const counted = (result: string): boolean =>
-    recoveryRecords(result).length === before + 1 && tags(scanTags(result)) === tags(scan);
+  const counted = (result: string): boolean => {
+    const after = scanTags(result);
+    return recoveryRecordsOf(after).length === before + 1 && tags(after) === tags(scan);
+  };
   let end = text.length;
   // Trailing line endings, by hand: the regex for it is quadratic on a long run of them.
   while (end > 0 && (text[end - 1] === '\n' || text[end - 1] === '\r')) end--;
@@ -260,7 +262,11 @@ function withRecoveryEntry(text: string, body: string, eol: string): string {
 
 /** The last recorded prior session (outside code), if the request was requeued before. */
 export function lastPriorSession(text: string): string | null {
-  const scan = scanTags(text);
+  return lastPriorSessionOf(scanTags(text));
+}
+
+/** The same, from a scan already made. */
+export function lastPriorSessionOf(scan: TagScan): string | null {
   const last = proseLines(scan, (line) => PRIOR_SESSION.test(line)).pop();
   return last ? (PRIOR_SESSION.exec(scan.lines.lineText(last.line))?.[1] ?? null) : null;
 }

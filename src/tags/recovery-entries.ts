@@ -4,7 +4,7 @@
  * outside code count. An entry without a `**Failure**:` line (written before it existed) is an
  * agent failure, an attempt.
  */
-import { scanTags } from './scan-tags.js';
+import { scanTags, type TagScan } from './scan-tags.js';
 
 /** `agent`: the agent ran and failed (an attempt); the others are not the item's failure. */
 export const FAILURE_KINDS = ['agent', 'usage-limit', 'launch'] as const;
@@ -29,7 +29,11 @@ export function countsAsAttempt(failure: FailureKind): boolean {
 
 /** The request's Recovery entries, in file order. */
 export function recoveryRecords(text: string): RecoveryRecord[] {
-  const scan = scanTags(text);
+  return recoveryRecordsOf(scanTags(text));
+}
+
+/** The Recovery entries of a text already scanned. */
+export function recoveryRecordsOf(scan: TagScan): RecoveryRecord[] {
   const records: RecoveryRecord[] = [];
   let current: RecoveryRecord | null = null;
   for (let line = 1; line <= scan.lines.count; line++) {
