@@ -123,20 +123,17 @@ describe('Notifier', () => {
     );
     await chmod(fake, 0o755);
     const path = process.env.PATH;
-    process.env.PATH = `${bin}:${path ?? ''}`;
     const { lines, log } = logged();
-    let notifier: Notifier;
-    try {
-      notifier = new Notifier({
-        root: dir,
-        command: null,
-        via: ['desktop'],
-        tmuxSocket: null,
-        log,
-      });
-    } finally {
-      process.env.PATH = path;
-    }
+    // The notifier looks for notify-send on PATH when it is made.
+    const desktopNotifier = (): Notifier => {
+      process.env.PATH = `${bin}:${path ?? ''}`;
+      try {
+        return new Notifier({ root: dir, command: null, via: ['desktop'], tmuxSocket: null, log });
+      } finally {
+        process.env.PATH = path;
+      }
+    };
+    let notifier = desktopNotifier();
     notifier.notify({ event: 'done', file: join(dir, 'sessions', 'a.md'), noun: 'fix' });
     notifier.notify({ event: 'spawned', file: join(dir, 'sessions', 'a.md'), noun: 'fix' });
     await notifier.close();
@@ -144,18 +141,7 @@ describe('Notifier', () => {
     expect(lines).toEqual([]);
 
     await writeFile(fake, '#!/bin/sh\necho "no notification service" >&2\nexit 1\n');
-    process.env.PATH = `${bin}:${path ?? ''}`;
-    try {
-      notifier = new Notifier({
-        root: dir,
-        command: null,
-        via: ['desktop'],
-        tmuxSocket: null,
-        log,
-      });
-    } finally {
-      process.env.PATH = path;
-    }
+    notifier = desktopNotifier();
     notifier.notify({ event: 'done' });
     await notifier.close();
     notifier.notify({ event: 'requeued' });
