@@ -3,7 +3,7 @@
  * holds under a burst while another noun runs beside it, and an agent adopted at start counts.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -155,5 +155,31 @@ describe('per-noun caps (the Max column)', () => {
     expect(next?.file).toBe(b);
     await release(next!.session);
     await waitForTag(b, ['#done-research'], 60_000);
+  });
+
+  it('gives the slot back when the admission fails: a later item of the noun still runs', async () => {
+    await writeFile(join(h.root, 'directives', 'TAGS.md'), TAGS);
+    // A pause that has run out, so the next item would be the probe; but the pause file's lock
+    // cannot be taken (a file where its lock directory goes), so the admission throws.
+    const state = join(h.sessions, '.engine');
+    await mkdir(state, { recursive: true });
+    const past = new Date(Date.now() - 60_000).toISOString();
+    await writeFile(
+      join(state, 'pause.json'),
+      JSON.stringify({ until: past, reason: 'test', since: past }),
+    );
+    const blocker = join(state, '.pause.json.engine-lock');
+    await writeFile(blocker, 'not a lock');
+    const d = h.start([], { TEST_AGENT_MODE: 'done' });
+    await waitForReady(d);
+    const first = await h.request('R1.md', '# Research 1\n**Tags**: #delegated-research\n');
+    await waitFor(() => /ERROR/.test(d.output()) && d.output().includes('lock'), {
+      timeoutMs: 30_000,
+      message: () => `the failed admission; daemon:\n${d.output()}`,
+    });
+    await rm(blocker);
+    // The item is read again when its file changes: with its noun's slot back, it runs.
+    await writeFile(first, '# Research 1\n**Tags**: #delegated-research\n\nAgain.\n');
+    await waitForTag(first, ['#done-research'], 60_000);
   });
 });
