@@ -35,6 +35,9 @@ export function runProcess(
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
+    // A program that exits without reading its input closes the pipe first: EPIPE is its answer
+    // to us, not a failure of the test (seen on a fresh clone with the hook command).
+    child.stdin.on('error', () => {});
     child.stdin.end(options.input ?? '');
   });
 }
