@@ -12,3 +12,22 @@ export function parseLineNumber(value: unknown): number | undefined {
   }
   return line;
 }
+
+/**
+ * `--root DIR` of the commands that work on a project: no default, so that `projectRoot` can tell
+ * a root given from one to look for; given twice, the last one wins.
+ */
+export function rootOption(
+  describe: string,
+  from = 'the current directory',
+): {
+  type: 'string';
+  describe: string;
+  coerce: (value: unknown) => unknown;
+} {
+  return {
+    type: 'string',
+    describe: `${describe}; it must hold directives/TAGS.md or directives/engine.json (default: the nearest such directory at or above ${from})`,
+    coerce: (value) => (Array.isArray(value) ? value.at(-1) : value),
+  };
+}

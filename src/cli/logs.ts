@@ -1,8 +1,9 @@
 import type { CommandModule } from 'yargs';
+import { rootOption } from './arguments.js';
 
 interface Args {
   target: string;
-  root: string;
+  root?: string;
   follow: boolean;
 }
 
@@ -17,11 +18,13 @@ export const logsCommand: CommandModule<object, Args> = {
         demandOption: true,
         describe: 'A request file, or a session directory',
       })
-      .option('root', {
-        type: 'string',
-        default: '.',
-        describe: "Project root: a request's Session line is relative to it",
-      })
+      .option(
+        'root',
+        rootOption(
+          "Project root: a request's Session line is relative to it",
+          'the request file or session directory, else the current directory',
+        ),
+      )
       .option('follow', {
         alias: 'f',
         type: 'boolean',

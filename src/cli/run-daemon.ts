@@ -1,5 +1,5 @@
 /** The daemon side of `engine run --monitor-tags`: options to a running Daemon. */
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Daemon } from '../daemon/daemon.js';
 import { watchHeadroom } from '../watch/watch-headroom.js';
@@ -7,8 +7,8 @@ import { loadWatchBackend } from '../watch/load-watch-backend.js';
 import type { WatcherKind } from '../watch/watch-backend.js';
 import { acquireDaemonLock } from '../daemon/daemon-lock.js';
 import {
-  readEngineJson,
-  resolveSettings,
+  judgeOptionsOf,
+  loadSettings,
   type DaemonSettings,
   type SettingName,
   type SettingSource,
@@ -33,14 +33,15 @@ import { checkWorktreeRoot } from '../worktrees/worktree.js';
 import { ScanPool, summaryOf } from '../tags/scan-pool.js';
 import { scanTagsFast } from '../tags/scan-fast.js';
 import { createLogger } from './logger.js';
-import { ENGINE_MAIN, SHIPPED_TAGS } from './paths.js';
+import { ENGINE_MAIN, projectTablePath, readDispatchTable, shippedTableNote } from './paths.js';
+import { projectRoot } from './project-root.js';
 import { printLine } from './output.js';
 
 /** The flags; a setting's flag is undefined when not given (see daemon-options.ts). */
 export interface RunArgs {
   args: string[];
   'monitor-tags'?: string;
-  root: string;
+  root?: string;
   'debounce-ms'?: number;
   watch: boolean;
   watcher: WatcherKind;
@@ -75,14 +76,14 @@ export async function runDaemon(args: Args): Promise<void> {
     if (Array.isArray(value) && key !== 'args' && key !== '_')
       (args as unknown as Record<string, unknown>)[key] = value.at(-1);
   }
-  const root = resolve(args.root);
+  const root = await projectRoot(args.root);
   const log = createLogger(args['log-format'], args.verbose);
   const flags = args as unknown as Record<string, unknown>;
-  const { settings, from } = resolveSettings({
-    flags: Object.fromEntries(SETTING_NAMES.map((name) => [name, flags[SETTINGS[name].flag]])),
-    env: process.env,
-    file: await readEngineJson(root),
-  });
+  const { settings, from } = await loadSettings(
+    root,
+    Object.fromEntries(SETTING_NAMES.map((name) => [name, flags[SETTINGS[name].flag]])),
+    process.env,
+  );
   const options: DaemonOptions = {
     root,
     paths: args.args.length > 0 ? args.args.map((p) => resolve(p)) : [join(root, 'sessions')],
@@ -95,8 +96,7 @@ export async function runDaemon(args: Args): Promise<void> {
         : args.watcher,
     rescanIntervalMs: settings.rescanIntervalMs,
     reapIntervalMs: settings.reapIntervalMs,
-    claimGraceMs: settings.claimGraceMs,
-    staleAfterMs: settings.staleAfter * 60_000,
+    ...judgeOptionsOf(settings),
     closeAfterDoneMs: settings.closeAfterDone * 60_000,
     maxAgents: settings.maxAgents,
     ...agentOptions(settings, from),
@@ -281,19 +281,16 @@ function agentOptions(
 
 /** The table in force at start, reloaded from `<root>/directives/TAGS.md` while the daemon runs. */
 async function dispatchRoutes(options: DaemonOptions, log: LogFn): Promise<DispatchTableSource> {
-  const path = join(options.root, 'directives', 'TAGS.md');
+  const path = projectTablePath(options.root);
   // Stat first: a save after it is then seen as a save, even before the first check.
   const mtimeMs = (await stat(path).catch(() => null))?.mtimeMs ?? null;
-  const own = await readFile(path, 'utf8').catch(() => null);
-  if (own === null) log('warn', `no ${path}: using the §TAG_DISPATCH table shipped with engine`);
+  const used = await readDispatchTable(options.root);
+  if (used.shipped) log('warn', shippedTableNote(options.root));
   return new DispatchTableSource({
     path,
-    table:
-      own === null
-        ? parseDispatchTable(await readFile(SHIPPED_TAGS, 'utf8'), SHIPPED_TAGS)
-        : parseDispatchTable(own, path),
-    text: own,
-    mtimeMs: own === null ? null : mtimeMs,
+    table: parseDispatchTable(used.text, used.path),
+    text: used.shipped ? null : used.text,
+    mtimeMs: used.shipped ? null : mtimeMs,
     debounceMs: options.debounceMs,
     checkIntervalMs: options.rescanIntervalMs,
     watch: options.watch,

@@ -4,6 +4,7 @@ import { EngineError } from '../errors.js';
 import { WATCHER_KINDS } from '../watch/watch-backend.js';
 import { numberFlag, RUNNERS, settingFlag } from '../daemon/daemon-options.js';
 import { AGENT_KINDS } from '../agents/agent-profile.js';
+import { rootOption } from './arguments.js';
 import type { RunArgs as Args } from './run-daemon.js';
 
 export const runCommand: CommandModule<object, Args> = {
@@ -21,11 +22,10 @@ export const runCommand: CommandModule<object, Args> = {
         type: 'string',
         describe: `Run the daemon, watching for these tags or globs (comma list; default engine.json "monitorTags", else '#delegated-*')`,
       })
-      .option('root', {
-        type: 'string',
-        default: '.',
-        describe: 'Project root holding directives/ (TAGS.md, engine.json) and sessions/',
-      })
+      .option(
+        'root',
+        rootOption('Project root holding directives/ (TAGS.md, engine.json) and sessions/'),
+      )
       .option('debounce-ms', numberFlag('debounce-ms'))
       .option('watch', {
         type: 'boolean',

@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { CommandModule } from 'yargs';
 import { parseDispatchTable } from '../dispatch/dispatch-table.js';
@@ -6,11 +5,14 @@ import type { PrintResult } from '../sessions/print-result.js';
 import type { ClaimItem } from '../status/collect-status.js';
 import { agentStateText } from './agent-state-line.js';
 import { printJson, printLine } from './output.js';
-import { SHIPPED_TAGS } from './paths.js';
+import { projectJudgeOptions } from '../daemon/daemon-options.js';
+import { rootOption } from './arguments.js';
+import { readDispatchTable } from './paths.js';
+import { projectRoot } from './project-root.js';
 
 interface Args {
   paths: string[];
-  root: string;
+  root?: string;
   json: boolean;
 }
 
@@ -20,20 +22,22 @@ export const statusCommand: CommandModule<object, Args> = {
   builder: (yargs) =>
     yargs
       .positional('paths', { type: 'string', array: true, default: [] })
-      .option('root', { type: 'string', default: '.' })
+      .option('root', rootOption('Project root'))
       .option('json', { type: 'boolean', default: false }) as never,
   handler: async (args) => {
-    const root = resolve(args.root);
-    const tablePath = join(root, 'directives', 'TAGS.md');
-    const source =
-      (await readFile(tablePath, 'utf8').catch(() => null)) ??
-      (await readFile(SHIPPED_TAGS, 'utf8'));
-    const table = parseDispatchTable(source, tablePath);
+    const root = await projectRoot(args.root);
+    const judge = await projectJudgeOptions(root, process.env);
+    const used = await readDispatchTable(root);
+    const table = parseDispatchTable(used.text, used.path);
     const paths =
       args.paths.length > 0 ? args.paths.map((p) => resolve(p)) : [join(root, 'sessions')];
     const { collectStatus } = await import('../status/collect-status.js');
-    const report = await collectStatus(root, paths, table);
-    if (args.json) return printJson(report);
+    const report = await collectStatus(root, paths, table, { options: judge });
+    if (args.json)
+      return printJson({ ...report, table: { path: used.path, shipped: used.shipped } });
+    printLine(
+      `Project ${root}, §TAG_DISPATCH from ${used.path}${used.shipped ? ' (shipped with engine: the project has no directives/TAGS.md)' : ''}`,
+    );
     if (report.paused) {
       const probe = report.paused.probe ? `; probe ${report.paused.probe.file}` : '';
       printLine(

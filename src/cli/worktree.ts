@@ -1,13 +1,14 @@
 import { readFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
 import type { CommandModule } from 'yargs';
 import { carrierTags } from '../tags/edit-tags.js';
 import { scanTags } from '../tags/scan-tags.js';
 import { pruneWorktrees } from '../worktrees/worktree.js';
+import { rootOption } from './arguments.js';
 import { printLine } from './output.js';
+import { projectRoot } from './project-root.js';
 
 interface PruneArgs {
-  root: string;
+  root?: string;
 }
 
 /** Done: `#done-X`, and not claimed, approved or waiting for approval again. */
@@ -30,13 +31,12 @@ const pruneCommand: CommandModule<object, PruneArgs> = {
   describe:
     'Remove the worktrees and branches of done items whose branches are merged into HEAD; never one with uncommitted changes',
   builder: (yargs) =>
-    yargs.option('root', {
-      type: 'string',
-      default: '.',
-      describe: 'Project root (its .engine-worktrees/ holds the worktrees)',
-    }) as never,
+    yargs.option(
+      'root',
+      rootOption('Project root (its .engine-worktrees/ holds the worktrees)'),
+    ) as never,
   handler: async (args) => {
-    for (const outcome of await pruneWorktrees(resolve(args.root), isFinished)) {
+    for (const outcome of await pruneWorktrees(await projectRoot(args.root), isFinished)) {
       const verb = outcome.removed ? 'removed' : 'kept';
       printLine(`${verb} ${outcome.path} (${outcome.branch}): ${outcome.reason}`);
     }

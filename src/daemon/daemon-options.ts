@@ -14,7 +14,7 @@ import { splitTemplate } from '../dispatch/agent-command.js';
 import { AGENT_KINDS, type AgentKind } from '../agents/agent-profile.js';
 import { DEFAULT_MONITOR, parseMonitorList } from '../dispatch/monitor-list.js';
 import { EngineError, isErrnoException, messageOf } from '../errors.js';
-import { DEFAULT_JUDGE_OPTIONS } from '../sessions/judge-session.js';
+import { DEFAULT_JUDGE_OPTIONS, type JudgeOptions } from '../sessions/judge-session.js';
 import { parseNotifyVia, splitNotifyTemplate } from '../notify/notify-event.js';
 
 /** setTimeout's largest delay; a larger one fires at once. */
@@ -469,4 +469,30 @@ export function resolveSettings(sources: SettingsSources): {
     settings: settings as unknown as DaemonSettings,
     from: from as Record<SettingName, SettingSource>,
   };
+}
+
+/**
+ * The settings of the project at `root`, as the daemon reads them: each from `flags`, the
+ * environment, `<root>/directives/engine.json`, else its default. `engine status`, `attach` and
+ * `logs` read them here too (with no flags), so they judge claims as the daemon does.
+ */
+export async function loadSettings(
+  root: string,
+  flags: SettingsSources['flags'],
+  env: NodeJS.ProcessEnv,
+): Promise<ReturnType<typeof resolveSettings>> {
+  return resolveSettings({ flags, env, file: await readEngineJson(root) });
+}
+
+/** How claims are judged under these settings (sessions/judge-session.ts). */
+export function judgeOptionsOf(settings: DaemonSettings): JudgeOptions {
+  return { claimGraceMs: settings.claimGraceMs, staleAfterMs: settings.staleAfter * 60_000 };
+}
+
+/** How the daemon of the project at `root` judges claims, unless its flags say otherwise. */
+export async function projectJudgeOptions(
+  root: string,
+  env: NodeJS.ProcessEnv,
+): Promise<JudgeOptions> {
+  return judgeOptionsOf((await loadSettings(root, {}, env)).settings);
 }

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parsePrintResult, type PrintResult } from './print-result.js';
 import { EngineError } from '../errors.js';
 import { systemProbe } from '../process/process-identity.js';
-import { DEFAULT_JUDGE_OPTIONS, judgeSession, judgeUnrecorded } from './judge-session.js';
+import { judgeSession, judgeUnrecorded, type JudgeOptions } from './judge-session.js';
 import { claimTime } from './session-dir.js';
 import { startTokenTime } from './session-markers.js';
 import { readSessionState, type SessionState } from './session-state.js';
@@ -32,6 +32,8 @@ export interface AgentLogOptions {
    * output of a pane through its pipe after the agent's exit was recorded.
    */
   settleMs?: number;
+  /** How claims are judged: the project's settings (daemon-options.ts judgeOptionsOf). */
+  judge: JudgeOptions;
   /** Whether the session has ended; by default, as the judge of a claim sees it. */
   ended?: () => Promise<boolean>;
 }
@@ -42,7 +44,13 @@ export interface AgentLogOptions {
  */
 export async function* agentLogChunks(
   dir: string,
-  { follow, pollMs = 200, settleMs = 500, ended = () => sessionEnded(dir) }: AgentLogOptions,
+  {
+    follow,
+    judge,
+    pollMs = 200,
+    settleMs = 500,
+    ended = () => sessionEnded(dir, judge),
+  }: AgentLogOptions,
 ): AsyncGenerator<Buffer> {
   const path = join(dir, AGENT_LOG);
   let offset = 0;
@@ -90,17 +98,17 @@ async function readFrom(
 }
 
 /** True once neither the session's wrapper nor its agent runs (or it never will). */
-export async function sessionEnded(dir: string): Promise<boolean> {
+export async function sessionEnded(dir: string, options: JudgeOptions): Promise<boolean> {
   const now = new Date();
   const read = await readSessionState(dir);
   if ('missing' in read) {
     // Claimed, and its record not written yet: it may still start.
     const claimed = claimTime(dir);
-    return claimed === null || !judgeUnrecorded(claimed, now, DEFAULT_JUDGE_OPTIONS).alive;
+    return claimed === null || !judgeUnrecorded(claimed, now, options).alive;
   }
   if (!('state' in read)) return true;
   const records = { startTokenAt: await startTokenTime(dir) };
-  return !judgeSession(read.state, records, now, DEFAULT_JUDGE_OPTIONS, systemProbe).alive;
+  return !judgeSession(read.state, records, now, options, systemProbe).alive;
 }
 
 /**

@@ -22,7 +22,7 @@ export interface JudgeOptions {
   staleAfterMs: number;
 }
 
-/** The daemon's defaults; `engine status` and `engine attach` judge by them too. */
+/** The defaults of `--claim-grace-ms` and `--stale-after` (daemon/daemon-options.ts). */
 export const DEFAULT_JUDGE_OPTIONS: JudgeOptions = {
   claimGraceMs: 60_000,
   staleAfterMs: 45 * 60_000,

@@ -13,7 +13,6 @@ import { systemProbe, type ProcProbe } from '../process/process-identity.js';
 import { readAgentState, type AgentState } from '../sessions/agent-state.js';
 import { readEvents, type EngineEvent } from '../sessions/event-log.js';
 import {
-  DEFAULT_JUDGE_OPTIONS,
   judgeSession,
   judgeUnrecorded,
   type JudgeOptions,
@@ -73,7 +72,7 @@ export interface StatusReport {
   paused: LimitPause | null;
 }
 
-/** How claims are judged: as the daemon does by default (judge-session.ts). */
+/** How claims are judged: by the project's settings, as the daemon does (judge-session.ts). */
 export interface StatusJudging {
   now: Date;
   options: JudgeOptions;
@@ -86,9 +85,9 @@ export async function collectStatus(
   table: DispatchTable,
   {
     now = new Date(),
-    options = DEFAULT_JUDGE_OPTIONS,
+    options,
     probe = systemProbe,
-  }: Partial<StatusJudging> = {},
+  }: Partial<StatusJudging> & Pick<StatusJudging, 'options'>,
 ): Promise<StatusReport> {
   const judging = { now, options, probe };
   const pool = new ScanPool();

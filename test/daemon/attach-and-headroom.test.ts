@@ -9,6 +9,14 @@ import { CLI, runCli } from '../helpers/run-cli.js';
 import { craftedState } from '../helpers/crafted-state.js';
 import { waitFor } from '../helpers/wait-for.js';
 
+/** A fresh project root: a directory with directives/engine.json. */
+async function project(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'engine-attach-'));
+  await mkdir(join(dir, 'directives'));
+  await writeFile(join(dir, 'directives', 'engine.json'), '{}\n');
+  return dir;
+}
+
 describe('engine attach', () => {
   const h = useDaemonHarness();
 
@@ -51,7 +59,7 @@ describe('engine attach', () => {
   });
 
   it('says why when the request has no session', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'engine-attach-'));
+    const dir = await project();
     try {
       await writeFile(join(dir, 'R.md'), '# R\n**Tags**: #needs-fix\n');
       const result = await runCli(['attach', 'R.md'], { cwd: dir });
@@ -65,7 +73,7 @@ describe('engine attach', () => {
   });
 
   it('says why when the session has no live agent, judged as the daemon judges it', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'engine-attach-'));
+    const dir = await project();
     try {
       const ref = 'sessions/2026_11_22_080000_FIX_r_0001';
       const file = join(dir, 'R.md');
@@ -82,6 +90,42 @@ describe('engine attach', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+
+  it('says a done item is done when its agent has exited, and exits 1', async () => {
+    const dir = await project();
+    try {
+      const ref = 'sessions/2026_11_22_080000_FIX_r_0001';
+      const file = join(dir, 'R.md');
+      await writeFile(file, `# R\n**Tags**: #done-fix\n**Session**: ${ref}\n`);
+      await mkdir(join(dir, ref), { recursive: true });
+      const state = craftedState(dir, file, ref, { status: 'exited', exitCode: 0 });
+      await writeFile(join(dir, ref, '.state.json'), JSON.stringify(state));
+      const result = await runCli(['attach', 'R.md'], { cwd: dir });
+      expect({ code: result.code, stderr: result.stderr }).toEqual({
+        code: 1,
+        stderr: 'ERROR: R.md is done (#done-fix); its agent has exited; see engine logs R.md\n',
+      });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("exits with tmux's exit code when tmux cannot attach (stdin is no terminal)", async () => {
+    const daemon = h.start([], { TEST_AGENT_MODE: 'hold' });
+    await waitForReady(daemon);
+    const file = await h.request('R.md', '# R\n**Tags**: #delegated-fix\n');
+    const [agent] = await h.waitForAgents(1);
+    await waitForState(agent!.session, (state) => state.tmux?.pane);
+    const env = { ...process.env };
+    delete env.TMUX;
+    delete env.TMUX_PANE;
+    const result = await runCli(['attach', file, '--root', h.root], { env });
+    expect(result.stderr).toContain('open terminal failed: not a terminal');
+    expect(result.stderr).toMatch(
+      /ERROR: tmux could not attach to the agent's window %\d+ \(exit 1\)\n$/,
+    );
+    expect(result.code).toBe(1);
   });
 });
 

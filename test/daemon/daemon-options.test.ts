@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -38,6 +38,8 @@ describe('the daemon options', () => {
 
   it('makes engine run refuse an out-of-range value before it starts', async () => {
     const root = await mkdtemp(join(tmpdir(), 'engine-options-'));
+    await mkdir(join(root, 'directives'));
+    await writeFile(join(root, 'directives', 'engine.json'), '{}\n');
     const result = await runCli(
       ['run', '--monitor-tags', '--once', '--root', root, '--poll-ms', '10'],
       {
