@@ -159,13 +159,14 @@ export async function runDaemon(args: Args): Promise<void> {
     now: () => new Date(),
     timers: { setTimeout: (callback, ms) => setTimeout(callback, ms), clearTimeout },
     probe: systemProbe,
-    // Every recorded event passes here once: its notification, if any, is started here too.
-    recordEvent: (event) => {
+    // Every recorded event passes here once. Its notification, if any, is derived from it, once
+    // it is in the log: a restart that finds the event there does not notify again.
+    recordEvent: async (event) => {
       const recorded = { ...event, time: new Date().toISOString() };
-      notifier.notify(recorded);
-      return appendEvent(root, recorded).catch((error: unknown) =>
+      await appendEvent(root, recorded).catch((error: unknown) =>
         log('warn', `event log: ${String(error)}`),
       );
+      notifier.notify(recorded);
     },
     // The fast path decides most files on this thread; remark runs in the bounded pool.
     scan: async (text) => {

@@ -13,6 +13,7 @@ import { hostname } from 'node:os';
 import PQueue from 'p-queue';
 import type { WorkItem } from '../dispatch/work-items.js';
 import { compareOrder, queuePriority } from '../dispatch/work-order.js';
+import { isOpen } from '../sessions/session-status.js';
 import { RequestWatcher } from '../watch/request-watcher.js';
 import type { DaemonContext } from './daemon-context.js';
 import { DaemonShared } from './daemon-shared.js';
@@ -22,6 +23,7 @@ import { Launcher } from './launch.js';
 import { NounSlots, type ReleaseSlot } from './noun-slots.js';
 import { Reaper } from './reaper.js';
 import { RequestReader } from './read-requests.js';
+import { settleDone } from './record-done.js';
 
 export class Daemon {
   private readonly ctx: DaemonContext;
@@ -74,9 +76,11 @@ export class Daemon {
   /** Reaps, then watches. Resolves once the first pass over the tree has been made. */
   async start(): Promise<void> {
     const { shared } = this;
-    const open = await shared.sessions.load();
+    const unended = await shared.sessions.load();
     this.started = true;
     await this.ctx.recordEvent({ event: 'daemon-started', pid: process.pid, host: hostname() });
+    // Before anything else can record a done: the items finished while no daemon ran.
+    await settleDone(this.ctx, unended);
     await this.watcher.start((path) => this.reader.inspectAtStart(path));
     await this.reap();
     this.slots.start();
@@ -89,14 +93,15 @@ export class Daemon {
       files.forEach((file) => void shared.track(this.evaluate(file)));
     });
     // Sessions that ended while no daemon ran get their exit recorded; running ones are followed.
-    for (const dir of open) void shared.track(this.follower.exitWhenSeen(dir));
+    for (const { dir, state } of unended)
+      if (isOpen(state.status)) void shared.track(this.follower.exitWhenSeen(dir));
     this.scheduleReap();
   }
 
   /** One pass: reap, dispatch what is ready now (within the cap), return without waiting for agents. */
   async runOnce(): Promise<void> {
     this.shared.adopting = false;
-    await this.shared.sessions.load();
+    await settleDone(this.ctx, await this.shared.sessions.load());
     const items = await this.plan();
     const alive = await this.reaper.reap();
     alive.forEach((noun) => this.slots.hold(noun));

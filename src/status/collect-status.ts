@@ -136,13 +136,9 @@ export async function collectStatus(
     ),
   );
   const dayAgo = now.getTime() - 24 * 3600_000;
-  const finished = (await readEvents(root))
-    .filter(
-      (e) =>
-        (e.event === 'done' || e.event === 'requeued' || e.event === 'exited') &&
-        Date.parse(e.time) >= dayAgo,
-    )
-    .slice(-20);
+  const finished = finishedOnce(
+    (await readEvents(root)).filter((e) => Date.parse(e.time) >= dayAgo),
+  ).slice(-20);
   const recent: RecentEvent[] = [];
   for (const event of finished) {
     recent.push({ ...event, ...(await recordedOf(root, event.session)) });
@@ -201,6 +197,27 @@ async function describeClaim(
   };
   const records = { startTokenAt: await startTokenTime(dir) };
   return { ...item, ...shown(judgeSession(s, records, now, options, probe)) };
+}
+
+/** How a session ended, most telling first: an agent that exited is done, or was requeued. */
+const ENDINGS = ['done', 'requeued', 'exited'];
+
+/**
+ * One event per finished session: its `done` or `requeued`, else its `exited` (a session whose
+ * claim ended otherwise, a request deleted under it). In the order the sessions ended.
+ */
+export function finishedOnce(events: EngineEvent[]): EngineEvent[] {
+  const bySession = new Map<string, EngineEvent>();
+  events.forEach((event, i) => {
+    const rank = ENDINGS.indexOf(event.event);
+    if (rank === -1) return;
+    const key = event.session ?? `#${i}`;
+    const kept = bySession.get(key);
+    if (kept && ENDINGS.indexOf(kept.event) <= rank) return;
+    bySession.delete(key);
+    bySession.set(key, event);
+  });
+  return [...bySession.values()];
 }
 
 async function recordedOf(
