@@ -26,6 +26,7 @@ import type { Runner } from '../runners/runner.js';
 import { isTmuxAvailable, TmuxRunner } from '../runners/tmux-runner.js';
 import { PtyRunner } from '../runners/pty-runner.js';
 import { appendEvent } from '../sessions/event-log.js';
+import { readPause } from '../sessions/limit-pause.js';
 import { Notifier } from '../notify/notifier.js';
 import { parseNotifyVia, splitNotifyTemplate } from '../notify/notify-event.js';
 import { systemProbe } from '../process/process-identity.js';
@@ -35,6 +36,7 @@ import { scanTagsFast } from '../tags/scan-fast.js';
 import { createLogger } from './logger.js';
 import { ENGINE_MAIN, SHIPPED_TAGS } from './paths.js';
 import { printLine } from './output.js';
+import { waitText } from './wait-line.js';
 
 /** The flags; a setting's flag is undefined when not given (see daemon-options.ts). */
 export interface RunArgs {
@@ -200,10 +202,12 @@ async function runDaemonMode(
 
   if (args['dry-run']) {
     const plan = await daemon.plan();
+    const pause = await readPause(root);
+    if (pause) printLine(`Paused until ${pause.until}: ${pause.reason} (engine resume lifts it)`);
     if (plan.length === 0) printLine('Nothing to dispatch.');
     plan.forEach((item, i) =>
       printLine(
-        `${i + 1}. ${item.file}  #delegated-${item.noun} → ${item.skill}  (weight P${item.weight}, priority ${item.tablePriority})`,
+        `${i + 1}. ${item.file}  #delegated-${item.noun} → ${item.skill}  (weight P${item.weight}, priority ${item.tablePriority})${waitText(item.wait)}`,
       ),
     );
     await daemon.stop();

@@ -1,12 +1,14 @@
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { CommandModule } from 'yargs';
+import { readEngineJson, resolveSettings } from '../daemon/daemon-options.js';
 import { parseDispatchTable } from '../dispatch/dispatch-table.js';
 import type { PrintResult } from '../sessions/print-result.js';
 import type { ClaimItem } from '../status/collect-status.js';
 import { agentStateText } from './agent-state-line.js';
 import { printJson, printLine } from './output.js';
 import { SHIPPED_TAGS } from './paths.js';
+import { waitText } from './wait-line.js';
 
 interface Args {
   paths: string[];
@@ -32,7 +34,13 @@ export const statusCommand: CommandModule<object, Args> = {
     const paths =
       args.paths.length > 0 ? args.paths.map((p) => resolve(p)) : [join(root, 'sessions')];
     const { collectStatus } = await import('../status/collect-status.js');
-    const report = await collectStatus(root, paths, table);
+    // The daemon's quiet period, so that an item is found ready as the daemon finds it.
+    const { settings } = resolveSettings({
+      flags: {},
+      env: process.env,
+      file: await readEngineJson(root),
+    });
+    const report = await collectStatus(root, paths, table, { debounceMs: settings.debounceMs });
     if (args.json) return printJson(report);
     if (report.paused) {
       const probe = report.paused.probe ? `; probe ${report.paused.probe.file}` : '';
@@ -43,7 +51,7 @@ export const statusCommand: CommandModule<object, Args> = {
     printLine(`Waiting (${report.waiting.length}), in dispatch order:`);
     report.waiting.forEach((w, i) =>
       printLine(
-        `  ${i + 1}. ${w.file}  #delegated-${w.noun}  ${w.skill ?? '(no route)'}  P${w.weight}${w.dispatchable ? '' : '  not dispatchable'}`,
+        `  ${i + 1}. ${w.file}  #delegated-${w.noun}  ${w.skill ?? '(no route)'}  P${w.weight}${w.dispatchable ? '' : '  not dispatchable'}${waitText(w.wait)}`,
       ),
     );
     printLine(`Running (${report.running.length}):`);
