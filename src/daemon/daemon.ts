@@ -76,9 +76,10 @@ export class Daemon {
     const unended = await shared.sessions.load();
     this.started = true;
     await this.ctx.recordEvent({ event: 'daemon-started', pid: process.pid, host: hostname() });
-    // Before anything else can record a done: the items finished while no daemon ran.
-    await settleDone(this.ctx, unended);
     await this.watcher.start((path) => this.inspectAtStart(path));
+    // The items finished while no daemon ran: after the first pass, which remembered the claims
+    // of those still running (so a done after it is the reap's), before anything can record one.
+    await settleDone(this.ctx, unended);
     await this.reap();
     this.slots.start();
     this.queue.start();
@@ -98,8 +99,9 @@ export class Daemon {
   /** One pass: reap, dispatch what is ready now (within the caps), return without waiting for agents. */
   async runOnce(): Promise<void> {
     this.shared.adopting = false;
-    await settleDone(this.ctx, await this.shared.sessions.load());
+    const unended = await this.shared.sessions.load();
     const items = await this.plan();
+    await settleDone(this.ctx, unended);
     const alive = await this.reaper.reap();
     alive.forEach((noun) => this.slots.hold(noun));
     this.slots.start();
