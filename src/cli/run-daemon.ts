@@ -26,6 +26,7 @@ import type { Runner } from '../runners/runner.js';
 import { isTmuxAvailable, TmuxRunner } from '../runners/tmux-runner.js';
 import { PtyRunner } from '../runners/pty-runner.js';
 import { appendEvent } from '../sessions/event-log.js';
+import { readPause } from '../sessions/limit-pause.js';
 import { Notifier } from '../notify/notifier.js';
 import { parseNotifyVia, splitNotifyTemplate } from '../notify/notify-event.js';
 import { systemProbe } from '../process/process-identity.js';
@@ -36,6 +37,7 @@ import { createLogger } from './logger.js';
 import { ENGINE_MAIN, projectTablePath, readDispatchTable, shippedTableNote } from './paths.js';
 import { projectRoot } from './project-root.js';
 import { printLine } from './output.js';
+import { waitText } from './wait-line.js';
 
 /** The flags; a setting's flag is undefined when not given (see daemon-options.ts). */
 export interface RunArgs {
@@ -159,13 +161,14 @@ export async function runDaemon(args: Args): Promise<void> {
     now: () => new Date(),
     timers: { setTimeout: (callback, ms) => setTimeout(callback, ms), clearTimeout },
     probe: systemProbe,
-    // Every recorded event passes here once: its notification, if any, is started here too.
-    recordEvent: (event) => {
+    // Every recorded event passes here once. Its notification, if any, is derived from it, once
+    // it is in the log: a restart that finds the event there does not notify again.
+    recordEvent: async (event) => {
       const recorded = { ...event, time: new Date().toISOString() };
-      notifier.notify(recorded);
-      return appendEvent(root, recorded).catch((error: unknown) =>
+      await appendEvent(root, recorded).catch((error: unknown) =>
         log('warn', `event log: ${String(error)}`),
       );
+      notifier.notify(recorded);
     },
     // The fast path decides most files on this thread; remark runs in the bounded pool.
     scan: async (text) => {
@@ -199,10 +202,12 @@ async function runDaemonMode(
 
   if (args['dry-run']) {
     const plan = await daemon.plan();
+    const pause = await readPause(root);
+    if (pause) printLine(`Paused until ${pause.until}: ${pause.reason} (engine resume lifts it)`);
     if (plan.length === 0) printLine('Nothing to dispatch.');
     plan.forEach((item, i) =>
       printLine(
-        `${i + 1}. ${item.file}  #delegated-${item.noun} → ${item.skill}  (weight P${item.weight}, priority ${item.tablePriority})`,
+        `${i + 1}. ${item.file}  #delegated-${item.noun} → ${item.skill}  (weight P${item.weight}, priority ${item.tablePriority})${waitText(item.wait)}`,
       ),
     );
     await daemon.stop();

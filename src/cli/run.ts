@@ -66,7 +66,8 @@ export const runCommand: CommandModule<object, Args> = {
       .option('dry-run', {
         type: 'boolean',
         default: false,
-        describe: 'Print what would be claimed, in order; change nothing',
+        describe:
+          'Print every waiting item in the order the daemon claims them, with what each still waits for; change nothing',
       })
       .option('log-format', { choices: ['text', 'json'] as const, default: 'text' as const })
       .option('verbose', { type: 'boolean', default: false }) as never,

@@ -1,14 +1,15 @@
 import { join, resolve } from 'node:path';
 import type { CommandModule } from 'yargs';
+import { judgeOptionsOf, loadSettings } from '../daemon/daemon-options.js';
 import { parseDispatchTable } from '../dispatch/dispatch-table.js';
 import type { PrintResult } from '../sessions/print-result.js';
 import type { ClaimItem } from '../status/collect-status.js';
 import { agentStateText } from './agent-state-line.js';
 import { printJson, printLine } from './output.js';
-import { projectJudgeOptions } from '../daemon/daemon-options.js';
 import { rootOption } from './arguments.js';
 import { readDispatchTable } from './paths.js';
 import { projectRoot } from './project-root.js';
+import { waitText } from './wait-line.js';
 
 interface Args {
   paths: string[];
@@ -26,13 +27,17 @@ export const statusCommand: CommandModule<object, Args> = {
       .option('json', { type: 'boolean', default: false }) as never,
   handler: async (args) => {
     const root = await projectRoot(args.root);
-    const judge = await projectJudgeOptions(root, process.env);
+    const { settings } = await loadSettings(root, {}, process.env);
     const used = await readDispatchTable(root);
     const table = parseDispatchTable(used.text, used.path);
     const paths =
       args.paths.length > 0 ? args.paths.map((p) => resolve(p)) : [join(root, 'sessions')];
     const { collectStatus } = await import('../status/collect-status.js');
-    const report = await collectStatus(root, paths, table, { options: judge });
+    // Claims judged, and items found ready, as the project's daemon does.
+    const report = await collectStatus(root, paths, table, {
+      options: judgeOptionsOf(settings),
+      debounceMs: settings.debounceMs,
+    });
     if (args.json)
       return printJson({ ...report, table: { path: used.path, shipped: used.shipped } });
     printLine(
@@ -47,7 +52,7 @@ export const statusCommand: CommandModule<object, Args> = {
     printLine(`Waiting (${report.waiting.length}), in dispatch order:`);
     report.waiting.forEach((w, i) =>
       printLine(
-        `  ${i + 1}. ${w.file}  #delegated-${w.noun}  ${w.skill ?? '(no route)'}  P${w.weight}${w.dispatchable ? '' : '  not dispatchable'}`,
+        `  ${i + 1}. ${w.file}  #delegated-${w.noun}  ${w.skill ?? '(no route)'}  P${w.weight}${w.dispatchable ? '' : '  not dispatchable'}${waitText(w.wait)}`,
       ),
     );
     printLine(`Running (${report.running.length}):`);

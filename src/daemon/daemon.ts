@@ -2,17 +2,16 @@
  * The dispatch daemon, wired as a pipeline of stages:
  *
  *   event (watch/) → settle (RequestWatcher) → read → work items (RequestReader)
- *     → queue (here: a capped priority queue) → launch (Launcher) → follow (SessionFollower)
+ *     → queue (here: the slots, in dispatch order, capped) → launch (Launcher) → follow (SessionFollower)
  *     → reap (Reaper, on a timer)
  *
  * It keeps no state the files do not hold: killed at any point and restarted, it reads
  * everything back from request files and `.state.json`.
  */
-import { stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import PQueue from 'p-queue';
-import type { WorkItem } from '../dispatch/work-items.js';
-import { compareOrder, queuePriority } from '../dispatch/work-order.js';
+import { dispatchOrder } from '../dispatch/work-order.js';
+import { isOpen } from '../sessions/session-status.js';
 import { RequestWatcher } from '../watch/request-watcher.js';
 import type { DaemonContext } from './daemon-context.js';
 import { DaemonShared } from './daemon-shared.js';
@@ -21,7 +20,8 @@ import { Governor } from './governor.js';
 import { Launcher } from './launch.js';
 import { NounSlots, type ReleaseSlot } from './noun-slots.js';
 import { Reaper } from './reaper.js';
-import { RequestReader } from './read-requests.js';
+import { RequestReader, type PlannedItem } from './read-requests.js';
+import { settleDone } from './record-done.js';
 
 export class Daemon {
   private readonly ctx: DaemonContext;
@@ -33,7 +33,7 @@ export class Daemon {
   private readonly follower: SessionFollower;
   private readonly reaper: Reaper;
   private readonly governor: Governor;
-  /** The Max column's caps, taken before a slot of the queue (see NounSlots). */
+  /** The slots of running agents: --max-agents and the Max column's caps (see NounSlots). */
   private readonly slots: NounSlots;
   private reapTimer: NodeJS.Timeout | null = null;
   /** Whether start() ran: --dry-run and --once record no start or stop. */
@@ -42,13 +42,9 @@ export class Daemon {
   constructor(ctx: DaemonContext) {
     this.ctx = ctx;
     this.shared = new DaemonShared(ctx);
-    const cap = ctx.options.maxAgents;
-    // Started by start() after the first reap, so that agents adopted there take their slots
-    // before any new item does.
-    this.queue = new PQueue({
-      concurrency: cap === 0 ? Number.POSITIVE_INFINITY : cap,
-      autoStart: false,
-    });
+    // Runs the tasks the slots admit (the slots keep the order and the caps). Started by start()
+    // after the first reap, so that agents adopted there take their slots before any new item does.
+    this.queue = new PQueue({ concurrency: Number.POSITIVE_INFINITY, autoStart: false });
     this.watcher = new RequestWatcher({
       paths: ctx.options.paths,
       debounceMs: ctx.options.debounceMs,
@@ -58,7 +54,10 @@ export class Daemon {
       onSettled: (path) => this.shared.track(this.evaluate(path)),
       onError: (error) => ctx.log('warn', `watcher: ${error.message}`),
     });
-    this.slots = new NounSlots((noun) => ctx.routes.cap(noun));
+    this.slots = new NounSlots(
+      (noun) => ctx.routes.cap(noun),
+      ctx.options.maxAgents || Number.POSITIVE_INFINITY,
+    );
     this.reader = new RequestReader(this.shared);
     this.launcher = new Launcher(this.shared, this.reader);
     this.follower = new SessionFollower(this.shared, () => this.watcher.reconcile());
@@ -74,10 +73,13 @@ export class Daemon {
   /** Reaps, then watches. Resolves once the first pass over the tree has been made. */
   async start(): Promise<void> {
     const { shared } = this;
-    const open = await shared.sessions.load();
+    const unended = await shared.sessions.load();
     this.started = true;
     await this.ctx.recordEvent({ event: 'daemon-started', pid: process.pid, host: hostname() });
-    await this.watcher.start((path) => this.reader.inspectAtStart(path));
+    await this.watcher.start((path) => this.inspectAtStart(path));
+    // The items finished while no daemon ran: after the first pass, which remembered the claims
+    // of those still running (so a done after it is the reap's), before anything can record one.
+    await settleDone(this.ctx, unended);
     await this.reap();
     this.slots.start();
     this.queue.start();
@@ -89,23 +91,23 @@ export class Daemon {
       files.forEach((file) => void shared.track(this.evaluate(file)));
     });
     // Sessions that ended while no daemon ran get their exit recorded; running ones are followed.
-    for (const dir of open) void shared.track(this.follower.exitWhenSeen(dir));
+    for (const { dir, state } of unended)
+      if (isOpen(state.status)) void shared.track(this.follower.exitWhenSeen(dir));
     this.scheduleReap();
   }
 
-  /** One pass: reap, dispatch what is ready now (within the cap), return without waiting for agents. */
+  /** One pass: reap, dispatch what is ready now (within the caps), return without waiting for agents. */
   async runOnce(): Promise<void> {
     this.shared.adopting = false;
-    await this.shared.sessions.load();
+    const unended = await this.shared.sessions.load();
     const items = await this.plan();
+    await settleDone(this.ctx, unended);
     const alive = await this.reaper.reap();
     alive.forEach((noun) => this.slots.hold(noun));
     this.slots.start();
-    let running = alive.length;
-    const cap = this.ctx.options.maxAgents || Number.POSITIVE_INFINITY;
     for (const item of items) {
-      if (running >= cap) break;
-      // The noun's slot first: an item its cap holds back must not become the probe.
+      if (item.wait) continue;
+      // The slot first: an item the caps hold back must not become the probe.
       const release = this.slots.tryTake(item.noun);
       if (!release) continue;
       let admitted = false;
@@ -117,23 +119,16 @@ export class Daemon {
       if (!admitted) continue;
       const ref = await this.launcher.launch(item);
       await this.governor.launched(item, ref);
-      if (ref) running++;
-      else release();
+      if (!ref) release();
     }
   }
 
-  /** Items ready now (quiet for the debounce period), in dispatch order, changing nothing. */
-  async plan(): Promise<WorkItem[]> {
-    const items = await this.reader.allItems();
-    const ready: WorkItem[] = [];
-    for (const item of items) {
-      const info = await stat(item.file).catch(() => null);
-      // First ready first: the file that has been quiet longest.
-      if (info && this.ctx.now().getTime() - info.mtimeMs >= this.ctx.options.debounceMs) {
-        ready.push({ ...item, readyAt: info.mtimeMs });
-      }
-    }
-    return ready.sort(compareOrder);
+  /**
+   * Every item waiting, in the order the daemon claims them (dispatch/work-order.ts), each with
+   * what it waits for, if anything; changes nothing.
+   */
+  async plan(): Promise<PlannedItem[]> {
+    return dispatchOrder(await this.reader.allItems());
   }
 
   /** Stops watching and lets a claim or spawn in progress finish; agents keep running. */
@@ -161,11 +156,27 @@ export class Daemon {
     await this.reaper.reap();
   }
 
+  /**
+   * The first pass reads each file once: its claims are remembered for the first reap, and its
+   * items ready now are queued then, so that all of them wait in dispatch order before the first
+   * is dispatched. True for a file not yet quiet: it settles like a changed file.
+   */
+  private async inspectAtStart(path: string): Promise<boolean> {
+    const items = await this.reader.itemsIn(path);
+    if (items.some((item) => item.wait?.kind === 'quiet')) return true;
+    await this.queueItems(items);
+    return false;
+  }
+
   /** The queue stage: reads one settled file, restores overwritten claims, queues its work. */
   private async evaluate(path: string): Promise<void> {
-    const { ledger } = this.shared;
     if (this.shared.stopping) return;
-    for (const item of await this.reader.itemsIn(path)) {
+    await this.queueItems(await this.reader.itemsIn(path));
+  }
+
+  private async queueItems(items: PlannedItem[]): Promise<void> {
+    const { ledger } = this.shared;
+    for (const item of items) {
       const { file, noun } = item;
       // Still watched once restoreClaim is done: the claim is ending, so the file is read again
       // when it has ended. (It may end while restoreClaim reads: then go on as for any item.)
@@ -187,8 +198,9 @@ export class Daemon {
         ledger.unqueue(file, noun);
         throw error;
       }
-      if (restored) {
+      if (restored || item.wait) {
         ledger.unqueue(file, noun);
+        if (!restored) this.defer(item);
         continue;
       }
       this.ctx.log(
@@ -201,8 +213,22 @@ export class Daemon {
     }
   }
 
-  /** Waits for a slot of the item's noun (Max), then for one of the queue (--max-agents). */
-  private async queueWithinCap(item: WorkItem): Promise<void> {
+  /** An item not ready yet is read again when it may be: at its time, or when its file changes. */
+  private defer({ wait, ...item }: PlannedItem): void {
+    const what = `${item.file} #delegated-${item.noun}`;
+    if (wait?.kind === 'claim') {
+      // The claim's end changes the file, which is then read again.
+      this.ctx.log('debug', `held ${what}: the file carries ${wait.tag}, one claim at a time`);
+    } else if (wait?.kind === 'quiet') {
+      // Read before its quiet period ended (a look not made by the settle stage): settled then.
+      this.watcher.settleAt(item.file, wait.until);
+    } else if (wait) {
+      this.governor.hold(item, wait.until, `not before ${new Date(wait.until).toISOString()}`);
+    }
+  }
+
+  /** Waits for a slot, of its noun (Max) and of all (--max-agents), in dispatch order; then runs. */
+  private async queueWithinCap(item: PlannedItem): Promise<void> {
     const { file, noun } = item;
     const release = await this.slots.take(item, (cap) =>
       this.ctx.log('debug', `held ${file} #delegated-${noun}: Max ${cap} of its agents run`),
@@ -211,11 +237,11 @@ export class Daemon {
       this.shared.ledger.unqueue(file, noun);
       return;
     }
-    await this.queue.add(() => this.dispatch(item, release), { priority: queuePriority(item) });
+    await this.queue.add(() => this.dispatch(item, release));
   }
 
   /** A queue task: launch, then hold the slot until the agent's claim ends. */
-  private async dispatch(item: WorkItem, release: ReleaseSlot): Promise<void> {
+  private async dispatch(item: PlannedItem, release: ReleaseSlot): Promise<void> {
     const { ledger } = this.shared;
     ledger.unqueue(item.file, item.noun);
     if (this.shared.stopping) return release();
@@ -235,21 +261,18 @@ export class Daemon {
     }
   }
 
-  /** An adopted claim's watch, in a slot of its own, ahead of every waiting item. */
+  /** An adopted claim's watch, in a slot taken at once, ahead of every waiting item. */
   private holdSlot(file: string, noun: string, follow: () => Promise<unknown>): void {
     const release = this.slots.hold(noun);
     void this.queue
-      .add(
-        async () => {
-          try {
-            await follow();
-          } finally {
-            release();
-            this.unwatch(file, noun);
-          }
-        },
-        { priority: Number.MAX_SAFE_INTEGER },
-      )
+      .add(async () => {
+        try {
+          await follow();
+        } finally {
+          release();
+          this.unwatch(file, noun);
+        }
+      })
       .catch(() => undefined);
   }
 

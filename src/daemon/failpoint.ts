@@ -14,6 +14,8 @@ export const FAILPOINTS = [
   'after-session-dir',
   'after-state',
   'after-spawn',
+  'after-done-mark',
+  'after-done-event',
   'wrapper-after-start',
   'wrapper-before-exit-record',
 ] as const;

@@ -8,16 +8,14 @@ import { join } from 'node:path';
 import { exitResult } from '../sessions/agent-log.js';
 import { AGENT_STATE_FILE } from '../sessions/agent-state.js';
 import { resolveSessionRef } from '../sessions/session-dir.js';
-import { markSessionDone } from '../sessions/session-markers.js';
 import { readSessionState, type SessionState } from '../sessions/session-state.js';
 import { isOpen, transitionSession } from '../sessions/session-status.js';
 import { WRAPPER_FILES } from '../sessions/wrapper-records.js';
-import { nameWorktree } from '../worktrees/worktree-line.js';
-import { messageOf } from '../errors.js';
 import { checkClaim, type ClaimVerdict } from './claim-check.js';
 import { closeFinished } from './close-finished.js';
 import type { DaemonShared } from './daemon-shared.js';
 import { endLimitedAgent } from './limited-agent.js';
+import { recordDone } from './record-done.js';
 import { WaitingWatch } from './waiting-for-input.js';
 
 export class SessionFollower {
@@ -183,30 +181,23 @@ export class SessionFollower {
     });
   }
 
-  /** A claim ended with `verdict`: recorded once, by whichever stage saw it end. */
+  /** A claim ended with `verdict`: a done recorded once, by whichever stage saw it first. */
   async recordEnd(file: string, noun: string, verdict: ClaimVerdict): Promise<void> {
     if (verdict.kind === 'foreign') {
       this.shared.warnOnce(`foreign:${file}\0${noun}`, `${file}: ${verdict.reason}; left alone`);
     }
     if (verdict.kind !== 'done') return;
-    // The session is finished, even if its agent stays open: never restore a claim onto it.
-    const dir = verdict.session
-      ? resolveSessionRef(this.shared.ctx.options.root, verdict.session)
-      : null;
-    if (dir) {
-      await markSessionDone(dir);
-      // The branch and worktree stay for review: the request file names them.
-      await nameWorktree(file, dir).catch((error: unknown) =>
-        this.shared.ctx.log('warn', `could not name the worktree in ${file}: ${messageOf(error)}`),
+    if (!verdict.session) {
+      // Not the daemon's claim (a human's, or the next skill's): no session of its own finished.
+      this.shared.ctx.log(
+        'debug',
+        `${file} shows #done-${noun} without a Session line: no done event`,
       );
-      if (this.shared.adopting) void this.shared.track(this.exitWhenSeen(dir));
+      return;
     }
-    this.shared.ctx.log('info', `done: ${file} (#done-${noun})`);
-    await this.shared.ctx.recordEvent({
-      event: 'done',
-      file,
-      noun,
-      session: verdict.session ?? undefined,
-    });
+    const recorded = await recordDone(this.shared.ctx, { file, noun, session: verdict.session });
+    // The session is finished, even if its agent stays open: its exit is still recorded.
+    const dir = resolveSessionRef(this.shared.ctx.options.root, verdict.session);
+    if (recorded && dir && this.shared.adopting) void this.shared.track(this.exitWhenSeen(dir));
   }
 }

@@ -6,7 +6,8 @@
  *   agent reported in structured fields, or the agent's own failure);
  * - a usage limit pauses the whole queue in `sessions/.engine/pause.json` (before its item is
  *   requeued, so no claim slips in between); running agents are left alone;
- * - no new claim starts while paused, nor an item before its Recovery entry's Not Before;
+ * - no new claim starts while paused; an item that is not ready yet (dispatch/work-order.ts:
+ *   its quiet period, its Recovery entry's Not Before) is held here and read again at its time;
  * - when the pause runs out, one item goes first as the probe; the pause is lifted once the probe
  *   got an answer from the API (or ended done), extended when it hit the limit again, and
  *   another item becomes the probe when it failed otherwise.
@@ -16,7 +17,6 @@
  */
 import type { WorkItem } from '../dispatch/work-items.js';
 import type { Failure, RetryPolicy } from '../dispatch/requeue-decision.js';
-import { readRequestFile } from '../files/read-text-file.js';
 import { agentLogTail } from '../sessions/agent-log.js';
 import { readAgentState } from '../sessions/agent-state.js';
 import {
@@ -35,7 +35,6 @@ import {
   printStreamAnswered,
   printStreamLimit,
 } from '../sessions/usage-limit.js';
-import { recoveryRecords } from '../tags/recovery-entries.js';
 import type { DaemonContext, DaemonOptions } from './daemon-context.js';
 import type { DaemonShared } from './daemon-shared.js';
 
@@ -112,7 +111,7 @@ export class Governor {
     private readonly reevaluate: (file: string) => void,
   ) {}
 
-  /** Whether `item` may be claimed now; when not, it is looked at again when it may. */
+  /** Whether the usage-limit pause lets `item` be claimed now; when not, it is looked at again when it may. */
   admit(item: WorkItem): Promise<boolean> {
     const run = () => this.decide(item);
     const result = this.admitting.then(run, run);
@@ -123,14 +122,6 @@ export class Governor {
   private async decide(item: WorkItem): Promise<boolean> {
     const { ctx } = this.shared;
     const now = ctx.now();
-    const read = readRequestFile(item.file);
-    const last = read.kind === 'text' ? recoveryRecords(read.file.text).at(-1) : undefined;
-    // A usage limit's item waits for the pause, not for its own time: `engine resume` frees it.
-    const notBefore = last?.failure === 'usage-limit' ? null : (last?.notBefore ?? null);
-    if (notBefore !== null && notBefore.getTime() > now.getTime()) {
-      this.hold(item, notBefore.getTime(), `not before ${notBefore.toISOString()}`);
-      return false;
-    }
     const pause = await readPause(ctx.options.root);
     this.seen = pause;
     const verdict = admission(pause, now);
@@ -159,7 +150,8 @@ export class Governor {
     return true;
   }
 
-  private hold(item: WorkItem, until: number, why: string): void {
+  /** Holds `item` back until `until` (Infinity: until the pause changes); then it is read again. */
+  hold(item: WorkItem, until: number, why: string): void {
     this.held.set(item.file, Math.min(until, this.held.get(item.file) ?? Infinity));
     this.shared.ctx.log('debug', `held ${item.file} #delegated-${item.noun}: ${why}`);
   }

@@ -1,10 +1,10 @@
 /**
- * Per-noun caps (the Max column of §TAG_DISPATCH): how many agents of each noun hold a slot, and
- * the items waiting for one. An item takes its noun's slot before it waits for one of the
- * --max-agents slots, so an item held by its noun's cap never sits in a global slot that another
- * noun could use; it stays `#delegated-X`, unclaimed, until a slot of its noun frees. Pure
- * bookkeeping in memory, like the claim ledger: a restarted daemon counts again from the agents it
- * adopts.
+ * The slots of running agents: --max-agents in all, and of each noun the Max column of
+ * §TAG_DISPATCH. Items wait here in dispatch order (compareOrder, the rule --dry-run and `engine
+ * status` list them by), and a freed slot goes to the first that may take it: an item held by its
+ * noun's cap never keeps another noun's item from a free slot; it stays `#delegated-X`,
+ * unclaimed, until a slot of its noun frees. Pure bookkeeping in memory, like the claim ledger: a
+ * restarted daemon counts again from the agents it adopts.
  */
 import { compareOrder } from '../dispatch/work-order.js';
 import type { WorkItem } from '../dispatch/work-items.js';
@@ -31,8 +31,14 @@ export class NounSlots {
    */
   private started = false;
 
-  /** `capOf`: the noun's cap in the table in force (undefined: none), read at each decision. */
-  constructor(private readonly capOf: (noun: string) => number | undefined) {}
+  /**
+   * `capOf`: the noun's cap in the table in force (undefined: none), read at each decision;
+   * `total`: the agents of all nouns at most (--max-agents).
+   */
+  constructor(
+    private readonly capOf: (noun: string) => number | undefined,
+    private readonly total = Number.POSITIVE_INFINITY,
+  ) {}
 
   /** Agents of the noun holding a slot. */
   count(noun: string): number {
@@ -41,10 +47,20 @@ export class NounSlots {
 
   /** A slot of the noun now if one is free, else null (none is waited for). */
   tryTake(noun: string): ReleaseSlot | null {
-    if (!this.started) return null;
-    const cap = this.capOf(noun);
-    if (cap !== undefined && this.count(noun) >= cap) return null;
+    if (!this.started || this.isFull() || this.nounCapReached(noun) !== undefined) return null;
     return this.hold(noun);
+  }
+
+  private isFull(): boolean {
+    let running = 0;
+    for (const count of this.held.values()) running += count;
+    return running >= this.total;
+  }
+
+  /** The noun's cap when its agents fill it, else undefined. */
+  private nounCapReached(noun: string): number | undefined {
+    const cap = this.capOf(noun);
+    return cap !== undefined && this.count(noun) >= cap ? cap : undefined;
   }
 
   /**
@@ -101,7 +117,7 @@ export class NounSlots {
       const waiter = this.waiting[i] as Waiter;
       const release = this.tryTake(waiter.item.noun);
       if (!release) {
-        const cap = this.capOf(waiter.item.noun);
+        const cap = this.nounCapReached(waiter.item.noun);
         if (this.started && cap !== undefined && !waiter.told) {
           waiter.told = true;
           waiter.onHeld(cap);

@@ -3,15 +3,20 @@
  * its claims remembered for the reaper. Files that cannot be read, are not text, resolve outside
  * the watched paths or have more than one name are skipped with a warning, once.
  */
+import type { Stats } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import { sep } from 'node:path';
 import PQueue from 'p-queue';
 import { MAX_PARSE_BYTES, readRequestFile, type TextRead } from '../files/read-text-file.js';
-import { workItemsOf, type WorkItem } from '../dispatch/work-items.js';
-import type { TagOccurrence } from '../tags/scan-tags.js';
+import { claimOf, workItemsOf, type WorkItem } from '../dispatch/work-items.js';
+import { readiness, readyAtOf, type Readiness } from '../dispatch/work-order.js';
+import type { ScanSummary } from '../tags/scan-pool.js';
 import { parseTagPattern, type TagPattern } from '../tags/tag-name.js';
 import { walkMarkdownFiles } from '../tags/walk-markdown.js';
 import type { DaemonShared } from './daemon-shared.js';
+
+/** A work item as read, with when it may be claimed. */
+export type PlannedItem = WorkItem & Readiness;
 
 export class RequestReader {
   private readonly patterns: TagPattern[];
@@ -21,21 +26,10 @@ export class RequestReader {
     this.patterns = shared.ctx.options.monitor.map(parseTagPattern);
   }
 
-  /**
-   * The start pass over one file, read once: remembers its claims for the first reap, and says
-   * whether it may carry work (it then settles like a changed file and is read again).
-   */
-  async inspectAtStart(path: string): Promise<boolean> {
-    const read = this.read(path);
-    if (!read) return false;
-    if (read.bytes.includes('claimed-')) await this.itemsIn(path, read);
-    return read.bytes.includes('delegated-');
-  }
-
   /** Reads every file that contains `delegated-` or `claimed-` (a byte prefilter), in parallel. */
-  async allItems(): Promise<WorkItem[]> {
+  async allItems(): Promise<PlannedItem[]> {
     const reads = new PQueue({ concurrency: 16 });
-    const items: WorkItem[] = [];
+    const items: PlannedItem[] = [];
     for (const root of this.shared.ctx.options.paths) {
       for await (const path of walkMarkdownFiles(root)) {
         await reads.onSizeLessThan(64);
@@ -47,12 +41,14 @@ export class RequestReader {
   }
 
   /**
-   * The `#delegated-X` work items a file carries now (Tags line or front matter only), and its
-   * claims remembered for the reaper. `read`: the file as just read.
+   * The `#delegated-X` work items a file carries now (Tags line or front matter only), each with
+   * its readiness (dispatch/work-order.ts), and its claims remembered for the reaper. `read`: the
+   * file as just read.
    */
-  async itemsIn(path: string, read = this.read(path)): Promise<WorkItem[]> {
-    const occurrences = read && (await this.scan(path, read));
-    if (!occurrences) return [];
+  async itemsIn(path: string, read = this.read(path)): Promise<PlannedItem[]> {
+    const scan = read && (await this.scan(path, read));
+    const info = scan && (await stat(path).catch(() => null));
+    if (!scan || !info) return [];
     const { ctx, ledger } = this.shared;
     const file = await realpath(path).catch(() => path);
     if (!(await this.isInsideWatchedPaths(file))) {
@@ -62,16 +58,22 @@ export class RequestReader {
       );
       return [];
     }
-    const work = workItemsOf(file, occurrences, (noun) => ctx.routes.route(noun, path), {
+    const facts = { mtimeMs: info.mtimeMs, lastRecovery: scan.lastRecovery };
+    const work = workItemsOf(file, scan.occurrences, (noun) => ctx.routes.route(noun, path), {
       patterns: this.patterns,
-      readyAt: ctx.now().getTime(),
+      readyAt: readyAtOf(facts, ctx.options.debounceMs),
     });
     ledger.setClaims(
       file,
       work.claims.map((claim) => claim.noun),
     );
-    if (work.items.length > 0 && (await this.hasOtherNames(file))) return [];
-    return work.items;
+    if (work.items.length === 0 || (await this.hasOtherNames(file, info))) return [];
+    const { wait } = readiness(
+      { ...facts, claim: claimOf(work) },
+      ctx.options.debounceMs,
+      ctx.now().getTime(),
+    );
+    return work.items.map((item) => ({ ...item, wait }));
   }
 
   /**
@@ -79,8 +81,8 @@ export class RequestReader {
    * gives the claimed name a new inode, and every other name would still read `#delegated-X`
    * and be claimed and run again.
    */
-  async hasOtherNames(file: string): Promise<boolean> {
-    const info = await stat(file).catch(() => null);
+  async hasOtherNames(file: string, known?: Stats): Promise<boolean> {
+    const info = known ?? (await stat(file).catch(() => null));
     if (!info || info.nlink <= 1) return false;
     this.shared.warnOnce(
       `links:${file}:${info.ino}`,
@@ -104,13 +106,13 @@ export class RequestReader {
   }
 
   /** The tags of a file read by `read`, or null. */
-  private async scan(path: string, read: TextRead): Promise<TagOccurrence[] | null> {
+  private async scan(path: string, read: TextRead): Promise<ScanSummary | null> {
     try {
-      const { occurrences, problems } = await this.shared.ctx.scan(read.file.text);
-      for (const { line, message } of problems) {
+      const summary = await this.shared.ctx.scan(read.file.text);
+      for (const { line, message } of summary.problems) {
         this.shared.warnOnce(`problem:${path}:${line}:${message}`, `${path}:${line}: ${message}`);
       }
-      return occurrences;
+      return summary;
     } catch (error) {
       return this.skip(path, error instanceof Error ? error.message : String(error));
     }

@@ -6,28 +6,33 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SESSIONS_DIR } from '../sessions/session-dir.js';
-import { readStateRecord } from '../sessions/session-state.js';
+import { readStateRecord, type SessionState } from '../sessions/session-state.js';
+
+/** A session whose record is not `abandoned`: it may run still, or have ended done unseen. */
+export interface UnendedSession {
+  dir: string;
+  state: SessionState;
+}
 
 export class SessionIndex {
   private readonly byRequest = new Map<string, Set<string>>();
 
   constructor(private readonly root: string) {}
 
-  /** Reads every session record; resolves to the directories of those still open (`starting`, `running`). */
-  async load(): Promise<string[]> {
+  /** Reads every session record; resolves to those not `abandoned`. */
+  async load(): Promise<UnendedSession[]> {
     const dir = join(this.root, SESSIONS_DIR);
     const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
-    const open: string[] = [];
+    const unended: UnendedSession[] = [];
     for (const entry of entries) {
       if (!entry.isDirectory() || entry.name.startsWith('.')) continue;
       const sessionDir = join(dir, entry.name);
       const read = await readStateRecord(sessionDir);
       if (!('state' in read)) continue;
       this.add(read.state.requestFile, read.state.sessionRef);
-      if (read.state.status === 'starting' || read.state.status === 'running')
-        open.push(sessionDir);
+      if (read.state.status !== 'abandoned') unended.push({ dir: sessionDir, state: read.state });
     }
-    return open;
+    return unended;
   }
 
   add(requestFile: string, sessionRef: string): void {

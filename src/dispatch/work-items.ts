@@ -65,3 +65,9 @@ export function workItemsOf(
   }
   return work;
 }
+
+/** The claim a file carries, which its other items wait for: one claim per request file at a time. */
+export function claimOf(work: FileWork): string | null {
+  const claim = work.claims[0];
+  return claim ? transitionTags('claim', claim.noun).to : null;
+}

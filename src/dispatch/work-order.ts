@@ -1,12 +1,66 @@
 /**
- * Dispatch order for items waiting for a slot: weight (`#P0`, then `#P1`, then `#P2` or none),
- * then the §TAG_DISPATCH priority (lower first), then first-ready first.
+ * When a waiting `#delegated-X` item may be claimed, and in which order: one rule for the daemon,
+ * `--dry-run` and `engine status`, from the same facts of the file. Dispatch order is weight
+ * (`#P0`, then `#P1`, then `#P2` or none), then the §TAG_DISPATCH priority (lower first), then
+ * first ready first.
  */
+import type { RecoveryRecord } from '../tags/recovery-entries.js';
+
 export interface OrderKey {
   /** 0 for #P0, 1 for #P1, 2 for #P2 or no weight tag. */
   weight: number;
   tablePriority: number;
+  /** When the item may be claimed (ms since the epoch): see readiness. */
   readyAt: number;
+}
+
+/** What the readiness of a file's items is decided from, all read from the file. */
+export interface ReadyFacts {
+  /** Its last write. */
+  mtimeMs: number;
+  /** Its last `## Recovery` entry, if any. */
+  lastRecovery: RecoveryRecord | undefined;
+  /** A claim it carries (`#claimed-X`): one claim per request file at a time. */
+  claim: string | null;
+}
+
+/** Why an item may not be claimed now. */
+export type Wait =
+  /** Written less than the debounce period ago: read again once quiet. */
+  | { kind: 'quiet'; until: number }
+  /** A retry's backoff: the last Recovery entry's Not Before. */
+  | { kind: 'not-before'; until: number }
+  /** The file's other claim must end first (it is read again when it does). */
+  | { kind: 'claim'; tag: string };
+
+export interface Readiness {
+  readyAt: number;
+  /** null: it may be claimed now. */
+  wait: Wait | null;
+}
+
+/**
+ * A retry's Not Before, from the last Recovery entry. A usage limit's item waits for the
+ * queue-wide pause instead (sessions/limit-pause.ts), so `engine resume` frees it too.
+ */
+export function retryNotBefore(last: RecoveryRecord | undefined): Date | null {
+  return last?.failure === 'usage-limit' ? null : (last?.notBefore ?? null);
+}
+
+/** Once the file has been quiet for `debounceMs` since its last write, and past its retry's Not Before. */
+export function readyAtOf(facts: Omit<ReadyFacts, 'claim'>, debounceMs: number): number {
+  const notBefore = retryNotBefore(facts.lastRecovery)?.getTime() ?? Number.NEGATIVE_INFINITY;
+  return Math.max(facts.mtimeMs + debounceMs, notBefore);
+}
+
+/** Ready from readyAtOf on, while the file carries no other claim. */
+export function readiness(facts: ReadyFacts, debounceMs: number, now: number): Readiness {
+  const quietAt = facts.mtimeMs + debounceMs;
+  const readyAt = readyAtOf(facts, debounceMs);
+  if (facts.claim !== null) return { readyAt, wait: { kind: 'claim', tag: facts.claim } };
+  if (readyAt <= now) return { readyAt, wait: null };
+  if (readyAt > quietAt) return { readyAt, wait: { kind: 'not-before', until: readyAt } };
+  return { readyAt, wait: { kind: 'quiet', until: quietAt } };
 }
 
 export function weightOf(tags: Iterable<string>): number {
@@ -23,9 +77,15 @@ export function compareOrder(a: OrderKey, b: OrderKey): number {
 }
 
 /**
- * p-queue runs higher numbers first and keeps insertion order among equals; this maps weight
- * and table priority onto one number so first-ready-first holds within a class.
+ * The order in which the daemon claims waiting items, given free slots: those ready now in
+ * dispatch order, then the others as they become ready (a claim's end has no time: last).
  */
-export function queuePriority(key: Pick<OrderKey, 'weight' | 'tablePriority'>): number {
-  return -(key.weight * 1_000_000 + Math.round(key.tablePriority * 1000));
+export function dispatchOrder<T extends OrderKey & Readiness>(items: readonly T[]): T[] {
+  const until = (item: T) =>
+    item.wait === null
+      ? Number.NEGATIVE_INFINITY
+      : item.wait.kind === 'claim'
+        ? Number.POSITIVE_INFINITY
+        : item.wait.until;
+  return [...items].sort((a, b) => Math.sign(until(a) - until(b) || 0) || compareOrder(a, b));
 }

@@ -1,6 +1,8 @@
 /**
  * The append-only event log, `sessions/.engine/events.jsonl`: for humans and `engine status`,
- * never for decisions (the daemon decides from request files and `.state.json` only).
+ * never for decisions about work (the daemon decides from request files and `.state.json` only).
+ * It is read back only to announce nothing twice: a wait already announced, a `done` a crash
+ * left between its marks (daemon/record-done.ts).
  */
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -1,27 +1,47 @@
 /**
  * Marker files in a session directory, each created by one party and never rewritten:
- * `.started` (who may start the agent), `.done` (the item was seen done; the session is over; its
- * mtime is when) and `.close-asked` (the finished agent was asked to exit; its mtime is when).
+ * `.started` (who may start the agent), `.done-event` (who records the item's `done` event),
+ * `.done` (the item was seen done and its event recorded; the session is over; its mtime is when)
+ * and `.close-asked` (the finished agent was asked to exit; its mtime is when).
  */
 import { open, stat, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 
 const START_TOKEN = '.started';
+const DONE_EVENT_MARK = '.done-event';
 const DONE_MARK = '.done';
 const CLOSE_ASKED_MARK = '.close-asked';
 
-/**
- * The right to start a session's agent, taken once (O_EXCL): by the wrapper when it starts, or
- * by the daemon when a spawn failed, so an agent can never start on a session the daemon gave up.
- */
-export async function takeStartToken(dir: string): Promise<boolean> {
+/** Creates the mark once (O_EXCL): true for the one caller that created it. */
+async function createOnce(dir: string, name: string): Promise<boolean> {
   try {
-    await (await open(join(dir, START_TOKEN), 'wx')).close();
+    await (await open(join(dir, name), 'wx')).close();
     return true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw error;
   }
+}
+
+/**
+ * The right to start a session's agent, taken once (O_EXCL): by the wrapper when it starts, or
+ * by the daemon when a spawn failed, so an agent can never start on a session the daemon gave up.
+ */
+export function takeStartToken(dir: string): Promise<boolean> {
+  return createOnce(dir, START_TOKEN);
+}
+
+/**
+ * The duty to record the item's `done` event, taken once (O_EXCL) by whichever observer first
+ * sees the item done; `.done` follows once the event is recorded.
+ */
+export function takeDoneEvent(dir: string): Promise<boolean> {
+  return createOnce(dir, DONE_EVENT_MARK);
+}
+
+/** Whether the duty to record the `done` event was taken (see takeDoneEvent). */
+export async function isDoneEventTaken(dir: string): Promise<boolean> {
+  return (await markTime(dir, DONE_EVENT_MARK)) !== null;
 }
 
 export async function markSessionDone(dir: string): Promise<void> {
@@ -37,14 +57,8 @@ export async function doneMarkTime(dir: string): Promise<number | null> {
  * Records that the finished agent is asked to exit, once (O_EXCL): true for the one caller that
  * created the mark, so two followers of a session never both type into its terminal.
  */
-export async function markCloseAsked(dir: string): Promise<boolean> {
-  try {
-    await (await open(join(dir, CLOSE_ASKED_MARK), 'wx')).close();
-    return true;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw error;
-  }
+export function markCloseAsked(dir: string): Promise<boolean> {
+  return createOnce(dir, CLOSE_ASKED_MARK);
 }
 
 /**

@@ -6,8 +6,15 @@ import { readPause, type LimitPause } from '../sessions/limit-pause.js';
 import { stat } from 'node:fs/promises';
 import { realpath } from 'node:fs/promises';
 import type { DispatchTable } from '../dispatch/dispatch-table.js';
-import { compareOrder } from '../dispatch/work-order.js';
-import { workItemsOf } from '../dispatch/work-items.js';
+import {
+  dispatchOrder,
+  readiness,
+  readyAtOf,
+  type OrderKey,
+  type Readiness,
+  type Wait,
+} from '../dispatch/work-order.js';
+import { claimOf, workItemsOf, type FileWork } from '../dispatch/work-items.js';
 import { readRequestFile } from '../files/read-text-file.js';
 import { systemProbe, type ProcProbe } from '../process/process-identity.js';
 import { readAgentState, type AgentState } from '../sessions/agent-state.js';
@@ -33,6 +40,8 @@ export interface WaitingItem {
   weight: number;
   tablePriority: number | null;
   dispatchable: boolean;
+  /** What it waits for before the daemon may claim it (dispatch/work-order.ts); null: nothing. */
+  wait: Wait | null;
 }
 
 export interface ClaimItem {
@@ -72,11 +81,13 @@ export interface StatusReport {
   paused: LimitPause | null;
 }
 
-/** How claims are judged: by the project's settings, as the daemon does (judge-session.ts). */
+/** How claims are judged (the project's settings, as the daemon does: judge-session.ts), and items found ready. */
 export interface StatusJudging {
   now: Date;
   options: JudgeOptions;
   probe: ProcProbe;
+  /** The daemon's --debounce-ms: how long a file must be quiet before it is read. */
+  debounceMs: number;
 }
 
 export async function collectStatus(
@@ -87,11 +98,13 @@ export async function collectStatus(
     now = new Date(),
     options,
     probe = systemProbe,
+    // The CLI passes the project's; 0: no quiet period.
+    debounceMs = 0,
   }: Partial<StatusJudging> & Pick<StatusJudging, 'options'>,
 ): Promise<StatusReport> {
-  const judging = { now, options, probe };
+  const judging = { now, options, probe, debounceMs };
   const pool = new ScanPool();
-  const waiting: Array<WaitingItem & { readyAt: number }> = [];
+  const waiting: Ordered[] = [];
   const running: ClaimItem[] = [];
   const stale: ClaimItem[] = [];
   try {
@@ -104,20 +117,12 @@ export async function collectStatus(
         if (!scan) continue;
         const file = await realpath(path).catch(() => path);
         const mtime = (await stat(path).catch(() => null))?.mtimeMs ?? 0;
+        const facts = { mtimeMs: mtime, lastRecovery: scan.lastRecovery };
         const work = workItemsOf(file, scan.occurrences, (noun) => table.get(noun) ?? null, {
-          readyAt: mtime,
+          readyAt: readyAtOf(facts, debounceMs),
         });
-        for (const { noun, route } of work.delegated) {
-          waiting.push({
-            file,
-            noun,
-            skill: route?.skill ?? null,
-            weight: work.weight,
-            tablePriority: route?.priority ?? null,
-            dispatchable: route?.dispatchable ?? false,
-            readyAt: mtime,
-          });
-        }
+        const ready = readiness({ ...facts, claim: claimOf(work) }, debounceMs, now.getTime());
+        waiting.push(...waitingIn(file, work, ready));
         for (const { noun } of work.claims.filter((claim) => !claim.done)) {
           const claim = { file, noun, text: decoded.text, mtime };
           const item = await describeClaim(root, claim, judging);
@@ -128,27 +133,21 @@ export async function collectStatus(
   } finally {
     await pool.close();
   }
-  waiting.sort((a, b) =>
-    compareOrder(
-      { weight: a.weight, tablePriority: a.tablePriority ?? Infinity, readyAt: a.readyAt },
-      { weight: b.weight, tablePriority: b.tablePriority ?? Infinity, readyAt: b.readyAt },
-    ),
-  );
   const dayAgo = now.getTime() - 24 * 3600_000;
-  const finished = (await readEvents(root))
-    .filter(
-      (e) =>
-        (e.event === 'done' || e.event === 'requeued' || e.event === 'exited') &&
-        Date.parse(e.time) >= dayAgo,
-    )
-    .slice(-20);
+  const finished = finishedOnce(
+    (await readEvents(root)).filter((e) => Date.parse(e.time) >= dayAgo),
+  ).slice(-20);
   const recent: RecentEvent[] = [];
   for (const event of finished) {
     recent.push({ ...event, ...(await recordedOf(root, event.session)) });
   }
   return {
     root,
-    waiting: waiting.map(({ readyAt: _r, ...rest }) => rest),
+    // The daemon's order; the items it never claims (no dispatchable row) after all of them.
+    waiting: [
+      ...dispatchOrder(waiting.filter(({ item }) => item.dispatchable)),
+      ...dispatchOrder(waiting.filter(({ item }) => !item.dispatchable)),
+    ].map(({ item }) => item),
     running,
     stale,
     recent,
@@ -200,6 +199,48 @@ async function describeClaim(
   };
   const records = { startTokenAt: await startTokenTime(dir) };
   return { ...item, ...shown(judgeSession(s, records, now, options, probe)) };
+}
+
+/** A waiting item with what orders it. */
+type Ordered = OrderKey & Readiness & { item: WaitingItem };
+
+/** The `#delegated-X` tags of a file, each with its row, if any, and the file's readiness. */
+function waitingIn(file: string, work: FileWork, ready: Readiness): Ordered[] {
+  return work.delegated.map(({ noun, route }) => ({
+    ...ready,
+    weight: work.weight,
+    tablePriority: route?.priority ?? Infinity,
+    item: {
+      file,
+      noun,
+      skill: route?.skill ?? null,
+      weight: work.weight,
+      tablePriority: route?.priority ?? null,
+      dispatchable: route?.dispatchable ?? false,
+      wait: ready.wait,
+    },
+  }));
+}
+
+/** How a session ended, most telling first: an agent that exited is done, or was requeued. */
+const ENDINGS = ['done', 'requeued', 'exited'];
+
+/**
+ * One event per finished session: its `done` or `requeued`, else its `exited` (a session whose
+ * claim ended otherwise, a request deleted under it). In the order the sessions ended.
+ */
+export function finishedOnce(events: EngineEvent[]): EngineEvent[] {
+  const bySession = new Map<string, EngineEvent>();
+  events.forEach((event, i) => {
+    const rank = ENDINGS.indexOf(event.event);
+    if (rank === -1) return;
+    const key = event.session ?? `#${i}`;
+    const kept = bySession.get(key);
+    if (kept && ENDINGS.indexOf(kept.event) <= rank) return;
+    bySession.delete(key);
+    bySession.set(key, event);
+  });
+  return [...bySession.values()];
 }
 
 async function recordedOf(

@@ -6,6 +6,7 @@
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { sessionReferenceOf } from './lifecycle-edits.js';
+import { recoveryRecordsOf, type RecoveryRecord } from './recovery-entries.js';
 import type { ScanProblem, TagOccurrence, TagScan } from './scan-tags.js';
 import { startWorker } from './start-worker.js';
 
@@ -21,12 +22,16 @@ export interface WorkerReady {
   ready: true;
 }
 
-/** What a scan yields across a thread: the tags, the problems, and the claim's Session line. */
+/**
+ * What a scan yields across a thread: the tags, the problems, the claim's Session line, and the
+ * last Recovery entry (a retry's Not Before).
+ */
 export interface ScanSummary {
   occurrences: TagOccurrence[];
   problems: ScanProblem[];
   /** The session the claim's `**Session**:` line names (see sessionReference), or null. */
   session: string | null;
+  lastRecovery: RecoveryRecord | undefined;
 }
 
 export function summaryOf(scan: TagScan): ScanSummary {
@@ -34,6 +39,7 @@ export function summaryOf(scan: TagScan): ScanSummary {
     occurrences: scan.occurrences,
     problems: scan.problems,
     session: sessionReferenceOf(scan),
+    lastRecovery: recoveryRecordsOf(scan).at(-1),
   };
 }
 
@@ -152,8 +158,8 @@ export class ScanPool {
     if (!task) return;
     if ('error' in response) task.reject(new Error(response.error));
     else {
-      const { occurrences, problems, session } = response;
-      task.resolve({ occurrences, problems, session });
+      const { occurrences, problems, session, lastRecovery } = response;
+      task.resolve({ occurrences, problems, session, lastRecovery });
     }
     this.pump();
   }

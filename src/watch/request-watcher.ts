@@ -149,15 +149,19 @@ export class RequestWatcher {
         if (changed) this.seen.set(path, { size: info.size, mtimeMs: info.mtimeMs, ino: info.ino });
         // An inspected pass looks at every file: a pass that ran before it recorded them all.
         const settle = inspect ? await inspect(path) : changed;
-        if (settle && !this.timers.has(path)) this.settleAfterQuiet(path, info.mtimeMs);
+        if (settle) this.settleAt(path, info.mtimeMs + this.options.debounceMs);
       }
     }
     for (const path of this.seen.keys()) if (!present.has(path)) this.seen.delete(path);
   }
 
-  /** A file found by a pass settles once it has been quiet debounceMs since its last write. */
-  private settleAfterQuiet(path: string, mtimeMs: number): void {
-    const wait = Math.max(0, mtimeMs + this.options.debounceMs - Date.now());
+  /**
+   * Hands `path` on at `at` (ms since the epoch), unless it is due to settle already: a file found
+   * by a pass once it has been quiet debounceMs since its last write, or one read too early.
+   */
+  settleAt(path: string, at: number): void {
+    if (this.closed || this.timers.has(path)) return;
+    const wait = Math.max(0, at - Date.now());
     this.timers.set(
       path,
       setTimeout(() => {

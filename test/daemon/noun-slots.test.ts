@@ -41,6 +41,20 @@ describe('NounSlots', () => {
     expect(got).toEqual(['c', 'b']);
   });
 
+  it('caps all nouns together (--max-agents) and gives a freed slot to the first in dispatch order', async () => {
+    const slots = new NounSlots(() => undefined, 1);
+    slots.start();
+    const first = await slots.take(item('/a.md', 'fix'));
+    const got: string[] = [];
+    const late = slots.take(item('/late.md', 'fix', 2, 9)).then((r) => (got.push('late'), r));
+    const early = slots.take(item('/early.md', 'chores', 2, 1)).then((r) => (got.push('early'), r));
+    expect(slots.tryTake('chores')).toBeNull();
+    first?.();
+    (await early)?.();
+    await late;
+    expect(got).toEqual(['early', 'late']);
+  });
+
   it('counts adopted agents over the cap, and a raised cap lets waiters go on wake()', async () => {
     const caps: Record<string, number | undefined> = { research: 1 };
     const slots = new NounSlots((noun) => caps[noun]);

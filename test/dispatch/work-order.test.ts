@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { compareOrder, queuePriority, weightOf } from '../../src/dispatch/work-order.js';
+import {
+  compareOrder,
+  dispatchOrder,
+  readiness,
+  weightOf,
+  type Wait,
+} from '../../src/dispatch/work-order.js';
 
 describe('dispatch order', () => {
   it('reads the weight from #P0/#P1, defaulting to P2', () => {
@@ -23,15 +29,50 @@ describe('dispatch order', () => {
       'p1-loop',
       'p2-fix',
     ]);
-    const byQueue = [...items].sort(
-      (a, b) => queuePriority(b) - queuePriority(a) || a.readyAt - b.readyAt,
-    );
-    expect(byQueue.map((i) => i.id)).toEqual([
-      'p0-chores',
-      'p1-impl',
-      'p1-impl-late',
-      'p1-loop',
-      'p2-fix',
+  });
+
+  it('finds an item ready once its file is quiet and its retry’s Not Before has passed', () => {
+    const none = { lastRecovery: undefined, claim: null };
+    const at = (notBefore: number, failure: 'agent' | 'usage-limit' = 'agent') => ({
+      failure,
+      notBefore: new Date(notBefore),
+    });
+    expect(readiness({ mtimeMs: 1000, ...none }, 3000, 4000)).toEqual({
+      readyAt: 4000,
+      wait: null,
+    });
+    expect(readiness({ mtimeMs: 1000, ...none }, 3000, 3999)).toEqual({
+      readyAt: 4000,
+      wait: { kind: 'quiet', until: 4000 },
+    });
+    const retry = { mtimeMs: 1000, lastRecovery: at(9000), claim: null };
+    expect(readiness(retry, 3000, 5000)).toEqual({
+      readyAt: 9000,
+      wait: { kind: 'not-before', until: 9000 },
+    });
+    // A usage limit's item waits for the queue-wide pause, not for its own time.
+    const limited = { mtimeMs: 1000, lastRecovery: at(9000, 'usage-limit'), claim: null };
+    expect(readiness(limited, 3000, 5000)).toEqual({ readyAt: 4000, wait: null });
+    const claimed = { mtimeMs: 1000, lastRecovery: undefined, claim: '#claimed-fix' };
+    expect(readiness(claimed, 3000, 5000).wait).toEqual({ kind: 'claim', tag: '#claimed-fix' });
+  });
+
+  it('lists the items ready now in dispatch order, then the others as they become ready', () => {
+    const item = (id: string, weight: number, readyAt: number, wait: Wait | null = null) => ({
+      id,
+      weight,
+      tablePriority: 3,
+      readyAt,
+      wait,
+    });
+    const order = dispatchOrder([
+      item('claim', 0, 1, { kind: 'claim', tag: '#claimed-x' }),
+      item('later', 0, 50, { kind: 'not-before', until: 50 }),
+      item('soon', 1, 20, { kind: 'quiet', until: 20 }),
+      item('p2-old', 2, 1),
+      item('p1', 1, 5),
+      item('p2-new', 2, 3),
     ]);
+    expect(order.map((i) => i.id)).toEqual(['p1', 'p2-old', 'p2-new', 'soon', 'later', 'claim']);
   });
 });
