@@ -25,8 +25,11 @@ import { join } from 'node:path';
 import { EngineError, messageOf } from '../errors.js';
 import { shellQuote } from './runner.js';
 
-/** What tmux sets in a new pane's environment that describes the pane itself. */
-const PANE_ENV_KEYS = ['TERM', 'TERM_PROGRAM', 'TERM_PROGRAM_VERSION', 'TMUX', 'TMUX_PANE'];
+/**
+ * What tmux sets in a new pane's environment that describes the pane itself; PWD is its `-c`
+ * directory as given, which the shell keeps (without it, the shell would use the physical path).
+ */
+const PANE_ENV_KEYS = ['TERM', 'TERM_PROGRAM', 'TERM_PROGRAM_VERSION', 'TMUX', 'TMUX_PANE', 'PWD'];
 
 /** `$0` of the loader: what `ps` shows for it while it runs. */
 const LOADER_NAME = 'engine-env';

@@ -4,7 +4,7 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
-import { mkdtemp, readdir, realpath, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -107,11 +107,11 @@ describe('writeEnvFile', () => {
 
 describe('ENV_LOADER', () => {
   /** Runs the loader with `env` in its file under a `dirty` environment; resolves to the probe's report. */
-  async function load(env: Record<string, string>, dirty: Record<string, string>) {
+  async function load(env: Record<string, string>, dirty: Record<string, string>, cwd?: string) {
     const out = join(dir, `probe-${Math.random().toString(16).slice(2)}.json`);
     const file = await writeEnvFile({ ...env, PROBE_OUT: out, PROBE_ENV: '*' });
     const [shell, ...args] = envLoaderArgv(file, [process.execPath, probe, 'a b', '$(x)']);
-    const child = spawn(shell!, args, { env: dirty, stdio: 'ignore' });
+    const child = spawn(shell!, args, { env: dirty, stdio: 'ignore', cwd });
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
     return { code, seen: readProbe(out), file, pid: child.pid };
   }
@@ -138,6 +138,16 @@ describe('ENV_LOADER', () => {
     });
     expect(existsSync(file)).toBe(false);
     expect((await readdir(dir)).filter((name) => name.startsWith('pwned'))).toEqual([]);
+  });
+
+  it("keeps the pane's PWD, its directory as given", async () => {
+    // tmux sets PWD to its -c directory, which may name the real one through a symlink.
+    await mkdir(join(dir, 'real'));
+    await symlink(join(dir, 'real'), join(dir, 'link'));
+    // (The daemon's own PWD is never in the file: agentEnv leaves it out.)
+    const { seen } = await load({}, { PWD: join(dir, 'link') }, join(dir, 'link'));
+    expect(seen?.cwd).toBe(join(dir, 'real'));
+    expect(seen?.env.PWD).toBe(join(dir, 'link'));
   });
 
   it('says so and runs nothing when the file is missing', async () => {
