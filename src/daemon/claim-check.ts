@@ -9,7 +9,7 @@ import { realpath, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { editFile } from '../files/tag-file.js';
 import { readError, readRequestFile } from '../files/read-text-file.js';
-import { EngineError, messageOf, PreconditionError } from '../errors.js';
+import { EngineError, isErrnoException, messageOf, PreconditionError } from '../errors.js';
 import {
   decideRequeue,
   limitResumesAt,
@@ -109,8 +109,10 @@ async function judgeClaim(
   }
 
   const read = await readSessionState(dir);
-  const unrecorded = async () =>
-    judgeUnrecorded(claimTime(ref) ?? (await stat(file)).mtimeMs, ctx.now(), ctx.options);
+  const unrecorded = async (): Promise<SessionVerdict | ClaimVerdict> => {
+    const since = await claimedAt(file, ref);
+    return typeof since === 'number' ? judgeUnrecorded(since, ctx.now(), ctx.options) : since;
+  };
   if ('error' in read) return { kind: 'unknown', reason: `${dir}: ${read.error}` };
   if ('malformed' in read) {
     // No agent can run before its wrapper takes the start token: without one, requeueing is safe.
@@ -121,7 +123,9 @@ async function judgeClaim(
         reason: `${dir}/.state.json is malformed (${read.malformed}) and an agent may be running`,
       };
     }
-    if ((await unrecorded()).alive) return { kind: 'alive', session: ref, state: null };
+    const verdict = await unrecorded();
+    if ('kind' in verdict) return verdict;
+    if (verdict.alive) return { kind: 'alive', session: ref, state: null };
     return requeue(
       ctx,
       file,
@@ -134,6 +138,7 @@ async function judgeClaim(
   }
   if ('missing' in read) {
     const verdict = await unrecorded();
+    if ('kind' in verdict) return verdict;
     if (verdict.alive) return { kind: 'alive', session: ref, state: null };
     return requeue(ctx, file, noun, ref, dir, null, verdict.reason);
   }
@@ -173,6 +178,22 @@ async function judgeClaim(
   }
   if (verdict.alive) return { kind: 'alive', session: ref, state };
   return requeue(ctx, file, noun, ref, dir, state, verdict.reason);
+}
+
+/**
+ * When a claim without a usable session record was made: its Session line's time, else the
+ * request file's modification time. A request deleted since it was read is a verdict, `gone`.
+ */
+async function claimedAt(file: string, ref: string): Promise<number | ClaimVerdict> {
+  const fromRef = claimTime(ref);
+  if (fromRef !== null) return fromRef;
+  try {
+    return (await stat(file)).mtimeMs;
+  } catch (error) {
+    if (isErrnoException(error) && (error.code === 'ENOENT' || error.code === 'ENOTDIR'))
+      return { kind: 'gone' };
+    return { kind: 'unknown', reason: `cannot stat ${file}: ${messageOf(error)}` };
+  }
 }
 
 /** Beside `.state.json`: the request file's path, written when the request was moved. */

@@ -53,6 +53,7 @@ export class Daemon {
       watcher: ctx.options.watcher,
       onSettled: (path) => this.shared.track(this.evaluate(path)),
       onError: (error) => ctx.log('warn', `watcher: ${error.message}`),
+      onRestored: (message) => ctx.log('info', `watcher: ${message}`),
     });
     this.slots = new NounSlots(
       (noun) => ctx.routes.cap(noun),

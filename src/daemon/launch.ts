@@ -12,6 +12,7 @@ import { writeClaudeSettings } from '../agents/claude-settings.js';
 import { engineBinDir, pathWith } from '../agents/engine-shim.js';
 import { EngineError, messageOf, PreconditionError } from '../errors.js';
 import type { WorkItem } from '../dispatch/work-items.js';
+import { definedEnv } from '../runners/runner.js';
 import { editFile } from '../files/tag-file.js';
 import { createSessionDir, newSessionRef, resolveSessionRef } from '../sessions/session-dir.js';
 import { isSessionDone, takeStartToken } from '../sessions/session-markers.js';
@@ -231,7 +232,9 @@ export class Launcher {
           name: `agent-${item.noun}-${Math.floor(ctx.now().getTime() / 1000)}`,
           argv: wrapperArgv(dir, options.heartbeatMs, agentArgv),
           cwd,
+          // The daemon's environment as it is now, not the tmux server's (docs/DAEMON.md).
           env: {
+            ...definedEnv(process.env),
             ...agentEnvironment(state, dir),
             PATH: isClaudeProfile(profile)
               ? pathWith(engineBinDir(options.root), process.env.PATH)

@@ -18,7 +18,6 @@ import type { WriteStream } from 'node:fs';
 import { finished } from 'node:stream';
 import { EngineError } from '../errors.js';
 import {
-  DROPPED_ENV_KEYS,
   agentEnv,
   checkLaunch,
   sanitizeWindowName,
@@ -116,7 +115,8 @@ export class PtyRunner implements Runner {
 
     const transcript =
       checked.logFile === undefined ? undefined : await openTranscript(checked.logFile);
-    const env = { ...inheritedEnv(), ...agentEnv(checked.env) };
+    // Exactly the launch's environment; node-pty adds the terminal's TERM and the cwd's PWD.
+    const env = agentEnv(checked.env);
     let child: PtyProcess;
     try {
       child = pty.spawn(program, args, {
@@ -200,15 +200,6 @@ function parseTarget(target: string): number {
   if (!match?.[1])
     throw new EngineError(`not a pty target: ${JSON.stringify(target)} (expected pty:PID)`);
   return Number(match[1]);
-}
-
-/** The daemon's environment (defined values only) without `TMUX` and `TMUX_PANE`. */
-function inheritedEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (value !== undefined && !DROPPED_ENV_KEYS.includes(key)) env[key] = value;
-  }
-  return env;
 }
 
 /** Opens `file` for appending; a write error later is swallowed so it cannot crash the daemon. */

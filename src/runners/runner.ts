@@ -15,6 +15,11 @@ export interface AgentLaunch {
   /** The argument vector to execute. NEVER passed through a shell: file names such as `$(touch x).md`, `a; rm -rf b.md`, names with quotes, newlines or leading dashes are just arguments. */
   argv: string[];
   cwd: string;
+  /**
+   * The agent's whole environment: it inherits nothing else (not the tmux server's), except the
+   * variables its own terminal and shell set (`TERMINAL_ENV_KEYS`, never taken from here). A name
+   * that is not a shell variable name is left out.
+   */
   env: Record<string, string>;
   /** Where the agent's terminal output is appended (tmux: `pipe-pane`, set before it starts; pty: what node-pty reads). */
   logFile?: string;
@@ -62,6 +67,28 @@ export interface Runner {
 /** Variables a runner never passes on: they would point the agent at the daemon's own tmux client. */
 export const DROPPED_ENV_KEYS: readonly string[] = ['TMUX', 'TMUX_PANE'];
 
+/**
+ * Variables that describe a process's own terminal and directory. The agent gets them from its
+ * terminal (tmux, node-pty) and its shell, never from the daemon, whose terminal they describe.
+ */
+export const TERMINAL_ENV_KEYS: readonly string[] = [
+  ...DROPPED_ENV_KEYS,
+  'TERM',
+  'TERM_PROGRAM',
+  'TERM_PROGRAM_VERSION',
+  'TERMCAP',
+  'COLUMNS',
+  'LINES',
+  'STY',
+  'WINDOW',
+  'WINDOWID',
+  'PWD',
+  'OLDPWD',
+];
+
+/** A name a POSIX shell can set: only such names can be handed to an agent (see `agentEnv`). */
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
 /** Longest window name kept (tmux accepts more; longer names only clutter the status line). */
 const MAX_WINDOW_NAME = 100;
 
@@ -91,8 +118,8 @@ export interface CheckedLaunch extends AgentLaunch {
 
 /**
  * Checks a launch before anything is started: a non-empty argv with a non-empty program, no NUL
- * bytes anywhere, environment names without `=`, and a cwd that is an existing directory.
- * Throws `EngineError` naming the problem.
+ * bytes in it or in an environment value, and a cwd that is an existing directory. Throws
+ * `EngineError` naming the problem.
  */
 export async function checkLaunch(spec: AgentLaunch): Promise<CheckedLaunch> {
   const [program, ...rest] = spec.argv;
@@ -107,9 +134,9 @@ export async function checkLaunch(spec: AgentLaunch): Promise<CheckedLaunch> {
     }
   }
   for (const [key, value] of Object.entries(spec.env)) {
-    if (key === '' || key.includes('=') || key.includes('\0') || value.includes('\0')) {
+    if (value.includes('\0')) {
       throw new EngineError(
-        `cannot start an agent: invalid environment variable ${JSON.stringify(key)}`,
+        `cannot start an agent: the environment variable ${JSON.stringify(key)} contains a NUL byte`,
       );
     }
   }
@@ -131,11 +158,22 @@ export function shellQuote(value: string): string {
   return `'${value.replaceAll("'", `'\\''`)}'`;
 }
 
-/** The launch environment without the variables in `DROPPED_ENV_KEYS`. */
+/**
+ * The environment an agent is started with: the launch's, without `TERMINAL_ENV_KEYS` and without
+ * names that are not shell variable names (no shell could hand them on; bash's exported functions,
+ * `BASH_FUNC_f%%`, are such names).
+ */
 export function agentEnv(env: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [key, value] of Object.entries(env)) {
-    if (!DROPPED_ENV_KEYS.includes(key)) out[key] = value;
+    if (ENV_NAME.test(key) && !TERMINAL_ENV_KEYS.includes(key)) out[key] = value;
   }
+  return out;
+}
+
+/** A process environment as a record of the variables that are set. */
+export function definedEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) if (value !== undefined) out[key] = value;
   return out;
 }

@@ -7,16 +7,17 @@
  *
  * How the command reaches the agent (measured with tmux 3.3a, see test/runners):
  * - `new-window ... -- ARG0 ARG1 ...` with two or more arguments: tmux calls execvp on them
- *   directly, no shell, so `pane_pid` is the agent's own pid.
- * - With ONE argument tmux runs `$default-shell -c ARG0`: a shell would interpret it. A one-element
- *   argv is therefore started as `/bin/sh -c 'exec "$0"' ARG0`: the script is constant, the
- *   program name is only ever a positional parameter, and `exec` keeps the pid.
+ *   directly, no shell. (With ONE argument tmux would run `$default-shell -c ARG0`.) The pane
+ *   runs the environment loader (./env-file.ts), a constant sh script that execs the agent's argv,
+ *   all positional parameters, with exactly the launch's environment: so `pane_pid` is the
+ *   agent's own pid, and no program name or value is read by a shell.
  * - The tmux client treats an argument ENDING in `;` as a command separator (the `;` is dropped
  *   and the following arguments become a new tmux command). Every argument we pass that may end in
  *   `;` is written with `\;`, which tmux turns back into `;` (see `escapeTmuxArgument`).
  * - The `-c` directory is expanded as a tmux format: `#(cmd)` in it would run a shell command. `#`
- *   is doubled (see `escapeTmuxFormat`). `-e` values and the command arguments are not expanded.
+ *   is doubled (see `escapeTmuxFormat`). The command arguments are not expanded.
  * - The whole command is limited to about 16 KB (tmux's message size); longer fails with an error.
+ *   The environment is not part of it (it goes through a file, see ./env-file.ts).
  *
  * Transcripts: with a `logFile`, the window is opened on a silent placeholder (`sleep`), its
  * output is piped to the file (`pipe-pane`), and only then is the pane respawned with the command
@@ -28,10 +29,12 @@
  * server where `remain-on-exit` is on, the dead pane stays and `isTargetAlive` reports it dead.
  */
 import { execFile } from 'node:child_process';
+import { rm } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { EngineError, isErrnoException } from '../errors.js';
+import { envLoaderArgv, writeEnvFile } from './env-file.js';
 import {
   DROPPED_ENV_KEYS,
   agentEnv,
@@ -140,14 +143,6 @@ export function escapeTmuxArgument(arg: string): string {
 /** Text that tmux format expansion leaves unchanged: `#` is written `##`. */
 export function escapeTmuxFormat(text: string): string {
   return text.replaceAll('#', '##');
-}
-
-/**
- * The command tmux is given. Two or more arguments are exec'd as they are; a single one would go
- * to `sh -c`, so it is wrapped in a constant script that only execs its positional parameter.
- */
-export function paneCommand(argv: readonly [string, ...string[]]): string[] {
-  return argv.length === 1 ? ['/bin/sh', '-c', 'exec "$0"', argv[0]] : [...argv];
 }
 
 /** Whether a `tmux` binary can be run. */
@@ -297,16 +292,28 @@ export class TmuxRunner implements Runner {
     const windowName = uniqueWindowName(sanitizeWindowName(spec.name), this.windowNames);
     this.windowNames.add(windowName);
     if (this.windowNames.size >= MAX_REMEMBERED_NAMES) this.sessionReady = null;
-    const envArgs = Object.entries(agentEnv(spec.env)).flatMap(([key, value]) => [
-      '-e',
-      escapeTmuxArgument(`${key}=${value}`),
-    ]);
-    const where = ['-c', escapeTmuxArgument(escapeTmuxFormat(spec.cwd)), ...envArgs, '--'];
-    const command = paneCommand(spec.argv).map(escapeTmuxArgument);
+    const envFile = await writeEnvFile(agentEnv(spec.env));
+    try {
+      return await this.startIn(spec, windowName, envLoaderArgv(envFile, spec.argv));
+    } catch (error) {
+      // The loader deletes the file once it runs; a launch that failed may never run it.
+      await rm(envFile, { force: true });
+      throw error;
+    }
+  }
+
+  /** Opens the window and runs `argv` in it, its output piped to the log file first. */
+  private async startIn(
+    spec: CheckedLaunch,
+    windowName: string,
+    argv: string[],
+  ): Promise<LaunchedAgent> {
+    const where = ['-c', escapeTmuxArgument(escapeTmuxFormat(spec.cwd)), '--'];
+    const command = argv.map(escapeTmuxArgument);
     const opened = await this.tooLong(() =>
       spec.logFile === undefined
-        ? this.openWindow(spec, windowName, [...where, ...command])
-        : this.openWindow(spec, windowName, ['--', 'sleep', String(PLACEHOLDER_SECONDS)]),
+        ? this.openWindow(windowName, [...where, ...command])
+        : this.openWindow(windowName, ['--', 'sleep', String(PLACEHOLDER_SECONDS)]),
     );
     if (spec.logFile === undefined) return { ...opened, windowName };
     const pane = opened.target;
@@ -314,8 +321,7 @@ export class TmuxRunner implements Runner {
     // On failure the window is left alone: its placeholder ends by itself, and if the agent did
     // start, the daemon finds it by its start token and watches it.
     const stdout = await this.tooLong(() =>
-      this.tmuxFor(
-        spec,
+      this.tmux(
         ...['pipe-pane', '-o', '-t', pane, escapeTmuxArgument(escapeTmuxFormat(pipe)), ';'],
         ...['respawn-pane', '-k', '-t', pane, ...where, ...command, ';'],
         ...['display-message', '-p', '-t', pane, '#{pane_pid}'],
@@ -330,14 +336,12 @@ export class TmuxRunner implements Runner {
     return { kind: 'tmux', target: pane, windowName, pid: Number(pid) };
   }
 
-  /** A new window in the session running `command` (`-c`, `-e`, `--` and the argv). */
+  /** A new window in the session running `command` (`-c`, `--` and the argv). */
   private async openWindow(
-    spec: CheckedLaunch,
     windowName: string,
     command: string[],
   ): Promise<{ kind: 'tmux'; target: string; pid: number }> {
-    const stdout = await this.tmuxFor(
-      spec,
+    const stdout = await this.tmux(
       'new-window',
       '-d',
       '-P',
@@ -365,8 +369,8 @@ export class TmuxRunner implements Runner {
     } catch (error) {
       if (error instanceof TmuxError && /command too long/i.test(error.stderr)) {
         throw new EngineError(
-          'cannot start the agent in tmux: its command and environment exceed the ~16 KB a tmux ' +
-            'command may carry; shorten them or use --runner pty',
+          'cannot start the agent in tmux: its command exceeds the ~16 KB a tmux command may ' +
+            'carry; shorten it or use --runner pty',
           { cause: error },
         );
       }
@@ -393,21 +397,8 @@ export class TmuxRunner implements Runner {
 
   /** Runs one tmux command on this runner's server; resolves with stdout, throws TmuxError. */
   private async tmux(...args: string[]): Promise<string> {
-    return this.tmuxWith(tmuxEnv(), args);
-  }
-
-  /**
-   * A tmux call that starts `spec`'s command. tmux gives a new pane the PATH of the client that
-   * asked for it, over any `-e PATH=`: so the client runs with the agent's PATH.
-   */
-  private async tmuxFor(spec: CheckedLaunch, ...args: string[]): Promise<string> {
-    const path = spec.env.PATH;
-    return this.tmuxWith(path === undefined ? tmuxEnv() : { ...tmuxEnv(), PATH: path }, args);
-  }
-
-  private async tmuxWith(env: NodeJS.ProcessEnv, args: string[]): Promise<string> {
     try {
-      return (await this.exec('tmux', tmuxArgs(this.socket, ...args), { env })).stdout;
+      return (await this.exec('tmux', tmuxArgs(this.socket, ...args), { env: tmuxEnv() })).stdout;
     } catch (error) {
       if (isErrnoException(error) && error.code === 'ENOENT') {
         throw new EngineError(

@@ -19,6 +19,8 @@ export interface RequestWatcherOptions {
   /** Called once per settled file (quiet for debounceMs), with the path as discovered. */
   onSettled: (path: string) => void;
   onError: (error: Error) => void;
+  /** A watch that had failed to open (said through `onError`) is open again. */
+  onRestored?: (message: string) => void;
   /** Events within one debounce window that count as a burst and trigger a reconcile. */
   burstSize?: number;
   /** false: no file watch at all, reconcile passes only (network filesystems without inotify). */
@@ -87,6 +89,8 @@ export class RequestWatcher {
         void this.reconcile();
       },
       onReopened: () => void this.reconcile(),
+      onRestored: this.options.onRestored,
+      meanwhile: `until then the reconcile pass every ${seconds(this.options.rescanIntervalMs)} finds its changes`,
     });
     await this.roots.start();
   }
@@ -177,6 +181,11 @@ export class RequestWatcher {
       void this.reconcile().finally(() => this.scheduleRescan());
     }, this.options.rescanIntervalMs);
   }
+}
+
+/** A period for humans: `60 s`, `0.5 s`. */
+function seconds(ms: number): string {
+  return `${ms / 1000} s`;
 }
 
 /**

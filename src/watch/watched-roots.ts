@@ -7,7 +7,9 @@
  * the path itself, or the identity check of every path each `checkIntervalMs`, re-plans the
  * watches, and a backend that no longer covers its tree (stale) is reopened. Changes made while
  * a path was not watched were never reported, so every watch opened after start calls
- * `onReopened` (the request watcher then reconciles).
+ * `onReopened` (the request watcher then reconciles). A watch that cannot be opened (ENOSPC, a
+ * backend error) is said once through `onError` and retried with a backoff, bounded by
+ * `retry.maxMs`, until it opens, which `onRestored` says.
  */
 import { watch as watchDirectory } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
@@ -24,7 +26,13 @@ export interface WatchedRootsOptions {
   onError: (error: Error) => void;
   /** A watch was opened after start: changes made before it opened were not reported. */
   onReopened: () => void;
+  /** A watch that had failed to open is open again (one line for humans). */
+  onRestored?: (message: string) => void;
+  /** What sees a path's changes while its watch cannot open, for the warning (the fallback). */
+  meanwhile?: string;
   checkIntervalMs?: number;
+  /** Retries of a watch that failed to open: after `firstMs`, then twice as long, at most `maxMs`. */
+  retry?: { firstMs: number; maxMs: number };
 }
 
 interface Target {
@@ -40,8 +48,11 @@ interface OpenWatch {
   watch: Subscription;
 }
 
-/** A watch that failed to open is retried after this long (ENOSPC would fail every second). */
-const RETRY_FAILED_MS = 30_000;
+/**
+ * A watch that failed to open is retried after 1 s, 2 s, 4 s, ... and then every minute: soon
+ * after a passing failure, without trying every second against a lasting one (ENOSPC).
+ */
+const RETRY = { firstMs: 1000, maxMs: 60_000 };
 
 export class WatchedRoots {
   private readonly options: WatchedRootsOptions;
@@ -49,7 +60,8 @@ export class WatchedRoots {
   private readonly open = new Map<string, OpenWatch>();
   /** Open watches an event says may be dead: closed and opened again by the next sync. */
   private readonly stale = new Set<string>();
-  private readonly failed = new Map<string, { message: string; at: number }>();
+  /** Watches that failed to open: when they were last tried, and how long until the next try. */
+  private readonly failed = new Map<string, { at: number; delayMs: number }>();
   private timer: NodeJS.Timeout | null = null;
   private readonly syncs = new SerialTask(
     () => this.syncOnce().catch((error: unknown) => this.options.onError(asError(error))),
@@ -93,23 +105,13 @@ export class WatchedRoots {
       this.stale.delete(key);
       await this.closeWatch(open);
     }
+    for (const key of this.failed.keys()) if (!targets.has(key)) this.failed.delete(key);
     let opened = false;
     for (const [key, target] of targets) {
       if (this.closed) return;
       if (this.open.has(key)) continue;
-      const failure = this.failed.get(key);
-      if (failure && Date.now() - failure.at < RETRY_FAILED_MS) continue;
-      let watch: Subscription;
-      try {
-        watch = await this.openWatch(target);
-      } catch (error) {
-        const message = asError(error).message;
-        if (failure?.message !== message)
-          this.options.onError(new Error(`cannot watch ${target.dir}: ${message}`));
-        this.failed.set(key, { message, at: Date.now() });
-        continue;
-      }
-      this.failed.delete(key);
+      const watch = await this.tryOpen(target);
+      if (watch === null) continue;
       if (this.closed) {
         await watch.close();
         return;
@@ -124,6 +126,37 @@ export class WatchedRoots {
         void this.syncs.run();
     }
     if (opened && this.started) this.options.onReopened();
+  }
+
+  /**
+   * Opens the watch of `target` unless it failed too recently to try again; null when not open.
+   * The first failure is said once, and the watch opening again after failures is said too.
+   */
+  private async tryOpen(target: Target): Promise<Subscription | null> {
+    const { firstMs, maxMs } = this.options.retry ?? RETRY;
+    const failure = this.failed.get(target.key);
+    if (failure && Date.now() - failure.at < failure.delayMs) return null;
+    let watch: Subscription;
+    try {
+      watch = await this.openWatch(target);
+    } catch (error) {
+      if (!failure) {
+        const meanwhile = this.options.meanwhile ? `; ${this.options.meanwhile}` : '';
+        this.options.onError(
+          new Error(
+            `cannot watch ${target.dir}: ${asError(error).message}; trying again until it opens${meanwhile}`,
+          ),
+        );
+      }
+      const delayMs = failure ? Math.min(failure.delayMs * 2, maxMs) : firstMs;
+      this.failed.set(target.key, { at: Date.now(), delayMs });
+      return null;
+    }
+    if (failure) {
+      this.failed.delete(target.key);
+      this.options.onRestored?.(`watching ${target.dir} again`);
+    }
+    return watch;
   }
 
   /** What should be watched now: each path as a tree, or as an entry of its parent. */

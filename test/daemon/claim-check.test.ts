@@ -59,6 +59,27 @@ describe('checkClaim', () => {
   });
 });
 
+describe('a request deleted while its claim is judged', () => {
+  it.each([
+    ['no session record', null],
+    ['a malformed session record', '{ not json'],
+  ])('is gone, not an exception, with %s', async (_, record) => {
+    root = await mkdtemp(join(tmpdir(), 'engine-claim-check-'));
+    const file = join(root, 'sessions', 'REQ.md');
+    // A Session line without a claim time: the claim's age comes from the file's mtime.
+    const ref = 'sessions/claimed-by-hand';
+    const dir = await createSessionDir(root, ref);
+    if (record !== null) await writeFile(statePath(dir), record);
+    await writeFile(file, `# R\n**Tags**: #claimed-fix\n**Session**: ${ref}\n`);
+    // Deleted right after the daemon read it, while it parses the text.
+    const ctx = context(root, async (text) => {
+      await rm(file);
+      return summaryOf(scanTags(text));
+    });
+    expect(await checkClaim(ctx, file, 'fix')).toEqual({ kind: 'gone' });
+  });
+});
+
 describe('a Session line left by a finished attempt', () => {
   it("does not make a later claim (a human, or the next skill) the daemon's to requeue", async () => {
     root = await mkdtemp(join(tmpdir(), 'engine-claim-check-'));

@@ -114,6 +114,51 @@ describe.runIf(loaded === null)('PtyRunner with node-pty', () => {
     expect(existsSync(join(dir, 'canary2'))).toBe(false);
   });
 
+  it("gives the agent exactly its launch environment, not the daemon's", async () => {
+    const out = join(dir, 'env-report.json');
+    const saved = { STALE: process.env.STALE, TERM: process.env.TERM };
+    process.env.STALE = '1';
+    process.env.TERM = 'the-daemons-terminal';
+    const secret = `s3cret\n'"; $(touch ${dir}/canary-env) \`touch ${dir}/canary-tick\` ü;`;
+    const env = {
+      VAR: 'new',
+      FOO: 'x',
+      SECRET: secret,
+      TERM: 'the-daemons-terminal',
+      TMUX: '/tmp/tmux-1/default,1,0',
+      'not-a-name': 'y',
+      PROBE_OUT: out,
+      PROBE_ENV: '*',
+    };
+    try {
+      const agent = await runner.launch({
+        name: 'env',
+        argv: [process.execPath, probe],
+        cwd: dir,
+        env,
+      });
+      pids.add(agent.pid);
+      await waitFor(async () => !(await runner.isTargetAlive(agent.target)), { message: 'exit' });
+    } finally {
+      for (const [key, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[key];
+        else process.env[key] = value;
+      }
+    }
+    // node-pty sets its terminal's TERM and the cwd's PWD; nothing else is added.
+    expect(readProbe(out)?.env).toEqual({
+      VAR: 'new',
+      FOO: 'x',
+      SECRET: secret,
+      PROBE_OUT: out,
+      PROBE_ENV: '*',
+      TERM: 'xterm-256color',
+      PWD: dir,
+    });
+    expect(existsSync(join(dir, 'canary-env'))).toBe(false);
+    expect(existsSync(join(dir, 'canary-tick'))).toBe(false);
+  });
+
   it('appends to an existing transcript', async () => {
     const log = join(dir, 'append.log');
     await writeFile(log, 'earlier attempt\n');

@@ -60,7 +60,7 @@ export function socketFile(socket: string): string {
 
 /**
  * What the probe agent writes to `$PROBE_OUT` (atomically): its arguments, cwd, pid and the
- * environment variables named in `$PROBE_ENV` (comma-separated).
+ * environment variables named in `$PROBE_ENV` (comma-separated; `*`: all of them).
  */
 export interface ProbeReport {
   argv: string[];
@@ -81,7 +81,7 @@ export function writeProbeAgent(dir: string): string {
     `#!${process.execPath}
 const fs = require('node:fs');
 process.stdout.write('probe says hello\\n');
-const names = (process.env.PROBE_ENV || '').split(',').filter(Boolean);
+const names = process.env.PROBE_ENV === '*' ? Object.keys(process.env) : (process.env.PROBE_ENV || '').split(',').filter(Boolean);
 const env = {};
 for (const name of names) env[name] = process.env[name] ?? null;
 const report = { argv: process.argv.slice(2), cwd: process.cwd(), pid: process.pid, env };

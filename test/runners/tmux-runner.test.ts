@@ -13,8 +13,10 @@ import {
   rm,
   writeFile,
 } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EngineError } from '../../src/errors.js';
 import { TmuxRunner, isTmuxAvailable } from '../../src/runners/tmux-runner.js';
@@ -34,11 +36,12 @@ import {
 } from './support.js';
 
 const available = await isTmuxAvailable();
+const execFileAsync = promisify(execFile);
 
 /**
  * Canary prefix: a shell or a tmux `#()` job that interpreted a hostile string would create
- * `<dir>/canary-<name>`. It is an environment variable (inherited by the tmux server and its panes)
- * so that the hostile strings themselves need no `/` and can also be directory names.
+ * `<dir>/canary-<name>`. It is an environment variable (inherited by the tmux server, and given to
+ * every agent) so that the hostile strings themselves need no `/` and can also be directory names.
  */
 const CANARY_VAR = 'ENGINE_TEST_CANARY';
 
@@ -118,7 +121,7 @@ describe.skipIf(!available)('TmuxRunner on a real tmux server', () => {
       name: options.name ?? 'agent-test',
       argv: [process.execPath, probe, ...(options.args ?? [])],
       cwd: options.cwd ?? dir,
-      env: { PROBE_OUT: out, ...options.env },
+      env: { [CANARY_VAR]: process.env[CANARY_VAR]!, PROBE_OUT: out, ...options.env },
     });
     pids.add(agent.pid);
     return { agent, out };
@@ -261,7 +264,7 @@ describe.skipIf(!available)('TmuxRunner on a real tmux server', () => {
   });
 
   it('gives the agent the PATH it is launched with, with or without a logFile', async () => {
-    // tmux puts its client's PATH over `-e PATH=...`.
+    // tmux gives a new pane its client's PATH; the agent gets the one it is launched with.
     const path = `${join(dir, 'agent-bin')}:${process.env.PATH ?? ''}`;
     for (const logFile of [undefined, join(dir, 'path.log')]) {
       const out = outFile();
@@ -277,6 +280,79 @@ describe.skipIf(!available)('TmuxRunner on a real tmux server', () => {
       expect(seen.env.PATH).toBe(path);
       expect(seen.pid).toBe(agent.pid);
     }
+  });
+
+  it("gives the agent exactly its launch environment, never the server's, with or without a logFile", async () => {
+    // A server that started long ago, with values that are stale now.
+    const stale = testSocketName();
+    sockets.push(stale);
+    await execFileAsync(
+      'tmux',
+      ['-L', stale, '-f', '/dev/null', 'new-session', '-d', '-s', 'dispatch'],
+      {
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          VAR: 'old',
+          STALE: '1',
+          [CANARY_VAR]: process.env[CANARY_VAR],
+        },
+      },
+    );
+    const calls: string[][] = [];
+    const recording = new TmuxRunner({
+      socket: stale,
+      exec: async (file, args, options) => {
+        calls.push([...args]);
+        return execFileAsync(file, [...args], { env: options.env, encoding: 'utf8' });
+      },
+    });
+    const c = `\${${CANARY_VAR}}`;
+    const secret = `s3cret\n'"; $(touch ${c}env-secret) \`touch ${c}env-tick\` #(touch ${c}env-job) ü;`;
+    for (const logFile of [undefined, join(dir, 'stale-env.log')]) {
+      const out = outFile();
+      const env = {
+        [CANARY_VAR]: process.env[CANARY_VAR]!,
+        PATH: process.env.PATH!,
+        VAR: 'new',
+        FOO: 'x',
+        SECRET: secret,
+        TERM: 'the-daemons-terminal',
+        'not-a-name': 'y',
+        PROBE_OUT: out,
+        PROBE_ENV: '*',
+      };
+      const agent = await recording.launch({
+        name: 'env',
+        argv: [process.execPath, probe],
+        cwd: dir,
+        env,
+        logFile,
+      });
+      pids.add(agent.pid);
+      const seen = await report(out);
+      const handed: Record<string, string> = { ...env };
+      delete handed.TERM;
+      delete handed['not-a-name'];
+      expect(seen.env).toEqual({
+        ...handed,
+        // What tmux sets for the pane itself: its terminal and its id.
+        TERM: await tmux(stale, 'show-options', '-gv', 'default-terminal').then((v) => v.trim()),
+        TERM_PROGRAM: 'tmux',
+        TERM_PROGRAM_VERSION: expect.any(String),
+        TMUX: expect.stringContaining(stale),
+        TMUX_PANE: agent.target,
+        PWD: dir,
+      });
+      // Every step of the hand-over execs: the pane's pid is the agent's.
+      expect(seen.pid).toBe(agent.pid);
+    }
+    // No value was in a tmux argv; the environment files are gone once the agents started.
+    expect(calls.flat().join('\n')).not.toContain('s3cret');
+    const files = calls.flatMap((args) => args.filter((arg) => arg.includes('engine-env-')));
+    expect(files).toHaveLength(2);
+    for (const file of files) expect(existsSync(file)).toBe(false);
+    expect(await canaries()).toEqual([]);
   });
 
   it('reports a target alive while it runs and dead once it exits', async () => {
@@ -415,17 +491,15 @@ describe.skipIf(!available)('TmuxRunner on a real tmux server', () => {
     });
   });
 
-  it('refuses an empty argv, a missing cwd, a bad env name; reports a too-long command clearly', async () => {
+  it('refuses an empty argv, a missing cwd, a NUL in a value; reports a too-long command clearly', async () => {
     const spec = { name: 'x', argv: [process.execPath, probe], cwd: dir, env: {} };
     await expect(runner.launch({ ...spec, argv: [] })).rejects.toThrow(/command is empty/);
     await expect(runner.launch({ ...spec, argv: [''] })).rejects.toThrow(/command is empty/);
     await expect(runner.launch({ ...spec, cwd: join(dir, 'missing') })).rejects.toThrow(/ENOENT/);
-    await expect(runner.launch({ ...spec, env: { 'A=B': 'c' } })).rejects.toThrow(
-      /invalid environment variable/,
-    );
-    await expect(runner.launch({ ...spec, env: { BIG: 'x'.repeat(20_000) } })).rejects.toThrow(
-      /16 KB/,
-    );
+    await expect(runner.launch({ ...spec, env: { A: 'b\0c' } })).rejects.toThrow(/NUL byte/);
+    await expect(
+      runner.launch({ ...spec, argv: [...spec.argv, 'x'.repeat(20_000)] }),
+    ).rejects.toThrow(/16 KB/);
   });
 });
 

@@ -1,16 +1,17 @@
 /** TmuxRunner with an injected exec: the exact tmux calls, without a tmux server. */
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EngineError } from '../../src/errors.js';
-import { sanitizeWindowName, uniqueWindowName } from '../../src/runners/runner.js';
+import { ENV_LOADER } from '../../src/runners/env-file.js';
+import { agentEnv, sanitizeWindowName, uniqueWindowName } from '../../src/runners/runner.js';
 import {
   TmuxError,
   TmuxRunner,
   escapeTmuxArgument,
   escapeTmuxFormat,
-  paneCommand,
   tmuxArgs,
   tmuxEnv,
   type ExecFn,
@@ -22,6 +23,18 @@ interface Call {
   env: NodeJS.ProcessEnv;
 }
 
+/** The environment files of the launches: no loader runs them here, so the tests delete them. */
+const envFiles: string[] = [];
+afterEach(async () => {
+  for (const file of envFiles.splice(0)) await rm(file, { force: true });
+});
+
+/** The environment file a tmux call hands to the loader, if it starts one. */
+function envFileOf(args: readonly string[]): string | undefined {
+  const at = args.indexOf(ENV_LOADER);
+  return at === -1 ? undefined : args[at + 2];
+}
+
 /** An exec that records calls and answers from `respond` (throw = tmux failed with that stderr). */
 function fakeExec(respond: (args: string[]) => string | { fail: string } | { errno: string }): {
   exec: ExecFn;
@@ -30,6 +43,8 @@ function fakeExec(respond: (args: string[]) => string | { fail: string } | { err
   const calls: Call[] = [];
   const exec: ExecFn = async (file, args, options) => {
     calls.push({ file, args: [...args], env: options.env });
+    const envFile = envFileOf(args);
+    if (envFile !== undefined) envFiles.push(envFile);
     const answer = respond([...args]);
     if (typeof answer === 'string') return { stdout: answer, stderr: '' };
     if ('errno' in answer) {
@@ -89,11 +104,6 @@ describe('escaping for tmux', () => {
       '/tmp/a##(touch x)##{pane_id}####',
     );
   });
-
-  it('wraps a one-element argv in a constant exec script, keeps longer ones as they are', () => {
-    expect(paneCommand(['$(touch x)'])).toEqual(['/bin/sh', '-c', 'exec "$0"', '$(touch x)']);
-    expect(paneCommand(['node', '-e', 'x'])).toEqual(['node', '-e', 'x']);
-  });
 });
 
 describe('window names', () => {
@@ -119,15 +129,16 @@ describe('TmuxRunner (injected exec)', () => {
     }
   });
 
-  it('launches with new-window -d -P -F on =session:, with -n, -c, -e and -- argv', async () => {
+  it('launches with new-window -d -P -F on =session:, with -n, -c and -- the loader and argv', async () => {
     process.env.TMUX = '/tmp/tmux-1000/default,123,0';
     process.env.TMUX_PANE = '%0';
     const { exec, calls } = server(['agent-fix-1']);
     const runner = new TmuxRunner({ socket: 'sock', exec });
     const launched = await runner.launch({
       ...spec,
-      env: { K: 'v;', TMUX: 'x', TMUX_PANE: '%9' },
+      env: { K: 'v;', SECRET: 's3cret', TMUX: 'x', TMUX_PANE: '%9' },
     });
+    const envFile = envFileOf(calls.at(-1)?.args ?? []) ?? '';
     expect(launched).toEqual({
       kind: 'tmux',
       target: '%17',
@@ -151,9 +162,12 @@ describe('TmuxRunner (injected exec)', () => {
         'agent-fix-1-2',
         '-c',
         '/tmp',
-        '-e',
-        'K=v\\;',
         '--',
+        '/bin/sh',
+        '-c',
+        ENV_LOADER,
+        'engine-env',
+        envFile,
         'claude',
         '/fix a.md',
       ],
@@ -162,7 +176,40 @@ describe('TmuxRunner (injected exec)', () => {
       expect(call.file).toBe('tmux');
       expect(call.env.TMUX).toBeUndefined();
       expect(call.env.TMUX_PANE).toBeUndefined();
+      // No value reaches an argv, which other users can read in /proc.
+      expect(call.args.join('\n')).not.toContain('s3cret');
     }
+    // The values go through a file only this user can read; the pane's own TMUX* are tmux's.
+    expect(statSync(envFile).mode & 0o777).toBe(0o600);
+    expect(readFileSync(envFile, 'utf8')).toBe(
+      "command export K='v;'\ncommand export SECRET='s3cret'\n",
+    );
+  });
+
+  it('deletes the environment file of a launch that failed', async () => {
+    const { exec, calls } = fakeExec((args) =>
+      args.includes('new-window') ? { fail: 'something odd' } : '',
+    );
+    await expect(new TmuxRunner({ exec }).launch(spec)).rejects.toThrow(/something odd/);
+    const envFile = envFileOf(calls.at(-1)?.args ?? []);
+    expect(envFile).toBeDefined();
+    expect(existsSync(envFile!)).toBe(false);
+  });
+
+  it('hands on only shell variable names, and none of the terminal or directory variables', () => {
+    expect(
+      agentEnv({
+        OK_1: 'a',
+        _x: 'b',
+        '1BAD': 'c',
+        'a-b': 'd',
+        'BASH_FUNC_f%%': '() { :; }',
+        TERM: 'xterm',
+        TMUX: 't',
+        PWD: '/daemon',
+        COLUMNS: '80',
+      }),
+    ).toEqual({ OK_1: 'a', _x: 'b' });
   });
 
   it('creates a missing session with -f /dev/null, detached, 200x50', async () => {
@@ -246,7 +293,7 @@ describe('TmuxRunner (injected exec)', () => {
     expect(calls.filter((call) => call.args.includes('has-session'))).toHaveLength(2);
   });
 
-  it('escapes the cwd for formats and a trailing ";", and wraps a one-element argv', async () => {
+  it('escapes the cwd for formats and a trailing ";", and runs a one-element argv through the loader', async () => {
     const { exec, calls } = server();
     const runner = new TmuxRunner({ exec });
     await expect(
@@ -263,7 +310,15 @@ describe('TmuxRunner (injected exec)', () => {
     }
     const args = calls.find((call) => call.args.includes('new-window'))?.args ?? [];
     expect(args[args.indexOf('-c') + 1]).toBe(`${base.replaceAll('#', '##')}/d\\;`);
-    expect(args.slice(args.indexOf('--'))).toEqual(['--', '/bin/sh', '-c', 'exec "$0"', 'run\\;']);
+    expect(args.slice(args.indexOf('--'))).toEqual([
+      '--',
+      '/bin/sh',
+      '-c',
+      ENV_LOADER,
+      'engine-env',
+      envFileOf(args),
+      'run\\;',
+    ]);
   });
 
   it('runs launches at once, lists the windows once, and never repeats a window name', async () => {
