@@ -36,9 +36,12 @@ it('signals a finished claude agent that does not exit when asked, SIGTERM a gra
     fake,
     [
       '#!/bin/sh',
-      `engine tag swap "$ENGINE_REQUEST_FILE" '#claimed-fix' '#done-fix' || exit 3`,
       // Ignored signals stay ignored across exec: Ctrl-C typed into the pane does not end it.
+      // Ready for what its report triggers (the ask's Ctrl-C) before it reports done; the swap's
+      // process may take that Ctrl-C once it has written (Node resets an ignored SIGINT).
       "trap '' INT",
+      `engine tag swap "$ENGINE_REQUEST_FILE" '#claimed-fix' '#done-fix'`,
+      `grep -q '#done-fix' "$ENGINE_REQUEST_FILE" || exit 3`,
       'exec sleep 600',
       '',
     ].join('\n'),
@@ -87,9 +90,13 @@ it('signals a limited claude agent that does not exit when asked, and its item g
     fake,
     [
       '#!/bin/sh',
-      // The hook interactive Claude Code runs on a 429: agent-state.json says `limited`.
-      `echo '{"hook_event_name":"StopFailure","error":"rate_limit"}' | engine agent-hook || exit 3`,
+      // Ready for what its report triggers (the ask's Ctrl-C) before it reports.
       "trap '' INT",
+      // The hook interactive Claude Code runs on a 429: agent-state.json says `limited`. The
+      // hook's process may take that Ctrl-C once it has written the state (Node resets an ignored
+      // SIGINT): what counts is the state it wrote.
+      `echo '{"hook_event_name":"StopFailure","error":"rate_limit"}' | engine agent-hook`,
+      '[ -e "$ENGINE_SESSION_DIR/agent-state.json" ] || exit 3',
       'exec sleep 600',
       '',
     ].join('\n'),
