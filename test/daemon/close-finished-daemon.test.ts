@@ -21,6 +21,7 @@ import {
   useDaemonHarness,
   waitForState,
   waitForTag,
+  waitForText,
 } from '../helpers/daemon-harness.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -128,6 +129,63 @@ it('signals a limited claude agent that does not exit when asked, and its item g
   expect(events(h.root).filter((e) => e.event === 'limit-paused')).toHaveLength(1);
   expect(existsSync(join(h.root, 'sessions', '.engine', 'pause.json'))).toBe(true);
 }, 90_000);
+
+it('ends a limited claude agent that ignores the ask and SIGTERM: ask, SIGTERM, SIGKILL, each once, across a daemon restart', async () => {
+  const fake = join(h.root, 'fake-claude');
+  await writeFile(
+    fake,
+    [
+      '#!/bin/sh',
+      // Ready for what its report triggers before it reports: Ctrl-C and SIGTERM are ignored.
+      "trap '' INT TERM",
+      `echo '{"hook_event_name":"StopFailure","error":"rate_limit"}' | engine agent-hook`,
+      '[ -e "$ENGINE_SESSION_DIR/agent-state.json" ] || exit 3',
+      'exec sleep 600',
+      '',
+    ].join('\n'),
+  );
+  await chmod(fake, 0o755);
+  const file = await h.request('fix-me.md', '# Fix me\n**Tags**: #delegated-fix\n\nThe bug.\n');
+  const flags = ['--agent', 'claude', '--claude-bin', fake, '--limit-backoff', '60'];
+  const closing = () => events(h.root).filter((e) => e.event === 'agent-closing');
+
+  const first = h.start(flags);
+  const claimed = await waitForText(file, (t) => /^\*\*Session\*\*: /m.test(t), {
+    timeoutMs: 30_000,
+    message: () => `the claim; daemon:\n${first.output()}`,
+  });
+  const dir = join(h.root, /^\*\*Session\*\*: (.+)$/m.exec(claimed)![1]!);
+  const running = await waitForState(dir, (s) => s.agentPid !== null);
+  h.killAtEnd(running.agentPid as number);
+  await waitFor(() => closing().some((e) => e.step === 'SIGTERM'), {
+    timeoutMs: 60_000,
+    message: () => `the SIGTERM; daemon:\n${first.output()}`,
+  });
+  // The daemon goes on polling (every 100 ms here) through the SIGTERM's grace period.
+  const termAt = Date.parse(closing().find((e) => e.step === 'SIGTERM')!.time);
+  await waitFor(() => Date.now() - termAt > CLOSE_GRACE_MS / 2, {
+    timeoutMs: CLOSE_GRACE_MS,
+    message: 'half a grace period after the SIGTERM',
+  });
+  expect(await first.stop()).toBe(0);
+  expect(isAlive(running.agentPid as number)).toBe(true);
+
+  const second = h.start(flags);
+  const requeued = await waitForText(file, (t) => recoveries(t) === 1, {
+    timeoutMs: 60_000,
+    message: () => `the requeue; daemon:\n${second.output()}`,
+  });
+  expect(tagsOf(requeued), second.output()).toEqual(['#delegated-fix']);
+  const ended = await stateOf(dir);
+  // 128 + SIGKILL: only the last step ended it.
+  expect(ended.exitCode, second.output()).toBe(137);
+  expect(closing().map((e) => e.step)).toEqual(['ask', 'SIGTERM', 'SIGKILL']);
+  const warnings = (first.output() + second.output()).match(/did not exit when asked; SIG\w+/g);
+  expect(warnings).toEqual([
+    'did not exit when asked; SIGTERM',
+    'did not exit when asked; SIGKILL',
+  ]);
+}, 120_000);
 
 it('waits while a human views the finished agent, and asks it to exit once nobody does', async () => {
   const pty = await loadNodePty().catch(() => null);

@@ -2,11 +2,7 @@ import { mkdtemp, rm, utimes } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  closeAskedTime,
-  markCloseAsked,
-  renewCloseAsked,
-} from '../../src/sessions/session-markers.js';
+import { closeMarkTime, takeCloseMark } from '../../src/sessions/session-markers.js';
 import { closeStep, type CloseFacts } from '../../src/daemon/close-finished.js';
 
 const MIN = 60_000;
@@ -17,6 +13,8 @@ const facts = (over: Partial<CloseFacts>): CloseFacts => ({
   doneAtMs: DONE,
   limitedAtMs: null,
   askedAtMs: null,
+  termAtMs: null,
+  killAtMs: null,
   closeAfterMs: 5 * MIN,
   graceMs: GRACE,
   nowMs: DONE,
@@ -60,7 +58,7 @@ describe('closeStep, the decision to close a finished interactive agent', () => 
     expect(closeStep(facts({ nowMs: DONE + 1000 * MIN }))).toEqual({ kind: 'ask' });
   });
 
-  it('signals SIGTERM a grace period after the ask, SIGKILL a grace period later', () => {
+  it('signals SIGTERM a grace period after the ask, SIGKILL a grace period after the SIGTERM', () => {
     const asked = DONE + 6 * MIN;
     expect(closeStep(facts({ askedAtMs: asked, nowMs: asked + GRACE - 1 }))).toEqual({
       kind: 'wait',
@@ -71,11 +69,26 @@ describe('closeStep, the decision to close a finished interactive agent', () => 
       signal: 'SIGTERM',
       nextAtMs: asked + 2 * GRACE,
     });
-    expect(closeStep(facts({ askedAtMs: asked, nowMs: asked + 2 * GRACE }))).toEqual({
-      kind: 'signal',
-      signal: 'SIGKILL',
-      nextAtMs: asked + 3 * GRACE,
-    });
+    const termed = asked + GRACE + 500;
+    expect(closeStep(facts({ askedAtMs: asked, termAtMs: termed, nowMs: termed + GRACE }))).toEqual(
+      { kind: 'signal', signal: 'SIGKILL', nextAtMs: Number.POSITIVE_INFINITY },
+    );
+  });
+
+  it('takes each step once, however often it looks: SIGTERM once, SIGKILL once, then nothing', () => {
+    const asked = DONE + 6 * MIN;
+    const termed = asked + GRACE;
+    // Looked at again and again after the SIGTERM (every --poll-ms, or a restarted daemon).
+    for (const nowMs of [termed, termed + 1, termed + GRACE / 2, termed + GRACE - 1])
+      expect(closeStep(facts({ askedAtMs: asked, termAtMs: termed, nowMs }))).toEqual({
+        kind: 'wait',
+        atMs: termed + GRACE,
+      });
+    const killed = termed + GRACE;
+    for (const nowMs of [killed, killed + GRACE, killed + 1000 * MIN])
+      expect(
+        closeStep(facts({ askedAtMs: asked, termAtMs: termed, killAtMs: killed, nowMs })),
+      ).toEqual({ kind: 'exhausted' });
   });
 
   describe('an agent its hooks report limited (a usage limit: it waits instead of exiting)', () => {
@@ -125,6 +138,17 @@ describe('an ask made for an earlier reason', () => {
     expect(closeStep(facts({ askedAtMs: askedForLimit, nowMs: DONE + 5 * MIN }))).toEqual({
       kind: 'ask',
     });
+    // Nor do signals sent for that limit.
+    expect(
+      closeStep(
+        facts({
+          askedAtMs: askedForLimit,
+          termAtMs: askedForLimit + GRACE,
+          killAtMs: askedForLimit + 2 * GRACE,
+          nowMs: DONE + 5 * MIN,
+        }),
+      ),
+    ).toEqual({ kind: 'ask' });
     // The ask for this close (its mark renewed at the due time, a clock tick behind) counts.
     expect(closeStep(facts({ askedAtMs: DONE + 5 * MIN - 4, nowMs: DONE + 5 * MIN + 1 }))).toEqual({
       kind: 'wait',
@@ -133,18 +157,21 @@ describe('an ask made for an earlier reason', () => {
   });
 });
 
-describe('renewCloseAsked', () => {
-  it('renews only a mark older than the time given: a second caller that finds it fresh does not ask', async () => {
+describe('takeCloseMark', () => {
+  it('is taken once per close: a second caller, or a restarted daemon, does not take the step again; a mark older than the close is renewed', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'engine-close-mark-'));
     try {
-      expect(await renewCloseAsked(dir, Date.now())).toBe(false);
-      expect(await markCloseAsked(dir)).toBe(true);
+      for (const mark of ['ask', 'SIGTERM', 'SIGKILL'] as const) {
+        expect(await closeMarkTime(dir, mark)).toBeNull();
+        expect(await takeCloseMark(dir, mark, Date.now() - MIN)).toBe(true);
+        expect(await takeCloseMark(dir, mark, Date.now() - MIN)).toBe(false);
+      }
       const old = new Date(Date.now() - 60 * MIN);
-      await utimes(join(dir, '.close-asked'), old, old);
+      await utimes(join(dir, '.close-term'), old, old);
       const staleBefore = Date.now() - MIN;
-      expect(await renewCloseAsked(dir, staleBefore)).toBe(true);
-      expect((await closeAskedTime(dir))!).toBeGreaterThanOrEqual(staleBefore);
-      expect(await renewCloseAsked(dir, staleBefore)).toBe(false);
+      expect(await takeCloseMark(dir, 'SIGTERM', staleBefore)).toBe(true);
+      expect((await closeMarkTime(dir, 'SIGTERM'))!).toBeGreaterThanOrEqual(staleBefore);
+      expect(await takeCloseMark(dir, 'SIGTERM', staleBefore)).toBe(false);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
