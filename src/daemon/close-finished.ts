@@ -4,20 +4,26 @@
  * `#done-X` (the session's `.done` mark), it stays open `closeAfterDoneMs` (`--close-after-done`),
  * a human may want to read the end of it; once its hooks report `limited`, it is closed at once,
  * so its claim goes back to the queue (src/daemon/limited-agent.ts). Either way it is asked to
- * exit (Ctrl-C, which clears a half-typed prompt, then `/exit` and Enter, typed into its
- * terminal), and is signalled after a grace period: SIGTERM, then SIGKILL after another, each step
- * once. Its transcript stays.
+ * exit (Ctrl-C twice, typed into its terminal), and is signalled after a grace period: SIGTERM,
+ * then SIGKILL after another, each step once. Its transcript stays.
+ *
+ * No key may answer a question the agent asks a human (a permission prompt takes Enter as "Yes"):
+ * it is asked only while its hooks say it sits at its own prompt, nothing asked (`atOwnPrompt`),
+ * checked again right before the keys; otherwise (it waits for an answer, works, or its state is
+ * unknown) the ask is skipped and SIGTERM comes at once: a signal denies, never grants. And the
+ * keys are Ctrl-C only, which a permission prompt ignores, should one appear after the check.
  *
  * Only the `claude` profile is closed: a `claude-print` run exits on its own, and engine knows no
  * polite way to end a custom agent, which owns its lifetime. Every deadline derives from the
  * session's files (the mtimes of `.done` and of each step's mark, the limited state's `at`), and
  * each step is marked before it is taken, so a daemon restarted meanwhile closes it on time and
- * never takes a step twice; the agent state is read again at each step, so an agent
- * that left `limited` (a human took it over) is no longer closed for it. The agent is signalled only while its recorded identity (pid and start time,
- * this boot, this host) is alive: never a process that reused its pid.
+ * never takes a step twice; the agent state is read again at each step, so an agent that left
+ * `limited` (a human took it over) is no longer closed for it. The agent is signalled only while
+ * its recorded identity (pid and start time, this boot, this host) is alive: never a process that
+ * reused its pid.
  */
 import { checkLiveness, type ProcessIdentity } from '../process/process-identity.js';
-import { readAgentState } from '../sessions/agent-state.js';
+import { atOwnPrompt, readAgentState, type AgentState } from '../sessions/agent-state.js';
 import { closeMarkTime, doneMarkTime, takeCloseMark } from '../sessions/session-markers.js';
 import type { SessionState } from '../sessions/session-state.js';
 import type { DaemonShared } from './daemon-shared.js';
@@ -25,8 +31,11 @@ import type { DaemonShared } from './daemon-shared.js';
 /** Time from the polite ask to SIGTERM, and from SIGTERM to SIGKILL. */
 export const CLOSE_GRACE_MS = 10_000;
 
-/** The terminal input that asks interactive Claude Code to exit. */
-const EXIT_KEYS = [{ key: 'C-c' }, { text: '/exit' }, { key: 'Enter' }] as const;
+/**
+ * The terminal input that asks interactive Claude Code to exit: Ctrl-C twice within a second, at
+ * its prompt (the first clears a half-typed prompt). Sent together, never split by a pause.
+ */
+const EXIT_KEYS = [{ key: 'C-c', repeat: 2 }] as const;
 
 export interface CloseFacts {
   /** The session's agent profile (`.state.json` `agent`). */
@@ -41,6 +50,8 @@ export interface CloseFacts {
   termAtMs: number | null;
   /** When it was sent SIGKILL (`.close-kill`'s mtime); null: not sent. */
   killAtMs: number | null;
+  /** Whether its hooks say it sits at its own prompt, nothing asked: keys answer no question. */
+  atPrompt: boolean;
   /** 0: never closed once done (a limited agent is closed all the same). */
   closeAfterMs: number;
   graceMs: number;
@@ -54,8 +65,11 @@ export type CloseStep =
   | { kind: 'wait'; atMs: number }
   /** Ask it to exit now. */
   | { kind: 'ask' }
-  /** Send `signal` now; the next step, if it is still there, comes at `nextAtMs`. */
-  | { kind: 'signal'; signal: 'SIGTERM' | 'SIGKILL'; nextAtMs: number }
+  /**
+   * Send `signal` now; the next step, if it is still there, comes at `nextAtMs`. `skipsAsk`: the
+   * first step of the close, instead of an ask that could answer a question.
+   */
+  | { kind: 'signal'; signal: 'SIGTERM' | 'SIGKILL'; nextAtMs: number; skipsAsk: boolean }
   /** Every step was taken, SIGKILL last: nothing is left to do. */
   | { kind: 'exhausted' };
 
@@ -84,9 +98,9 @@ function stepCounts(takenAtMs: number | null, askAt: number): takenAtMs is numbe
 }
 
 /**
- * What to do about a session's agent now: a pure function of its files' times and the clock. Ask,
- * SIGTERM a grace period after the ask, SIGKILL a grace period after the SIGTERM: each once, as
- * each step's mark says it was taken.
+ * What to do about a session's agent now: a pure function of its files' times, its hooks' state and
+ * the clock. Ask (only at its own prompt, else SIGTERM at once), SIGTERM a grace period after the
+ * ask, SIGKILL a grace period after the SIGTERM: each once, as each step's mark says it was taken.
  */
 export function closeStep(facts: CloseFacts): CloseStep {
   const { askedAtMs, termAtMs, killAtMs, graceMs, nowMs } = facts;
@@ -97,12 +111,20 @@ export function closeStep(facts: CloseFacts): CloseStep {
   if (stepCounts(termAtMs, askAt)) {
     const killAt = termAtMs + graceMs;
     if (nowMs < killAt) return { kind: 'wait', atMs: killAt };
-    return { kind: 'signal', signal: 'SIGKILL', nextAtMs: Number.POSITIVE_INFINITY };
+    return {
+      kind: 'signal',
+      signal: 'SIGKILL',
+      nextAtMs: Number.POSITIVE_INFINITY,
+      skipsAsk: false,
+    };
   }
-  if (!stepCounts(askedAtMs, askAt)) return { kind: 'ask' };
+  if (!stepCounts(askedAtMs, askAt)) {
+    if (facts.atPrompt) return { kind: 'ask' };
+    return { kind: 'signal', signal: 'SIGTERM', nextAtMs: nowMs + graceMs, skipsAsk: true };
+  }
   const termAt = askedAtMs + graceMs;
   if (nowMs < termAt) return { kind: 'wait', atMs: termAt };
-  return { kind: 'signal', signal: 'SIGTERM', nextAtMs: nowMs + graceMs };
+  return { kind: 'signal', signal: 'SIGTERM', nextAtMs: nowMs + graceMs, skipsAsk: false };
 }
 
 /**
@@ -140,18 +162,21 @@ async function takeCloseStep(
     shared,
     dir,
     state,
+    identity,
     facts,
     why: facts.limitedAtMs !== null ? 'usage limit' : 'done',
     // A mark older than this was made for an earlier reason: the step is taken again.
     staleBefore: (closeDueAt(facts) as number) - STALE_ASK_MS,
   };
   const target = terminalOf(shared, state);
-  // A human attached to the window of a finished agent is reading or talking to it: its ask waits
-  // until nobody views it (a limited agent is asked all the same: its item must go back).
-  if (step.kind === 'ask' && close.why === 'done' && target && (await viewedNow(shared, target))) {
+  // A human attached to the window of a finished agent is reading or talking to it (answering its
+  // question, maybe): its close waits until nobody views it (a limited agent is closed all the
+  // same: its item must go back).
+  const opens = step.kind === 'ask' || step.skipsAsk;
+  if (opens && close.why === 'done' && target && (await viewedNow(shared, target))) {
     shared.warnOnce(
       `close-viewed:${state.sessionRef}`,
-      `${state.sessionRef}: done, but its window is being viewed; it is asked to exit once nobody views it`,
+      `${state.sessionRef}: done, but its window is being viewed; it is closed once nobody views it`,
     );
     return ctx.now().getTime() + CLOSE_GRACE_MS;
   }
@@ -159,16 +184,20 @@ async function takeCloseStep(
     await askToExit(close, target);
     return ctx.now().getTime() + CLOSE_GRACE_MS;
   }
-  await sendSignal(close, identity.pid, step.signal);
+  await sendSignal(close, step);
   return step.nextAtMs;
 }
+
+/** The facts of a close, and the agent state they were read from. */
+type ReadFacts = CloseFacts & { agentState: AgentState | null };
 
 /** One close being taken a step further. */
 interface Close {
   shared: DaemonShared;
   dir: string;
   state: SessionState;
-  facts: CloseFacts;
+  identity: ProcessIdentity;
+  facts: ReadFacts;
   why: 'usage limit' | 'done';
   staleBefore: number;
 }
@@ -177,11 +206,12 @@ async function readCloseFacts(
   shared: DaemonShared,
   dir: string,
   state: SessionState,
-): Promise<CloseFacts> {
+): Promise<ReadFacts> {
   const { ctx } = shared;
   const claude = state.agent === 'claude';
   const agentState = claude ? await readAgentState(dir) : null;
   return {
+    agentState,
     agent: state.agent,
     doneAtMs: claude ? await doneMarkTime(dir) : null,
     limitedAtMs:
@@ -189,6 +219,7 @@ async function readCloseFacts(
     askedAtMs: await closeMarkTime(dir, 'ask'),
     termAtMs: await closeMarkTime(dir, 'SIGTERM'),
     killAtMs: await closeMarkTime(dir, 'SIGKILL'),
+    atPrompt: atOwnPrompt(agentState),
     closeAfterMs: ctx.options.closeAfterDoneMs,
     graceMs: CLOSE_GRACE_MS,
     nowMs: ctx.now().getTime(),
@@ -226,33 +257,59 @@ async function askToExit(close: Close, target: string | null): Promise<void> {
     step: 'ask',
     reason: why,
   });
-  // Not reached, it is signalled after the grace period all the same.
-  if (target)
-    await ctx.runner
-      .typeInto?.(target, EXIT_KEYS)
-      .catch((error: unknown) =>
-        ctx.log('warn', `${session}: cannot type /exit: ${String(error)}`),
-      );
+  if (!target) return; // Not reached, it is signalled after the grace period all the same.
+  // The hooks may have changed since they were read: checked again right before the keys.
+  const mayType = async () =>
+    atOwnPrompt(await readAgentState(dir)) && checkLiveness(close.identity, ctx.probe) === 'alive';
+  const typed = await ctx.runner.typeInto?.(target, EXIT_KEYS, mayType).catch((error: unknown) => {
+    ctx.log('warn', `${session}: cannot type Ctrl-C into its pane: ${String(error)}`);
+    return true;
+  });
+  if (typed === false)
+    ctx.log(
+      'info',
+      `${session}: nothing typed: its agent left its prompt (or its pane is gone); it is signalled after the grace period`,
+    );
 }
 
-/** Sends `signal` to the agent, unless another caller did (the mark is taken once per close). */
-async function sendSignal(close: Close, pid: number, signal: 'SIGTERM' | 'SIGKILL'): Promise<void> {
-  const { shared, dir, state, why } = close;
+/** Sends the step's signal to the agent, unless another caller did (each mark is taken once). */
+async function sendSignal(
+  close: Close,
+  step: { signal: 'SIGTERM' | 'SIGKILL'; skipsAsk: boolean },
+): Promise<void> {
+  const { shared, dir, state, why, identity } = close;
   const { ctx } = shared;
+  const { signal } = step;
   if (!(await takeCloseMark(dir, signal, close.staleBefore))) return;
-  ctx.log('warn', `${state.sessionRef}: its agent (pid ${pid}) did not exit when asked; ${signal}`);
+  const agentState = close.facts.agentState?.state ?? 'unknown';
+  ctx.log(
+    'warn',
+    step.skipsAsk
+      ? `${state.sessionRef}: closing its agent (pid ${identity.pid}, ${why}) without keys, since ${notAtPrompt(close.facts.agentState)}: ${signal}`
+      : `${state.sessionRef}: its agent (pid ${identity.pid}) did not exit ${signal === 'SIGKILL' ? 'on SIGTERM' : 'when asked'}; ${signal}`,
+  );
   await ctx.recordEvent({
     event: 'agent-closing',
     session: state.sessionRef,
     file: state.requestFile,
     step: signal,
     reason: why,
+    ...(step.skipsAsk ? { agentState } : {}),
   });
   try {
-    process.kill(pid, signal);
+    process.kill(identity.pid, signal);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
   }
+}
+
+/** Why an agent not at its prompt is not asked (a key could answer its question), for the log. */
+function notAtPrompt(agentState: AgentState | null): string {
+  if (agentState === null) return 'its hooks reported no state (it may be asking something)';
+  if (agentState.state === 'waiting')
+    return `it waits for an answer (${agentState.detail ?? agentState.event})`;
+  if (agentState.state === 'working') return 'it is working (a question may come at any moment)';
+  return `its hooks say ${agentState.state}`;
 }
 
 /** Whether a terminal shows the window now; not known (an error) counts as not viewed. */
