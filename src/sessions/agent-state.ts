@@ -98,6 +98,9 @@ export function agentStateFromHook(
     case 'Notification':
       if (!WAITING_NOTIFICATIONS.has(String(fields.notification_type))) return null;
       notification = String(fields.notification_type);
+      // An agent idle at its prompt after a usage limit still waits for the limit: the limit is
+      // what its close and its requeue need (a human taking over submits a prompt instead).
+      if (notification === IDLE_PROMPT && previous?.state === 'limited') return null;
       detail = fields.message;
       break;
     case 'PermissionRequest':

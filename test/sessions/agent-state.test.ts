@@ -106,6 +106,20 @@ describe('agent state from a hook input (pure)', () => {
     expect(agentStateFromHook(hook('SessionEnd', { reason: 'other' }), T1, limited)).toBeNull();
   });
 
+  it('keeps a usage limit over the idle notification that follows it (a human would submit a prompt)', () => {
+    const limited = agentStateFromHook(hook('StopFailure', { error: 'rate_limit' }), T0, null);
+    const idle = hook('Notification', {
+      message: 'Claude is waiting for your input',
+      notification_type: 'idle_prompt',
+    });
+    expect(agentStateFromHook(idle, T1, limited)).toBeNull();
+    expect(agentStateFromHook(hook('UserPromptSubmit'), T1, limited)).toMatchObject({
+      state: 'working',
+    });
+    const asked = hook('Notification', { notification_type: 'permission_prompt' });
+    expect(agentStateFromHook(asked, T1, limited)).toMatchObject({ state: 'waiting' });
+  });
+
   it('cuts a long notification message for the status line', () => {
     const state = agentStateFromHook(
       hook('Notification', { message: 'x'.repeat(5000), notification_type: 'idle_prompt' }),
