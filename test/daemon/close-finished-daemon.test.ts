@@ -167,7 +167,8 @@ it('signals a limited claude agent that does not exit when asked, and its item g
   expect(tagsOf(requeued), d.output()).toEqual(['#delegated-fix']);
   expect(requeued).toContain('**Failure**: usage-limit (not an attempt)');
   const dir = join(h.root, /\*\*Prior Session\*\*: (\S+?)\/?$/m.exec(requeued)![1]!);
-  const ended = await stateOf(dir);
+  // The record is written after the request (requeue first, then `abandoned`): waited for.
+  const ended = await waitForState(dir, (s) => s.status === 'abandoned');
   // 128 + SIGTERM: it ignored the ask, and was signalled after the grace period.
   expect(ended.exitCode, d.output()).toBe(143);
   expect(isAlive(ended.agentPid as number)).toBe(false);
@@ -226,7 +227,8 @@ it('ends a limited claude agent that ignores the ask and SIGTERM: ask, SIGTERM, 
     message: () => `the requeue; daemon:\n${second.output()}`,
   });
   expect(tagsOf(requeued), second.output()).toEqual(['#delegated-fix']);
-  const ended = await stateOf(dir);
+  // The record is written after the request (requeue first, then `abandoned`): waited for.
+  const ended = await waitForState(dir, (s) => s.status === 'abandoned');
   // 128 + SIGKILL: only the last step ended it.
   expect(ended.exitCode, second.output()).toBe(137);
   expect(closing().map((e) => e.step)).toEqual(['ask', 'SIGTERM', 'SIGKILL']);
