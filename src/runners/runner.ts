@@ -28,8 +28,8 @@ export interface LaunchedAgent {
 }
 
 /**
- * One input to an agent's terminal: a key (named as tmux names it), `repeat` times (default 1) in
- * one write. Only keys that answer no question: engine must never approve what an agent asks a
+ * One input to an agent's terminal: a key (named as tmux names it), `repeat` times (default 1),
+ * sent together. Only keys that answer no question: engine must never approve what an agent asks a
  * human. Claude Code 2.1.330 at a permission prompt (measured) takes Enter, and a digit, as a
  * choice ("1. Yes" is the default), Escape as "No", and ignores Ctrl-C; so Ctrl-C is the only key.
  */
