@@ -4,33 +4,38 @@
  * `#done-X` (the session's `.done` mark), it stays open `closeAfterDoneMs` (`--close-after-done`),
  * a human may want to read the end of it; once its hooks report `limited`, it is closed at once,
  * so its claim goes back to the queue (src/daemon/limited-agent.ts). Either way it is asked to
- * exit (Ctrl-C, which clears a half-typed prompt, then `/exit` and Enter, typed into its
- * terminal), and is signalled after a grace period: SIGTERM, then SIGKILL after another. Its
- * transcript stays.
+ * exit (Ctrl-C twice, typed into its terminal), and is signalled after a grace period: SIGTERM,
+ * then SIGKILL after another, each step once. Its transcript stays.
+ *
+ * No key may answer a question the agent asks a human (a permission prompt takes Enter as "Yes"):
+ * it is asked only while its hooks say it sits at its own prompt, nothing asked (`atOwnPrompt`),
+ * checked again right before the keys; otherwise (it waits for an answer, works, or its state is
+ * unknown) the ask is skipped and SIGTERM comes at once: a signal denies, never grants. And the
+ * keys are Ctrl-C only, which a permission prompt ignores, should one appear after the check.
  *
  * Only the `claude` profile is closed: a `claude-print` run exits on its own, and engine knows no
  * polite way to end a custom agent, which owns its lifetime. Every deadline derives from the
- * session's files (the mtimes of `.done` and `.close-asked`, the limited state's `at`), so a daemon
- * restarted meanwhile closes it on time; the agent state is read again at each step, so an agent
- * that left `limited` (a human took it over) is no longer closed for it. The agent is signalled only while its recorded identity (pid and start time,
- * this boot, this host) is alive: never a process that reused its pid.
+ * session's files (the mtimes of `.done` and of each step's mark, the limited state's `at`), and
+ * each step is marked before it is taken, so a daemon restarted meanwhile closes it on time and
+ * never takes a step twice; the agent state is read again at each step, so an agent that left
+ * `limited` (a human took it over) is no longer closed for it. The agent is signalled only while
+ * its recorded identity (pid and start time, this boot, this host) is alive: never a process that
+ * reused its pid.
  */
-import { checkLiveness } from '../process/process-identity.js';
-import { readAgentState } from '../sessions/agent-state.js';
-import {
-  closeAskedTime,
-  doneMarkTime,
-  markCloseAsked,
-  renewCloseAsked,
-} from '../sessions/session-markers.js';
+import { checkLiveness, type ProcessIdentity } from '../process/process-identity.js';
+import { atOwnPrompt, readAgentState, type AgentState } from '../sessions/agent-state.js';
+import { closeMarkTime, doneMarkTime, takeCloseMark } from '../sessions/session-markers.js';
 import type { SessionState } from '../sessions/session-state.js';
 import type { DaemonShared } from './daemon-shared.js';
 
 /** Time from the polite ask to SIGTERM, and from SIGTERM to SIGKILL. */
 export const CLOSE_GRACE_MS = 10_000;
 
-/** The terminal input that asks interactive Claude Code to exit. */
-const EXIT_KEYS = [{ key: 'C-c' }, { text: '/exit' }, { key: 'Enter' }] as const;
+/**
+ * The terminal input that asks interactive Claude Code to exit: Ctrl-C twice within a second, at
+ * its prompt (the first clears a half-typed prompt). Sent together, never split by a pause.
+ */
+const EXIT_KEYS = [{ key: 'C-c', repeat: 2 }] as const;
 
 export interface CloseFacts {
   /** The session's agent profile (`.state.json` `agent`). */
@@ -41,6 +46,12 @@ export interface CloseFacts {
   limitedAtMs: number | null;
   /** When the agent was asked to exit (`.close-asked`'s mtime); null: not asked. */
   askedAtMs: number | null;
+  /** When it was sent SIGTERM (`.close-term`'s mtime); null: not sent. */
+  termAtMs: number | null;
+  /** When it was sent SIGKILL (`.close-kill`'s mtime); null: not sent. */
+  killAtMs: number | null;
+  /** Whether its hooks say it sits at its own prompt, nothing asked: keys answer no question. */
+  atPrompt: boolean;
   /** 0: never closed once done (a limited agent is closed all the same). */
   closeAfterMs: number;
   graceMs: number;
@@ -54,12 +65,17 @@ export type CloseStep =
   | { kind: 'wait'; atMs: number }
   /** Ask it to exit now. */
   | { kind: 'ask' }
-  /** Send `signal` now; the next step, if it is still there, comes at `nextAtMs`. */
-  | { kind: 'signal'; signal: 'SIGTERM' | 'SIGKILL'; nextAtMs: number };
+  /**
+   * Send `signal` now; the next step, if it is still there, comes at `nextAtMs`. `skipsAsk`: the
+   * first step of the close, instead of an ask that could answer a question.
+   */
+  | { kind: 'signal'; signal: 'SIGTERM' | 'SIGKILL'; nextAtMs: number; skipsAsk: boolean }
+  /** Every step was taken, SIGKILL last: nothing is left to do. */
+  | { kind: 'exhausted' };
 
 /**
- * An ask made this long before the time it is due for was for an earlier reason (a limit a human
- * then took over): it does not count. File times lag the clock by a tick or so.
+ * A step taken this long before the time the close is due was for an earlier reason (a limit a
+ * human then took over): it does not count. File times lag the clock by a tick or so.
  */
 const STALE_ASK_MS = 1000;
 
@@ -76,23 +92,39 @@ export function closeDueAt(
   return dueAt.length === 0 ? null : Math.min(...dueAt);
 }
 
-/** Whether an ask made at `askedAtMs` is one for the close due at `askAt`. */
-export function askCounts(askedAtMs: number | null, askAt: number): askedAtMs is number {
-  return askedAtMs !== null && askedAtMs >= askAt - STALE_ASK_MS;
+/** Whether a step taken at `takenAtMs` is one of the close due at `askAt`. */
+function stepCounts(takenAtMs: number | null, askAt: number): takenAtMs is number {
+  return takenAtMs !== null && takenAtMs >= askAt - STALE_ASK_MS;
 }
 
-/** What to do about a session's agent now: a pure function of its files' times and the clock. */
+/**
+ * What to do about a session's agent now: a pure function of its files' times, its hooks' state and
+ * the clock. Ask (only at its own prompt, else SIGTERM at once), SIGTERM a grace period after the
+ * ask, SIGKILL a grace period after the SIGTERM: each once, as each step's mark says it was taken.
+ */
 export function closeStep(facts: CloseFacts): CloseStep {
-  const { askedAtMs, graceMs, nowMs } = facts;
+  const { askedAtMs, termAtMs, killAtMs, graceMs, nowMs } = facts;
   const askAt = closeDueAt(facts);
   if (askAt === null) return { kind: 'never' };
   if (nowMs < askAt) return { kind: 'wait', atMs: askAt };
-  if (!askCounts(askedAtMs, askAt)) return { kind: 'ask' };
+  if (stepCounts(killAtMs, askAt)) return { kind: 'exhausted' };
+  if (stepCounts(termAtMs, askAt)) {
+    const killAt = termAtMs + graceMs;
+    if (nowMs < killAt) return { kind: 'wait', atMs: killAt };
+    return {
+      kind: 'signal',
+      signal: 'SIGKILL',
+      nextAtMs: Number.POSITIVE_INFINITY,
+      skipsAsk: false,
+    };
+  }
+  if (!stepCounts(askedAtMs, askAt)) {
+    if (facts.atPrompt) return { kind: 'ask' };
+    return { kind: 'signal', signal: 'SIGTERM', nextAtMs: nowMs + graceMs, skipsAsk: true };
+  }
   const termAt = askedAtMs + graceMs;
   if (nowMs < termAt) return { kind: 'wait', atMs: termAt };
-  const killAt = termAt + graceMs;
-  if (nowMs < killAt) return { kind: 'signal', signal: 'SIGTERM', nextAtMs: killAt };
-  return { kind: 'signal', signal: 'SIGKILL', nextAtMs: nowMs + graceMs };
+  return { kind: 'signal', signal: 'SIGTERM', nextAtMs: nowMs + graceMs, skipsAsk: false };
 }
 
 /**
@@ -119,89 +151,165 @@ async function takeCloseStep(
   state: SessionState,
 ): Promise<number> {
   const { ctx } = shared;
-  const doneAtMs = state.agent === 'claude' ? await doneMarkTime(dir) : null;
-  const agentState = state.agent === 'claude' ? await readAgentState(dir) : null;
-  const limitedAtMs =
-    agentState?.state === 'limited' ? Date.parse(agentState.at) || ctx.now().getTime() : null;
-  const why = limitedAtMs !== null ? 'usage limit' : 'done';
-  const facts: CloseFacts = {
-    agent: state.agent,
-    doneAtMs,
-    limitedAtMs,
-    askedAtMs: await closeAskedTime(dir),
-    closeAfterMs: ctx.options.closeAfterDoneMs,
-    graceMs: CLOSE_GRACE_MS,
-    nowMs: ctx.now().getTime(),
-  };
+  const facts = await readCloseFacts(shared, dir, state);
   const step = closeStep(facts);
-  if (step.kind === 'never') return Number.POSITIVE_INFINITY;
+  if (step.kind === 'never' || step.kind === 'exhausted') return Number.POSITIVE_INFINITY;
   if (step.kind === 'wait') return step.atMs;
-  const identity =
-    state.agentPid !== null && state.agentStartTicks !== null && state.bootId !== null
-      ? {
-          pid: state.agentPid,
-          startTicks: state.agentStartTicks,
-          bootId: state.bootId,
-          host: state.host,
-        }
-      : null;
+  const identity = agentIdentity(state);
   if (identity === null || checkLiveness(identity, ctx.probe) !== 'alive')
     return Number.POSITIVE_INFINITY;
-  const session = state.sessionRef;
+  const close: Close = {
+    shared,
+    dir,
+    state,
+    identity,
+    facts,
+    why: facts.limitedAtMs !== null ? 'usage limit' : 'done',
+    // A mark older than this was made for an earlier reason: the step is taken again.
+    staleBefore: (closeDueAt(facts) as number) - STALE_ASK_MS,
+  };
   const target = terminalOf(shared, state);
-  // A human attached to the window of a finished agent is reading or talking to it: its ask waits
-  // until nobody views it (a limited agent is asked all the same: its item must go back).
-  if (step.kind === 'ask' && why === 'done' && target && (await viewedNow(shared, target))) {
+  // A human attached to the window of a finished agent is reading or talking to it (answering its
+  // question, maybe): its close waits until nobody views it (a limited agent is closed all the
+  // same: its item must go back).
+  const opens = step.kind === 'ask' || step.skipsAsk;
+  if (opens && close.why === 'done' && target && (await viewedNow(shared, target))) {
     shared.warnOnce(
-      `close-viewed:${session}`,
-      `${session}: done, but its window is being viewed; it is asked to exit once nobody views it`,
+      `close-viewed:${state.sessionRef}`,
+      `${state.sessionRef}: done, but its window is being viewed; it is closed once nobody views it`,
     );
     return ctx.now().getTime() + CLOSE_GRACE_MS;
   }
   if (step.kind === 'ask') {
-    // The mark is made once; an ask that no longer counts (see askCounts) renews it.
-    const askAt = closeDueAt(facts) as number;
-    if ((await markCloseAsked(dir)) || (await renewCloseAsked(dir, askAt - STALE_ASK_MS))) {
-      ctx.log(
-        'info',
-        limitedAtMs !== null
-          ? `${session}: its agent hit a usage limit and waits; asking it to exit, so its item goes back to the queue`
-          : `${session}: done since ${new Date(doneAtMs ?? 0).toISOString()}, --close-after-done ${ctx.options.closeAfterDoneMs / 60_000} min passed; asking its agent to exit`,
-      );
-      await ctx.recordEvent({
-        event: 'agent-closing',
-        session,
-        file: state.requestFile,
-        step: 'ask',
-        reason: why,
-      });
-      // Not reached, it is signalled after the grace period all the same.
-      if (target)
-        await ctx.runner
-          .typeInto?.(target, EXIT_KEYS)
-          .catch((error: unknown) =>
-            ctx.log('warn', `${session}: cannot type /exit: ${String(error)}`),
-          );
-    }
+    await askToExit(close, target);
     return ctx.now().getTime() + CLOSE_GRACE_MS;
   }
+  await sendSignal(close, step);
+  return step.nextAtMs;
+}
+
+/** The facts of a close, and the agent state they were read from. */
+type ReadFacts = CloseFacts & { agentState: AgentState | null };
+
+/** One close being taken a step further. */
+interface Close {
+  shared: DaemonShared;
+  dir: string;
+  state: SessionState;
+  identity: ProcessIdentity;
+  facts: ReadFacts;
+  why: 'usage limit' | 'done';
+  staleBefore: number;
+}
+
+async function readCloseFacts(
+  shared: DaemonShared,
+  dir: string,
+  state: SessionState,
+): Promise<ReadFacts> {
+  const { ctx } = shared;
+  const claude = state.agent === 'claude';
+  const agentState = claude ? await readAgentState(dir) : null;
+  return {
+    agentState,
+    agent: state.agent,
+    doneAtMs: claude ? await doneMarkTime(dir) : null,
+    limitedAtMs:
+      agentState?.state === 'limited' ? Date.parse(agentState.at) || ctx.now().getTime() : null,
+    askedAtMs: await closeMarkTime(dir, 'ask'),
+    termAtMs: await closeMarkTime(dir, 'SIGTERM'),
+    killAtMs: await closeMarkTime(dir, 'SIGKILL'),
+    atPrompt: atOwnPrompt(agentState),
+    closeAfterMs: ctx.options.closeAfterDoneMs,
+    graceMs: CLOSE_GRACE_MS,
+    nowMs: ctx.now().getTime(),
+  };
+}
+
+/** The agent's recorded identity, or null when the record lacks one. */
+function agentIdentity(state: SessionState): ProcessIdentity | null {
+  return state.agentPid !== null && state.agentStartTicks !== null && state.bootId !== null
+    ? {
+        pid: state.agentPid,
+        startTicks: state.agentStartTicks,
+        bootId: state.bootId,
+        host: state.host,
+      }
+    : null;
+}
+
+/** Asks the agent to exit, unless another caller did (the mark is taken once per close). */
+async function askToExit(close: Close, target: string | null): Promise<void> {
+  const { shared, dir, state, facts, why } = close;
+  const { ctx } = shared;
+  const session = state.sessionRef;
+  if (!(await takeCloseMark(dir, 'ask', close.staleBefore))) return;
   ctx.log(
-    'warn',
-    `${session}: its agent (pid ${identity.pid}) did not exit when asked; ${step.signal}`,
+    'info',
+    why === 'usage limit'
+      ? `${session}: its agent hit a usage limit and waits; asking it to exit, so its item goes back to the queue`
+      : `${session}: done since ${new Date(facts.doneAtMs ?? 0).toISOString()}, --close-after-done ${ctx.options.closeAfterDoneMs / 60_000} min passed; asking its agent to exit`,
   );
   await ctx.recordEvent({
     event: 'agent-closing',
     session,
     file: state.requestFile,
-    step: step.signal,
+    step: 'ask',
     reason: why,
   });
+  if (!target) return; // Not reached, it is signalled after the grace period all the same.
+  // The hooks may have changed since they were read: checked again right before the keys.
+  const mayType = async () =>
+    atOwnPrompt(await readAgentState(dir)) && checkLiveness(close.identity, ctx.probe) === 'alive';
+  const typed = await ctx.runner.typeInto?.(target, EXIT_KEYS, mayType).catch((error: unknown) => {
+    ctx.log('warn', `${session}: cannot type Ctrl-C into its pane: ${String(error)}`);
+    return true;
+  });
+  if (typed === false)
+    ctx.log(
+      'info',
+      `${session}: nothing typed: its agent left its prompt (or its pane is gone); it is signalled after the grace period`,
+    );
+}
+
+/** Sends the step's signal to the agent, unless another caller did (each mark is taken once). */
+async function sendSignal(
+  close: Close,
+  step: { signal: 'SIGTERM' | 'SIGKILL'; skipsAsk: boolean },
+): Promise<void> {
+  const { shared, dir, state, why, identity } = close;
+  const { ctx } = shared;
+  const { signal } = step;
+  if (!(await takeCloseMark(dir, signal, close.staleBefore))) return;
+  const agentState = close.facts.agentState?.state ?? 'unknown';
+  ctx.log(
+    'warn',
+    step.skipsAsk
+      ? `${state.sessionRef}: closing its agent (pid ${identity.pid}, ${why}) without keys, since ${notAtPrompt(close.facts.agentState)}: ${signal}`
+      : `${state.sessionRef}: its agent (pid ${identity.pid}) did not exit ${signal === 'SIGKILL' ? 'on SIGTERM' : 'when asked'}; ${signal}`,
+  );
+  await ctx.recordEvent({
+    event: 'agent-closing',
+    session: state.sessionRef,
+    file: state.requestFile,
+    step: signal,
+    reason: why,
+    ...(step.skipsAsk ? { agentState } : {}),
+  });
   try {
-    process.kill(identity.pid, step.signal);
+    process.kill(identity.pid, signal);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
   }
-  return step.nextAtMs;
+}
+
+/** Why an agent not at its prompt is not asked (a key could answer its question), for the log. */
+function notAtPrompt(agentState: AgentState | null): string {
+  if (agentState === null) return 'its hooks reported no state (it may be asking something)';
+  if (agentState.state === 'waiting')
+    return `it waits for an answer (${agentState.detail ?? agentState.event})`;
+  if (agentState.state === 'working') return 'it is working (a question may come at any moment)';
+  return `its hooks say ${agentState.state}`;
 }
 
 /** Whether a terminal shows the window now; not known (an error) counts as not viewed. */

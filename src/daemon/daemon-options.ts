@@ -68,7 +68,7 @@ export const NUMBER_OPTIONS = {
     whole: false,
     unit: 'minutes',
     describe:
-      'Minutes an interactive Claude Code agent stays open after its item shows #done-X, then it is asked to exit (0: never closed; fractions allowed)',
+      'Minutes an interactive Claude Code agent stays open after its item shows #done-X, then it is closed: asked to exit at its prompt, signalled otherwise (0: never closed; fractions allowed)',
   },
   'max-agents': {
     default: 4,

@@ -32,14 +32,17 @@ export interface LaunchedAgent {
   pid: number;
 }
 
-/** One input to an agent's terminal: literal text, or a key (named as tmux names it). */
-export type TerminalInput = { text: string } | { key: 'Enter' | 'C-c' };
+/**
+ * One input to an agent's terminal: a key (named as tmux names it), `repeat` times (default 1),
+ * sent together. Only keys that answer no question: engine must never approve what an agent asks a
+ * human. Claude Code 2.1.330 at a permission prompt (measured) takes Enter, and a digit, as a
+ * choice ("1. Yes" is the default), Escape as "No", and ignores Ctrl-C; so Ctrl-C is the only key.
+ */
+export type TerminalInput = { key: 'C-c'; repeat?: number };
 
 /**
  * Pause between two inputs typed into a terminal, so that each reaches the program in a read of
- * its own: a full-screen program may take text and Enter read together for a paste (a newline in
- * its prompt) rather than a submit. (Claude Code 2.1.330 took them 0 ms apart too, from separate
- * tmux calls; the pause is a margin for a loaded machine.)
+ * its own (a full-screen program may take keys read together for a paste).
  */
 export const TYPING_PAUSE_MS = 300;
 
@@ -49,10 +52,15 @@ export interface Runner {
   /** True while the target's process has not exited (tmux: pane exists and is not dead). */
   isTargetAlive(target: string): Promise<boolean>;
   /**
-   * Types `input` into the target's terminal, in order; false when the target is gone. Only tmux
-   * has it: a pty agent's terminal is not named in its session's record.
+   * Types `input` into the target's terminal, in order, each only once `mayType` (when given)
+   * says yes right before it; false when it said no, or the target is gone. Only tmux has it: a
+   * pty agent's terminal is not named in its session's record.
    */
-  typeInto?(target: string, input: readonly TerminalInput[]): Promise<boolean>;
+  typeInto?(
+    target: string,
+    input: readonly TerminalInput[],
+    mayType?: () => Promise<boolean>,
+  ): Promise<boolean>;
   /**
    * How many terminals show the target's window now (a human attached to it, reading or typing);
    * 0 when the target is gone. Only tmux has it.

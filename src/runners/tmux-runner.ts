@@ -210,14 +210,20 @@ export class TmuxRunner implements Runner {
     return dead !== undefined && dead !== '1';
   }
 
-  async typeInto(target: string, input: readonly TerminalInput[]): Promise<boolean> {
+  async typeInto(
+    target: string,
+    input: readonly TerminalInput[],
+    mayType?: () => Promise<boolean>,
+  ): Promise<boolean> {
     assertPaneId(target);
     for (const [i, entry] of input.entries()) {
       if (i > 0) await sleep(TYPING_PAUSE_MS);
       if (!(await this.listPanes()).has(target)) return false;
-      // -l: the text is typed as it is, never read as key names.
-      if ('text' in entry) await this.tmux('send-keys', '-t', target, '-l', entry.text);
-      else await this.tmux('send-keys', '-t', target, entry.key);
+      if (mayType && !(await mayType())) return false;
+      // Repeats go in one call, together: a double press (Claude Code exits on two Ctrl-C within
+      // a second) is never split by the pause.
+      const keys = Array.from({ length: entry.repeat ?? 1 }, () => entry.key);
+      await this.tmux('send-keys', '-t', target, ...keys);
     }
     return true;
   }

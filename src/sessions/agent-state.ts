@@ -24,6 +24,8 @@ export interface AgentState {
   /** ISO time the agent entered this state. */
   at: string;
   detail?: string;
+  /** The `notification_type` of the Notification that set or renewed a wait, e.g. `idle_prompt`. */
+  notification?: string;
   /** When a usage limit lifts, epoch seconds, when the hook said. */
   resetsAt?: number;
 }
@@ -55,6 +57,21 @@ export const WAITING_NOTIFICATIONS: ReadonlySet<string> = new Set([
   'agent_needs_input',
 ]);
 
+/** The Notification of an agent idle at its own prompt, asking nothing but a new prompt. */
+const IDLE_PROMPT = 'idle_prompt';
+
+/**
+ * Whether the hooks say the agent sits at its own input prompt with nothing asked: its turn ended
+ * (`idle`, `limited`), or it waits only for a new prompt (`idle_prompt`). Keys typed into it then
+ * answer no question. In any other state (working: a permission dialog may come at any moment;
+ * waiting for an answer; ended; or no state recorded) a question may be on its screen.
+ */
+export function atOwnPrompt(state: AgentState | null): boolean {
+  if (state === null) return false;
+  if (state.state === 'idle' || state.state === 'limited') return true;
+  return state.state === 'waiting' && state.notification === IDLE_PROMPT;
+}
+
 /** StopFailure's `error` for a usage limit. */
 const RATE_LIMIT_ERROR = 'rate_limit';
 
@@ -76,9 +93,14 @@ export function agentStateFromHook(
   if (typeof event !== 'string' || !Object.hasOwn(HOOK_STATES, event)) return null;
   let state: AgentStateName = HOOK_STATES[event as HookEvent];
   let detail: unknown;
+  let notification: string | undefined;
   switch (event as HookEvent) {
     case 'Notification':
       if (!WAITING_NOTIFICATIONS.has(String(fields.notification_type))) return null;
+      notification = String(fields.notification_type);
+      // An agent idle at its prompt after a usage limit still waits for the limit: the limit is
+      // what its close and its requeue need (a human taking over submits a prompt instead).
+      if (notification === IDLE_PROMPT && previous?.state === 'limited') return null;
       detail = fields.message;
       break;
     case 'PermissionRequest':
@@ -101,6 +123,7 @@ export function agentStateFromHook(
     event,
     at,
     ...(typeof detail === 'string' && detail !== '' ? { detail: detail.slice(0, DETAIL_CHARS) } : {}),
+    ...(notification !== undefined ? { notification } : {}),
   };
 }
 
@@ -125,6 +148,7 @@ function parseAgentState(value: unknown): AgentState | null {
     event: v.event,
     at: v.at,
     ...(typeof v.detail === 'string' ? { detail: v.detail } : {}),
+    ...(typeof v.notification === 'string' ? { notification: v.notification } : {}),
     ...(typeof v.resetsAt === 'number' ? { resetsAt: v.resetsAt } : {}),
   };
 }
@@ -152,6 +176,7 @@ function sameState(a: AgentState | null, b: AgentState): boolean {
     a.event === b.event &&
     a.at === b.at &&
     a.detail === b.detail &&
+    a.notification === b.notification &&
     a.resetsAt === b.resetsAt
   );
 }

@@ -1,8 +1,10 @@
 /**
- * Marker files in a session directory, each created by one party and never rewritten:
+ * Marker files in a session directory, each created by one party:
  * `.started` (who may start the agent), `.done-event` (who records the item's `done` event),
- * `.done` (the item was seen done and its event recorded; the session is over; its mtime is when)
- * and `.close-asked` (the finished agent was asked to exit; its mtime is when).
+ * `.done` (the item was seen done and its event recorded; the session is over; its mtime is when),
+ * and one per step of closing the agent (close-finished.ts), each made right before the step is
+ * taken: `.close-asked` (asked to exit), `.close-term` (sent SIGTERM), `.close-kill` (sent
+ * SIGKILL); their mtimes are when.
  */
 import { open, stat, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -10,7 +12,13 @@ import { join } from 'node:path';
 const START_TOKEN = '.started';
 const DONE_EVENT_MARK = '.done-event';
 const DONE_MARK = '.done';
-const CLOSE_ASKED_MARK = '.close-asked';
+const CLOSE_MARKS = {
+  ask: '.close-asked',
+  SIGTERM: '.close-term',
+  SIGKILL: '.close-kill',
+} as const;
+/** A step of closing an agent: the ask to exit, or a signal. */
+export type CloseMark = keyof typeof CLOSE_MARKS;
 
 /** Creates the mark once (O_EXCL): true for the one caller that created it. */
 async function createOnce(dir: string, name: string): Promise<boolean> {
@@ -54,28 +62,33 @@ export async function doneMarkTime(dir: string): Promise<number | null> {
 }
 
 /**
- * Records that the finished agent is asked to exit, once (O_EXCL): true for the one caller that
- * created the mark, so two followers of a session never both type into its terminal.
+ * Records that step `mark` of closing the agent is taken: true for the one caller that created the
+ * mark (O_EXCL), or that renewed one made before `staleBefore` (for an earlier reason, see
+ * close-finished.ts), so two followers of a session never both take it, nor does a restarted
+ * daemon take it again. False when the mark is newer (another caller took the step) or gone.
  */
-export function markCloseAsked(dir: string): Promise<boolean> {
-  return createOnce(dir, CLOSE_ASKED_MARK);
-}
-
-/**
- * Makes an ask mark older than `staleBefore` say now: a new ask, for a later reason than the
- * first. False when the mark is newer (another caller asked already) or gone.
- */
-export async function renewCloseAsked(dir: string, staleBefore: number): Promise<boolean> {
-  const asked = await closeAskedTime(dir);
-  if (asked === null || asked >= staleBefore) return false;
+export async function takeCloseMark(
+  dir: string,
+  mark: CloseMark,
+  staleBefore: number,
+): Promise<boolean> {
+  const path = join(dir, CLOSE_MARKS[mark]);
+  try {
+    await (await open(path, 'wx')).close();
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  const taken = await markTime(dir, CLOSE_MARKS[mark]);
+  if (taken === null || taken >= staleBefore) return false;
   const now = new Date();
-  await utimes(join(dir, CLOSE_ASKED_MARK), now, now);
+  await utimes(path, now, now);
   return true;
 }
 
-/** When the finished agent was asked to exit (ms since the epoch), or null when it was not. */
-export async function closeAskedTime(dir: string): Promise<number | null> {
-  return markTime(dir, CLOSE_ASKED_MARK);
+/** When step `mark` of closing the agent was taken (ms since the epoch), or null when it was not. */
+export async function closeMarkTime(dir: string, mark: CloseMark): Promise<number | null> {
+  return markTime(dir, CLOSE_MARKS[mark]);
 }
 
 function markTime(dir: string, name: string): Promise<number | null> {

@@ -3,13 +3,15 @@
  * window (the harness's own `tmux -L` server), its Messages API the stand-in scripting the agent's
  * `engine tag swap`. The item reaches #done-fix; the agent stays open for --close-after-done, is
  * then asked to exit and exits on its own; its transcript stays; a daemon restarted meanwhile
- * still closes it.
+ * still closes it. An agent that asks for permission after marking done is never typed into: the
+ * close ends it by signal, and the tool it asked for never runs, even when SIGTERM is ignored.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { claudeBin, useClaudeSandbox } from '../helpers/claude-env.js';
+import { shellQuote } from '../helpers/daemon-harness.js';
 import {
   events,
   isAlive,
@@ -36,24 +38,16 @@ const CLOSE_AFTER_MS = CLOSE_AFTER_MIN * 60_000;
 /** File times come from the kernel's coarse clock (a tick behind the one the daemon reads). */
 const MTIME_SLACK_MS = 50;
 
-const start = () =>
+const start = (bin = claudeBin(), closeAfterMin = CLOSE_AFTER_MIN) =>
   h.start(
-    [
-      '--agent',
-      'claude',
-      '--claude-bin',
-      claudeBin(),
-      '--close-after-done',
-      String(CLOSE_AFTER_MIN),
-    ],
+    ['--agent', 'claude', '--claude-bin', bin, '--close-after-done', String(closeAfterMin)],
     claude.sandbox.env(),
   );
 
+const SWAP = `engine tag swap "$ENGINE_REQUEST_FILE" '#claimed-fix' '#done-fix'`;
+
 async function scriptDoneAndSettle(): Promise<void> {
-  claude.api.script(
-    reply.bash(`engine tag swap "$ENGINE_REQUEST_FILE" '#claimed-fix' '#done-fix'`),
-    reply.text('Marked it done.'),
-  );
+  claude.api.script(reply.bash(SWAP), reply.text('Marked it done.'));
   await claude.sandbox.settleFirstRun(h.root);
   // Interactive Claude Code runs an unknown slash command nowhere ("Unknown command: /fix", no
   // request is made): the project needs engine init's command for the skill.
@@ -181,4 +175,88 @@ it('a daemon restarted after #done-fix still closes the interactive agent', asyn
   expect(
     statSync(join(dir, '.close-asked')).mtimeMs - statSync(join(dir, '.done')).mtimeMs,
   ).toBeGreaterThanOrEqual(CLOSE_AFTER_MS - MTIME_SLACK_MS);
+});
+
+describe('an agent that asks for permission after marking done', () => {
+  /** 12 s: the Write's permission dialog is up well before the close is due. */
+  const CLOSE_AFTER_ASKING_MIN = 0.2;
+
+  /** Scripts done, then a Write the settings do not allow (only Bash): a permission prompt. */
+  async function scriptDoneThenWrite(): Promise<string> {
+    const written = join(h.root, 'written-after-done.txt');
+    claude.api.script(
+      reply.bash(SWAP),
+      reply.tool('Write', { file_path: written, content: 'approved by nobody\n' }),
+    );
+    await claude.sandbox.settleFirstRun(h.root);
+    const init = await runCli(['init', '--root', h.root]);
+    expect(init.code, init.stderr).toBe(0);
+    return written;
+  }
+
+  /** The session of the item once done, after its agent asked for the Write. */
+  async function doneAndAsking(file: string, output: () => string): Promise<string> {
+    const done = await waitForEnd(file, output);
+    expect(tagsOf(done), output().slice(-3000)).toEqual(['#done-fix']);
+    const dir = join(h.root, /^\*\*Session\*\*: (.+)$/m.exec(done)![1]!);
+    await waitFor(
+      () => {
+        const state = readFileSync(join(dir, 'agent-state.json'), 'utf8');
+        return (JSON.parse(state) as { detail?: string }).detail === 'permission for Write';
+      },
+      { timeoutMs: 30_000, message: () => `the permission prompt; daemon:\n${output()}` },
+    );
+    expect(existsSync(join(dir, '.close-asked'))).toBe(false);
+    return dir;
+  }
+
+  it('is not typed into: SIGTERM ends it when the close is due, and the Write never runs', async () => {
+    const written = await scriptDoneThenWrite();
+    const file = await h.request('fix-me.md', REQUEST);
+    const d = start(claudeBin(), CLOSE_AFTER_ASKING_MIN);
+    const dir = await doneAndAsking(file, d.output);
+
+    const exited = await waitForExited(dir, d.output);
+    expect(existsSync(written), 'the Write ran').toBe(false);
+    // 128 + SIGTERM: Claude Code ends on it, the question unanswered.
+    expect(exited.exitCode, d.output().slice(-3000)).toBe(143);
+    const closing = events(h.root).filter((e) => e.event === 'agent-closing');
+    expect(closing.map((e) => [e.step, e.agentState])).toEqual([['SIGTERM', 'waiting']]);
+    expect(existsSync(join(dir, '.close-asked'))).toBe(false);
+    // Its second request asked for the Write; none followed with the Write's result.
+    expect(claude.api.messages()).toHaveLength(2);
+  }, 120_000);
+
+  it('under a wrapper that ignores SIGTERM: SIGTERM once, SIGKILL once, and the Write never runs', async () => {
+    const written = await scriptDoneThenWrite();
+    // The agent's recorded pid is this shell's, which ignores TERM (Claude Code handles TERM
+    // itself even when it inherits it ignored, so `trap '' TERM; exec claude` would not do).
+    const wrapper = join(h.root, 'claude-ignoring-term');
+    writeFileSync(wrapper, `#!/bin/sh\ntrap '' TERM\n${shellQuote(claudeBin())} "$@"\n`);
+    chmodSync(wrapper, 0o755);
+    const file = await h.request('fix-me.md', REQUEST);
+    const d = start(wrapper, CLOSE_AFTER_ASKING_MIN);
+    const dir = await doneAndAsking(file, d.output);
+    const { agentPid } = await stateOf(dir);
+    const cli = Number(
+      execFileSync('pgrep', ['-P', String(agentPid)], { encoding: 'utf8' })
+        .trim()
+        .split('\n')[0],
+    );
+    h.killAtEnd(agentPid as number, cli);
+
+    const exited = await waitForExited(dir, d.output);
+    expect(existsSync(written), 'the Write ran').toBe(false);
+    // 128 + SIGKILL: only the last step ended the shell; the CLI went with its terminal.
+    expect(exited.exitCode, d.output().slice(-3000)).toBe(137);
+    const closing = events(h.root).filter((e) => e.event === 'agent-closing');
+    expect(closing.map((e) => [e.step, e.agentState])).toEqual([
+      ['SIGTERM', 'waiting'],
+      ['SIGKILL', undefined],
+    ]);
+    expect(d.output().match(/SIG(TERM|KILL)$/gm)).toEqual(['SIGTERM', 'SIGKILL']);
+    await waitFor(() => !isAlive(cli), { message: `the CLI (pid ${cli}) to end` });
+    expect(existsSync(written)).toBe(false);
+    expect(claude.api.messages()).toHaveLength(2);
+  }, 120_000);
 });

@@ -1,12 +1,13 @@
 /**
  * `--close-after-done` through a real daemon, tmux and processes, with a stand-in for interactive
- * Claude Code (`--agent claude --claude-bin`) that marks the item done and then ignores the
- * polite ask (it ignores Ctrl-C, and nothing reads the `/exit` typed into its pane): it is
- * signalled by its recorded identity after the grace period. The polite ask itself is tested with
- * the real CLI (test/claude/interactive.test.ts).
+ * Claude Code (`--agent claude --claude-bin`) that reports its state through the real `engine
+ * agent-hook`, marks the item done and then ignores the polite ask (it ignores Ctrl-C, or reads it
+ * as a byte): it is signalled by its recorded identity after the grace period, or at once when it
+ * waits for an answer. The polite ask itself, and a permission prompt it must not answer, are
+ * tested with the real CLI (test/claude/interactive.test.ts).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
@@ -21,6 +22,7 @@ import {
   useDaemonHarness,
   waitForState,
   waitForTag,
+  waitForText,
 } from '../helpers/daemon-harness.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -30,20 +32,33 @@ const CLOSE_AFTER_MIN = 0.02;
 /** File times come from the kernel's coarse clock (a tick behind the one the daemon reads). */
 const MTIME_SLACK_MS = 50;
 
-it('signals a finished claude agent that does not exit when asked, SIGTERM a grace period after the ask', async () => {
+/** The hook Claude Code runs when its turn ends: agent-state.json says `idle`, at its prompt. */
+const STOP_HOOK = `echo '{"hook_event_name":"Stop"}' | engine agent-hook`;
+/**
+ * A stand-in whose terminal is raw: keys typed into its pane reach it as bytes, never as signals,
+ * and `cat` keeps them in `<session>/typed` (keys typed before it starts wait in the terminal).
+ */
+const RECORD_KEYS = ['stty raw -echo', 'exec cat > "$ENGINE_SESSION_DIR/typed"'] as const;
+const SWAP_DONE = [
+  `engine tag swap "$ENGINE_REQUEST_FILE" '#claimed-fix' '#done-fix'`,
+  `grep -q '#done-fix' "$ENGINE_REQUEST_FILE" || exit 3`,
+] as const;
+
+async function fakeClaude(lines: string[]): Promise<string> {
   const fake = join(h.root, 'fake-claude');
-  await writeFile(
-    fake,
-    [
-      '#!/bin/sh',
-      `engine tag swap "$ENGINE_REQUEST_FILE" '#claimed-fix' '#done-fix' || exit 3`,
-      // Ignored signals stay ignored across exec: Ctrl-C typed into the pane does not end it.
-      "trap '' INT",
-      'exec sleep 600',
-      '',
-    ].join('\n'),
-  );
+  await writeFile(fake, ['#!/bin/sh', ...lines, ''].join('\n'));
   await chmod(fake, 0o755);
+  return fake;
+}
+
+it('asks a finished claude agent at its prompt with Ctrl-C twice; one that does not exit gets SIGTERM a grace period after the ask', async () => {
+  const fake = await fakeClaude([
+    RECORD_KEYS[0],
+    // At its prompt (ready for the ask) before it reports done.
+    STOP_HOOK,
+    ...SWAP_DONE,
+    RECORD_KEYS[1],
+  ]);
   const file = await h.request('fix-me.md', '# Fix me\n**Tags**: #delegated-fix\n\nThe bug.\n');
 
   const d = h.start([
@@ -79,6 +94,45 @@ it('signals a finished claude agent that does not exit when asked, SIGTERM a gra
   // The grace period runs from the ask's mark (the event is recorded just after it).
   const term = Date.parse(closing[1]!.time);
   expect(term - askedAt).toBeGreaterThanOrEqual(CLOSE_GRACE_MS - MTIME_SLACK_MS);
+  // The ask: Ctrl-C twice, nothing else (no text, no Enter that could answer a question).
+  expect(readFileSync(join(dir, 'typed'), 'latin1')).toBe('\x03\x03');
+}, 90_000);
+
+it('never types into a finished claude agent that waits for an answer: SIGTERM when the close is due, no ask', async () => {
+  const fake = await fakeClaude([
+    RECORD_KEYS[0],
+    // It asks for permission (the hook Claude Code runs as its dialog shows), and is done.
+    `echo '{"hook_event_name":"PermissionRequest","tool_name":"Write"}' | engine agent-hook`,
+    ...SWAP_DONE,
+    RECORD_KEYS[1],
+  ]);
+  const file = await h.request('fix-me.md', '# Fix me\n**Tags**: #delegated-fix\n\nThe bug.\n');
+  const d = h.start([
+    ...['--agent', 'claude', '--claude-bin', fake],
+    ...['--close-after-done', String(CLOSE_AFTER_MIN)],
+  ]);
+  const done = await waitForTag(file, ['#done-fix', '#needs-fix'], 30_000);
+  expect(tagsOf(done), d.output()).toEqual(['#done-fix']);
+  const dir = join(h.root, /^\*\*Session\*\*: (.+)$/m.exec(done)![1]!);
+  const running = await waitForState(dir, (s) => s.agentPid !== null);
+  h.killAtEnd(running.agentPid as number);
+
+  const exited = await waitFor(
+    async () => {
+      const state = await stateOf(dir);
+      return state.status === 'exited' && state;
+    },
+    { timeoutMs: 60_000, message: () => `the exit of ${dir}; daemon:\n${d.output()}` },
+  );
+  expect(exited.exitCode, d.output()).toBe(143);
+  const closing = events(h.root).filter((e) => e.event === 'agent-closing');
+  expect(closing.map((e) => [e.step, e.agentState])).toEqual([['SIGTERM', 'waiting']]);
+  // SIGTERM when the close was due: no ask, no grace period before it.
+  const doneAt = statSync(join(dir, '.done')).mtimeMs;
+  expect(Date.parse(closing[0]!.time) - doneAt).toBeLessThan(CLOSE_GRACE_MS);
+  expect(existsSync(join(dir, '.close-asked'))).toBe(false);
+  expect(readFileSync(join(dir, 'typed'), 'latin1')).toBe('');
+  expect(d.output()).toContain('without keys, since it waits for an answer (permission for Write)');
 }, 90_000);
 
 it('signals a limited claude agent that does not exit when asked, and its item goes back to #delegated-fix as a usage limit', async () => {
@@ -87,9 +141,13 @@ it('signals a limited claude agent that does not exit when asked, and its item g
     fake,
     [
       '#!/bin/sh',
-      // The hook interactive Claude Code runs on a 429: agent-state.json says `limited`.
-      `echo '{"hook_event_name":"StopFailure","error":"rate_limit"}' | engine agent-hook || exit 3`,
+      // Ready for what its report triggers (the ask's Ctrl-C) before it reports.
       "trap '' INT",
+      // The hook interactive Claude Code runs on a 429: agent-state.json says `limited`. The
+      // hook's process may take that Ctrl-C once it has written the state (Node resets an ignored
+      // SIGINT): what counts is the state it wrote.
+      `echo '{"hook_event_name":"StopFailure","error":"rate_limit"}' | engine agent-hook`,
+      '[ -e "$ENGINE_SESSION_DIR/agent-state.json" ] || exit 3',
       'exec sleep 600',
       '',
     ].join('\n'),
@@ -109,7 +167,8 @@ it('signals a limited claude agent that does not exit when asked, and its item g
   expect(tagsOf(requeued), d.output()).toEqual(['#delegated-fix']);
   expect(requeued).toContain('**Failure**: usage-limit (not an attempt)');
   const dir = join(h.root, /\*\*Prior Session\*\*: (\S+?)\/?$/m.exec(requeued)![1]!);
-  const ended = await stateOf(dir);
+  // The record is written after the request (requeue first, then `abandoned`): waited for.
+  const ended = await waitForState(dir, (s) => s.status === 'abandoned');
   // 128 + SIGTERM: it ignored the ask, and was signalled after the grace period.
   expect(ended.exitCode, d.output()).toBe(143);
   expect(isAlive(ended.agentPid as number)).toBe(false);
@@ -122,6 +181,64 @@ it('signals a limited claude agent that does not exit when asked, and its item g
   expect(existsSync(join(h.root, 'sessions', '.engine', 'pause.json'))).toBe(true);
 }, 90_000);
 
+it('ends a limited claude agent that ignores the ask and SIGTERM: ask, SIGTERM, SIGKILL, each once, across a daemon restart', async () => {
+  const fake = join(h.root, 'fake-claude');
+  await writeFile(
+    fake,
+    [
+      '#!/bin/sh',
+      // Ready for what its report triggers before it reports: Ctrl-C and SIGTERM are ignored.
+      "trap '' INT TERM",
+      `echo '{"hook_event_name":"StopFailure","error":"rate_limit"}' | engine agent-hook`,
+      '[ -e "$ENGINE_SESSION_DIR/agent-state.json" ] || exit 3',
+      'exec sleep 600',
+      '',
+    ].join('\n'),
+  );
+  await chmod(fake, 0o755);
+  const file = await h.request('fix-me.md', '# Fix me\n**Tags**: #delegated-fix\n\nThe bug.\n');
+  const flags = ['--agent', 'claude', '--claude-bin', fake, '--limit-backoff', '60'];
+  const closing = () => events(h.root).filter((e) => e.event === 'agent-closing');
+
+  const first = h.start(flags);
+  const claimed = await waitForText(file, (t) => /^\*\*Session\*\*: /m.test(t), {
+    timeoutMs: 30_000,
+    message: () => `the claim; daemon:\n${first.output()}`,
+  });
+  const dir = join(h.root, /^\*\*Session\*\*: (.+)$/m.exec(claimed)![1]!);
+  const running = await waitForState(dir, (s) => s.agentPid !== null);
+  h.killAtEnd(running.agentPid as number);
+  await waitFor(() => closing().some((e) => e.step === 'SIGTERM'), {
+    timeoutMs: 60_000,
+    message: () => `the SIGTERM; daemon:\n${first.output()}`,
+  });
+  // The daemon goes on polling (every 100 ms here) through the SIGTERM's grace period.
+  const termAt = Date.parse(closing().find((e) => e.step === 'SIGTERM')!.time);
+  await waitFor(() => Date.now() - termAt > CLOSE_GRACE_MS / 2, {
+    timeoutMs: CLOSE_GRACE_MS,
+    message: 'half a grace period after the SIGTERM',
+  });
+  expect(await first.stop()).toBe(0);
+  expect(isAlive(running.agentPid as number)).toBe(true);
+
+  const second = h.start(flags);
+  const requeued = await waitForText(file, (t) => recoveries(t) === 1, {
+    timeoutMs: 60_000,
+    message: () => `the requeue; daemon:\n${second.output()}`,
+  });
+  expect(tagsOf(requeued), second.output()).toEqual(['#delegated-fix']);
+  // The record is written after the request (requeue first, then `abandoned`): waited for.
+  const ended = await waitForState(dir, (s) => s.status === 'abandoned');
+  // 128 + SIGKILL: only the last step ended it.
+  expect(ended.exitCode, second.output()).toBe(137);
+  expect(closing().map((e) => e.step)).toEqual(['ask', 'SIGTERM', 'SIGKILL']);
+  const warnings = (first.output() + second.output()).match(/did not exit .*; SIG\w+/g);
+  expect(warnings).toEqual([
+    'did not exit when asked; SIGTERM',
+    'did not exit on SIGTERM; SIGKILL',
+  ]);
+}, 120_000);
+
 it('waits while a human views the finished agent, and asks it to exit once nobody does', async () => {
   const pty = await loadNodePty().catch(() => null);
   if (!pty) return expect.fail('node-pty did not load: the attached client needs it');
@@ -130,8 +247,9 @@ it('waits while a human views the finished agent, and asks it to exit once nobod
     fake,
     [
       '#!/bin/sh',
-      // Done only once the test has attached to its window.
+      // Done only once the test has attached to its window; at its prompt before that.
       'while [ ! -e "$ENGINE_SESSION_DIR/go" ]; do sleep 0.05; done',
+      STOP_HOOK,
       `engine tag swap "$ENGINE_REQUEST_FILE" '#claimed-fix' '#done-fix' || exit 3`,
       'exec sleep 600',
       '',

@@ -1,13 +1,23 @@
-import { mkdtemp, rm, utimes } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, utimes } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { closeFinished, closeStep, type CloseFacts } from '../../src/daemon/close-finished.js';
+import { DaemonShared } from '../../src/daemon/daemon-shared.js';
+import type { EventInput } from '../../src/sessions/event-log.js';
+import { readProcessIdentity } from '../../src/process/process-identity.js';
+import type { Runner, TerminalInput } from '../../src/runners/runner.js';
+import { recordAgentHook } from '../../src/sessions/agent-state.js';
+import type { SessionState } from '../../src/sessions/session-state.js';
 import {
-  closeAskedTime,
-  markCloseAsked,
-  renewCloseAsked,
+  closeMarkTime,
+  markSessionDone,
+  takeCloseMark,
 } from '../../src/sessions/session-markers.js';
-import { closeStep, type CloseFacts } from '../../src/daemon/close-finished.js';
+import { craftedState } from '../helpers/crafted-state.js';
+import { inProcessContext } from '../helpers/in-process-context.js';
+import { Children, exited } from '../process/spawned.js';
 
 const MIN = 60_000;
 const GRACE = 10_000;
@@ -17,6 +27,9 @@ const facts = (over: Partial<CloseFacts>): CloseFacts => ({
   doneAtMs: DONE,
   limitedAtMs: null,
   askedAtMs: null,
+  termAtMs: null,
+  killAtMs: null,
+  atPrompt: true,
   closeAfterMs: 5 * MIN,
   graceMs: GRACE,
   nowMs: DONE,
@@ -60,7 +73,7 @@ describe('closeStep, the decision to close a finished interactive agent', () => 
     expect(closeStep(facts({ nowMs: DONE + 1000 * MIN }))).toEqual({ kind: 'ask' });
   });
 
-  it('signals SIGTERM a grace period after the ask, SIGKILL a grace period later', () => {
+  it('signals SIGTERM a grace period after the ask, SIGKILL a grace period after the SIGTERM', () => {
     const asked = DONE + 6 * MIN;
     expect(closeStep(facts({ askedAtMs: asked, nowMs: asked + GRACE - 1 }))).toEqual({
       kind: 'wait',
@@ -70,11 +83,61 @@ describe('closeStep, the decision to close a finished interactive agent', () => 
       kind: 'signal',
       signal: 'SIGTERM',
       nextAtMs: asked + 2 * GRACE,
+      skipsAsk: false,
     });
-    expect(closeStep(facts({ askedAtMs: asked, nowMs: asked + 2 * GRACE }))).toEqual({
-      kind: 'signal',
-      signal: 'SIGKILL',
-      nextAtMs: asked + 3 * GRACE,
+    const termed = asked + GRACE + 500;
+    expect(closeStep(facts({ askedAtMs: asked, termAtMs: termed, nowMs: termed + GRACE }))).toEqual(
+      { kind: 'signal', signal: 'SIGKILL', nextAtMs: Number.POSITIVE_INFINITY, skipsAsk: false },
+    );
+  });
+
+  it('takes each step once, however often it looks: SIGTERM once, SIGKILL once, then nothing', () => {
+    const asked = DONE + 6 * MIN;
+    const termed = asked + GRACE;
+    // Looked at again and again after the SIGTERM (every --poll-ms, or a restarted daemon).
+    for (const nowMs of [termed, termed + 1, termed + GRACE / 2, termed + GRACE - 1])
+      expect(closeStep(facts({ askedAtMs: asked, termAtMs: termed, nowMs }))).toEqual({
+        kind: 'wait',
+        atMs: termed + GRACE,
+      });
+    const killed = termed + GRACE;
+    for (const nowMs of [killed, killed + GRACE, killed + 1000 * MIN])
+      expect(
+        closeStep(facts({ askedAtMs: asked, termAtMs: termed, killAtMs: killed, nowMs })),
+      ).toEqual({ kind: 'exhausted' });
+  });
+
+  describe('an agent not at its own prompt (it waits for an answer, works, or its state is unknown)', () => {
+    it('is never asked, since a key could answer its question: SIGTERM when the close is due, SIGKILL a grace period later', () => {
+      const due = DONE + 5 * MIN;
+      expect(closeStep(facts({ atPrompt: false, nowMs: due - 1 }))).toEqual({
+        kind: 'wait',
+        atMs: due,
+      });
+      expect(closeStep(facts({ atPrompt: false, nowMs: due }))).toEqual({
+        kind: 'signal',
+        signal: 'SIGTERM',
+        nextAtMs: due + GRACE,
+        skipsAsk: true,
+      });
+      expect(closeStep(facts({ atPrompt: false, termAtMs: due, nowMs: due + GRACE - 1 }))).toEqual({
+        kind: 'wait',
+        atMs: due + GRACE,
+      });
+      expect(closeStep(facts({ atPrompt: false, termAtMs: due, nowMs: due + GRACE }))).toEqual({
+        kind: 'signal',
+        signal: 'SIGKILL',
+        nextAtMs: Number.POSITIVE_INFINITY,
+        skipsAsk: false,
+      });
+    });
+
+    it('once asked at its prompt, goes on to SIGTERM after the grace period whatever its state now', () => {
+      const asked = DONE + 5 * MIN;
+      expect(closeStep(facts({ atPrompt: false, askedAtMs: asked, nowMs: asked + 1 }))).toEqual({
+        kind: 'wait',
+        atMs: asked + GRACE,
+      });
     });
   });
 
@@ -99,6 +162,7 @@ describe('closeStep, the decision to close a finished interactive agent', () => 
         kind: 'signal',
         signal: 'SIGTERM',
         nextAtMs: LIMITED + 2 * GRACE,
+        skipsAsk: false,
       });
     });
 
@@ -125,6 +189,17 @@ describe('an ask made for an earlier reason', () => {
     expect(closeStep(facts({ askedAtMs: askedForLimit, nowMs: DONE + 5 * MIN }))).toEqual({
       kind: 'ask',
     });
+    // Nor do signals sent for that limit.
+    expect(
+      closeStep(
+        facts({
+          askedAtMs: askedForLimit,
+          termAtMs: askedForLimit + GRACE,
+          killAtMs: askedForLimit + 2 * GRACE,
+          nowMs: DONE + 5 * MIN,
+        }),
+      ),
+    ).toEqual({ kind: 'ask' });
     // The ask for this close (its mark renewed at the due time, a clock tick behind) counts.
     expect(closeStep(facts({ askedAtMs: DONE + 5 * MIN - 4, nowMs: DONE + 5 * MIN + 1 }))).toEqual({
       kind: 'wait',
@@ -133,20 +208,113 @@ describe('an ask made for an earlier reason', () => {
   });
 });
 
-describe('renewCloseAsked', () => {
-  it('renews only a mark older than the time given: a second caller that finds it fresh does not ask', async () => {
+describe('takeCloseMark', () => {
+  it('is taken once per close: a second caller, or a restarted daemon, does not take the step again; a mark older than the close is renewed', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'engine-close-mark-'));
     try {
-      expect(await renewCloseAsked(dir, Date.now())).toBe(false);
-      expect(await markCloseAsked(dir)).toBe(true);
+      for (const mark of ['ask', 'SIGTERM', 'SIGKILL'] as const) {
+        expect(await closeMarkTime(dir, mark)).toBeNull();
+        expect(await takeCloseMark(dir, mark, Date.now() - MIN)).toBe(true);
+        expect(await takeCloseMark(dir, mark, Date.now() - MIN)).toBe(false);
+      }
       const old = new Date(Date.now() - 60 * MIN);
-      await utimes(join(dir, '.close-asked'), old, old);
+      await utimes(join(dir, '.close-term'), old, old);
       const staleBefore = Date.now() - MIN;
-      expect(await renewCloseAsked(dir, staleBefore)).toBe(true);
-      expect((await closeAskedTime(dir))!).toBeGreaterThanOrEqual(staleBefore);
-      expect(await renewCloseAsked(dir, staleBefore)).toBe(false);
+      expect(await takeCloseMark(dir, 'SIGTERM', staleBefore)).toBe(true);
+      expect((await closeMarkTime(dir, 'SIGTERM'))!).toBeGreaterThanOrEqual(staleBefore);
+      expect(await takeCloseMark(dir, 'SIGTERM', staleBefore)).toBe(false);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('closeFinished: what is typed into a finished agent, with a real agent process and files', () => {
+  const children = new Children();
+  const dirs: string[] = [];
+  afterEach(async () => {
+    await children.killAll();
+    for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+  });
+
+  /**
+   * A claude session done long ago (closed after 1 ms), its agent a real `sleep`, its pane `%1`
+   * on the runner's socket; the runner records what it is asked to type, running `onType` first.
+   */
+  async function finished(onType: (dir: string) => Promise<void> = async () => undefined) {
+    const root = await mkdtemp(join(tmpdir(), 'engine-close-keys-'));
+    dirs.push(root);
+    const dir = join(root, 'sessions', 's1');
+    await mkdir(dir, { recursive: true });
+    await markSessionDone(dir);
+    const agent = children.spawn('sleep', ['600']);
+    const identity = readProcessIdentity(agent.pid as number)!;
+    const state = craftedState(root, join(root, 'sessions', 'r.md'), 'sessions/s1', {
+      agent: 'claude',
+      agentPid: identity.pid,
+      agentStartTicks: identity.startTicks,
+      bootId: identity.bootId,
+      tmux: { socket: 'sock', session: 'dispatch', window: '@1', pane: '%1' },
+    }) as unknown as SessionState;
+    const typed: TerminalInput[][] = [];
+    const runner: Partial<Runner> = {
+      kind: 'tmux',
+      typeInto: async (_target, input, mayType) => {
+        await onType(dir);
+        if (mayType && !(await mayType())) return false;
+        typed.push([...input]);
+        return true;
+      },
+      viewers: async () => 0,
+    };
+    const events: EventInput[] = [];
+    const ctx = inProcessContext(root, {
+      runner: runner as Runner,
+      options: { closeAfterDoneMs: 1, tmuxSocket: 'sock' },
+      recordEvent: async (event) => void events.push(event),
+    });
+    return { shared: new DaemonShared(ctx), dir, state, agent, typed, events };
+  }
+
+  it('asks an agent idle at its prompt with Ctrl-C twice, in one input: no text, no Enter', async () => {
+    const f = await finished();
+    await recordAgentHook(f.dir, { hook_event_name: 'Stop' }, new Date());
+    await closeFinished(f.shared, f.dir, f.state);
+    expect(f.typed).toEqual([[{ key: 'C-c', repeat: 2 }]]);
+    expect(f.events.map((e) => e.step)).toEqual(['ask']);
+  });
+
+  it('types nothing when the agent starts to ask a question between the look and the keys', async () => {
+    const f = await finished((dir) =>
+      recordAgentHook(
+        dir,
+        { hook_event_name: 'PermissionRequest', tool_name: 'Write' },
+        new Date(),
+      ).then(() => undefined),
+    );
+    await recordAgentHook(f.dir, { hook_event_name: 'Stop' }, new Date());
+    await closeFinished(f.shared, f.dir, f.state);
+    expect(f.events.map((e) => e.step)).toEqual(['ask']);
+    expect(f.typed).toEqual([]);
+  });
+
+  it.each([
+    ['waits for an answer', { hook_event_name: 'PermissionRequest', tool_name: 'Write' }],
+    ['is working', { hook_event_name: 'PreToolUse', tool_name: 'Write' }],
+    ['reported no state', null],
+  ])('never types into an agent that %s: SIGTERM at once', async (_, hook) => {
+    const f = await finished();
+    if (hook) await recordAgentHook(f.dir, hook, new Date());
+    await closeFinished(f.shared, f.dir, f.state);
+    expect(f.typed).toEqual([]);
+    expect(f.events.map((e) => [e.step, e.agentState])).toEqual([
+      [
+        'SIGTERM',
+        hook ? (hook.hook_event_name === 'PreToolUse' ? 'working' : 'waiting') : 'unknown',
+      ],
+    ]);
+    await exited(f.agent);
+    expect(f.agent.signalCode).toBe('SIGTERM');
+    expect(existsSync(join(f.dir, '.close-asked'))).toBe(false);
   });
 });

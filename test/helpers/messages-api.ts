@@ -19,6 +19,8 @@ export type Reply =
    * holds the `tool_result`, which takes the next reply.
    */
   | { kind: 'bash'; command: string }
+  /** A `tool_use` of any tool, e.g. `Write` with `{file_path, content}`. */
+  | { kind: 'tool'; name: string; input: Record<string, unknown> }
   /** HTTP 429 with the headers and body of a usage limit (`anthropic-ratelimit-unified-*`). */
   | { kind: 'rate-limit'; resetAt: number }
   /** Holds the request open until `release()` or `close()`. */
@@ -29,6 +31,7 @@ export type Reply =
 export const reply = {
   text: (text: string): Reply => ({ kind: 'text', text }),
   bash: (command: string): Reply => ({ kind: 'bash', command }),
+  tool: (name: string, input: Record<string, unknown>): Reply => ({ kind: 'tool', name, input }),
   /** A limit that resets in an hour unless told otherwise (epoch seconds). */
   rateLimit: (resetAt = Math.floor(Date.now() / 1000) + 3600): Reply => ({
     kind: 'rate-limit',
@@ -231,8 +234,8 @@ export class MessagesApi {
         : {
             type: 'tool_use',
             id: `toolu_standin_${randomBytes(8).toString('hex')}`,
-            name: 'Bash',
-            input: { command: answer.command },
+            name: answer.kind === 'tool' ? answer.name : 'Bash',
+            input: answer.kind === 'tool' ? answer.input : { command: answer.command },
           };
     const stopReason = answer.kind === 'text' ? 'end_turn' : 'tool_use';
     const usage = {

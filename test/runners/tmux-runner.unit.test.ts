@@ -403,7 +403,7 @@ describe('TmuxRunner (injected exec)', () => {
 });
 
 describe('TmuxRunner.typeInto', () => {
-  it('types text literally (-l: never read as key names) and keys by name, into the pane asked', async () => {
+  it('types keys by name into the pane asked, a repeated key in one call', async () => {
     const { exec, calls } = fakeExec((args) =>
       args.includes('list-panes')
         ? '%17 0\n'
@@ -412,17 +412,31 @@ describe('TmuxRunner.typeInto', () => {
           : { fail: 'unexpected' },
     );
     const runner = new TmuxRunner({ socket: 'sock', exec });
-    const typed = await runner.typeInto('%17', [
-      { key: 'C-c' },
-      { text: 'Enter' },
-      { key: 'Enter' },
-    ]);
+    const typed = await runner.typeInto('%17', [{ key: 'C-c' }, { key: 'C-c', repeat: 2 }]);
     expect(typed).toBe(true);
     expect(calls.filter((c) => c.args.includes('send-keys')).map((c) => c.args)).toEqual([
       ['-L', 'sock', 'send-keys', '-t', '%17', 'C-c'],
-      ['-L', 'sock', 'send-keys', '-t', '%17', '-l', 'Enter'],
-      ['-L', 'sock', 'send-keys', '-t', '%17', 'Enter'],
+      ['-L', 'sock', 'send-keys', '-t', '%17', 'C-c', 'C-c'],
     ]);
+  });
+
+  it('asks mayType right before each input, and types nothing more once it says no', async () => {
+    const { exec, calls } = fakeExec((args) =>
+      args.includes('list-panes')
+        ? '%17 0\n'
+        : args.includes('send-keys')
+          ? ''
+          : { fail: 'unexpected' },
+    );
+    const runner = new TmuxRunner({ exec });
+    const answers = [true, false];
+    const typed = await runner.typeInto(
+      '%17',
+      [{ key: 'C-c' }, { key: 'C-c' }, { key: 'C-c' }],
+      () => Promise.resolve(answers.shift() ?? true),
+    );
+    expect(typed).toBe(false);
+    expect(calls.filter((c) => c.args.includes('send-keys'))).toHaveLength(1);
   });
 
   it('types nothing into a pane that is gone', async () => {
@@ -430,12 +444,12 @@ describe('TmuxRunner.typeInto', () => {
       args.includes('list-panes') ? '%1 0\n' : { fail: 'unexpected' },
     );
     const runner = new TmuxRunner({ exec });
-    expect(await runner.typeInto('%17', [{ text: '/exit' }])).toBe(false);
+    expect(await runner.typeInto('%17', [{ key: 'C-c' }])).toBe(false);
     expect(calls.some((c) => c.args.includes('send-keys'))).toBe(false);
   });
 
   it('refuses a target that is not a pane id', async () => {
     const runner = new TmuxRunner({ exec: fakeExec(() => '').exec });
-    await expect(runner.typeInto('dispatch:1', [{ text: 'x' }])).rejects.toThrow(EngineError);
+    await expect(runner.typeInto('dispatch:1', [{ key: 'C-c' }])).rejects.toThrow(EngineError);
   });
 });

@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   AGENT_STATE_FILE,
   agentStateFromHook,
+  atOwnPrompt,
   readAgentState,
   recordAgentHook,
   type AgentState,
@@ -64,6 +65,7 @@ describe('agent state from a hook input (pure)', () => {
       event,
       at: T0.toISOString(),
       ...(detail === undefined ? {} : { detail }),
+      ...('notification_type' in fields ? { notification: fields.notification_type } : {}),
     });
   });
 
@@ -104,6 +106,20 @@ describe('agent state from a hook input (pure)', () => {
     expect(agentStateFromHook(hook('SessionEnd', { reason: 'other' }), T1, limited)).toBeNull();
   });
 
+  it('keeps a usage limit over the idle notification that follows it (a human would submit a prompt)', () => {
+    const limited = agentStateFromHook(hook('StopFailure', { error: 'rate_limit' }), T0, null);
+    const idle = hook('Notification', {
+      message: 'Claude is waiting for your input',
+      notification_type: 'idle_prompt',
+    });
+    expect(agentStateFromHook(idle, T1, limited)).toBeNull();
+    expect(agentStateFromHook(hook('UserPromptSubmit'), T1, limited)).toMatchObject({
+      state: 'working',
+    });
+    const asked = hook('Notification', { notification_type: 'permission_prompt' });
+    expect(agentStateFromHook(asked, T1, limited)).toMatchObject({ state: 'waiting' });
+  });
+
   it('cuts a long notification message for the status line', () => {
     const state = agentStateFromHook(
       hook('Notification', { message: 'x'.repeat(5000), notification_type: 'idle_prompt' }),
@@ -111,6 +127,41 @@ describe('agent state from a hook input (pure)', () => {
       null,
     );
     expect(state?.detail).toHaveLength(200);
+  });
+});
+
+describe('atOwnPrompt: whether keys typed into the agent can answer no question', () => {
+  const after = (...events: [string, Record<string, unknown>?][]): AgentState | null =>
+    events.reduce<AgentState | null>(
+      (state, [event, fields]) => agentStateFromHook(hook(event, fields), T0, state) ?? state,
+      null,
+    );
+
+  it('at its prompt: the turn ended, a usage limit, or idle at the prompt (idle_prompt)', () => {
+    expect(atOwnPrompt(after(['Stop']))).toBe(true);
+    expect(atOwnPrompt(after(['StopFailure', { error: 'server_error' }]))).toBe(true);
+    expect(atOwnPrompt(after(['StopFailure', { error: 'rate_limit' }]))).toBe(true);
+    expect(
+      atOwnPrompt(after(['Stop'], ['Notification', { notification_type: 'idle_prompt' }])),
+    ).toBe(true);
+  });
+
+  it('not while it asks a question, works (a dialog may come), ends, or has no state', () => {
+    expect(atOwnPrompt(after(['PermissionRequest', { tool_name: 'Write' }]))).toBe(false);
+    expect(
+      atOwnPrompt(
+        after(
+          ['PermissionRequest', { tool_name: 'Write' }],
+          ['Notification', { notification_type: 'permission_prompt' }],
+        ),
+      ),
+    ).toBe(false);
+    for (const type of ['elicitation_dialog', 'worker_permission_prompt', 'agent_needs_input'])
+      expect(atOwnPrompt(after(['Notification', { notification_type: type }]))).toBe(false);
+    expect(atOwnPrompt(after(['UserPromptSubmit']))).toBe(false);
+    expect(atOwnPrompt(after(['PreToolUse', { tool_name: 'Write' }]))).toBe(false);
+    expect(atOwnPrompt(after(['SessionEnd', { reason: 'other' }]))).toBe(false);
+    expect(atOwnPrompt(null)).toBe(false);
   });
 });
 
@@ -136,6 +187,21 @@ describe('agent-state.json', () => {
     expect(await recordAgentHook(dir, hook('SessionStart'), T1)).toBeNull();
     expect(await recordAgentHook(dir, hook('Stop'), T1)).toBeNull();
     expect(await readAgentState(dir)).toMatchObject({ state: 'idle', at: T0.toISOString() });
+  });
+
+  it('records and reads back the notification type of a wait', async () => {
+    await recordAgentHook(
+      dir,
+      hook('Notification', { message: 'waiting', notification_type: 'idle_prompt' }),
+      T0,
+    );
+    expect(await readAgentState(dir)).toEqual({
+      state: 'waiting',
+      event: 'Notification',
+      at: T0.toISOString(),
+      detail: 'waiting',
+      notification: 'idle_prompt',
+    });
   });
 
   it('reads no state from a missing, torn or foreign file', async () => {
