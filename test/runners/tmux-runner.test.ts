@@ -456,8 +456,25 @@ describe.skipIf(!available)('TmuxRunner on a real tmux server', () => {
     // any job our launch had caused would have run as well.
     const control = join(dir, `control #(touch ${c}control)`);
     await mkdir(control);
-    await tmux(socket, 'new-window', '-d', '-t', '=dispatch:', '-c', control, '--', 'true', 'x');
+    // The window outlives the job: a window that ended at once could end the session, and with
+    // it the server, which kills the job before it ran (seen under load on a fresh clone).
+    const held = await tmux(
+      socket,
+      'new-window',
+      '-d',
+      '-P',
+      '-F',
+      '#{pane_id}',
+      '-t',
+      '=dispatch:',
+      '-c',
+      control,
+      '--',
+      'sleep',
+      '600',
+    );
     await waitFor(() => existsSync(join(dir, 'canary-control')), { message: 'the control canary' });
+    await tmux(socket, 'kill-pane', '-t', held.trim());
     expect(await canaries()).toEqual(['canary-control']);
     await rm(join(dir, 'canary-control'));
   });
@@ -606,7 +623,23 @@ describe.skipIf(!available)('tmux argument handling (the facts the runner relies
   it('expands formats in the -c directory ("#(cmd)" runs a shell command), not in -e or argv', async () => {
     const cwd = join(dir, `d #(touch ${c}cwd)`);
     await mkdir(cwd);
-    await tmux(socket, 'new-window', '-d', '-t', '=facts:', '-c', cwd, '--', 'true', 'x');
+    // Held open, so that the server outlives the job (see the control canary above).
+    const held = await tmux(
+      socket,
+      'new-window',
+      '-d',
+      '-P',
+      '-F',
+      '#{pane_id}',
+      '-t',
+      '=facts:',
+      '-c',
+      cwd,
+      '--',
+      'sleep',
+      '600',
+    );
     await waitFor(() => existsSync(join(dir, 'canary-cwd')), { message: 'the format-job canary' });
+    await tmux(socket, 'kill-pane', '-t', held.trim());
   });
 });
