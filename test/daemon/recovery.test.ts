@@ -25,7 +25,7 @@ describe('recovery of dead claims', () => {
     const text = await waitForText(file, '#needs-implementation');
     expect(recoveries(text)).toBe(1);
     expect(text).toMatch(
-      /\*\*Reason\*\*: agent exited with code 137 without marking #done-implementation/,
+      /\*\*Reason\*\*: agent exited with code 137 without marking `#done-implementation`/,
     );
     expect(text).toContain(`**Prior Session**: sessions/`);
     expect(text).not.toContain('#claimed-implementation');

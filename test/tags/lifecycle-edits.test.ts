@@ -132,7 +132,7 @@ describe('requeueEdit', () => {
         '*   **Date**: 2026-11-22T07:00:00.000Z',
         '*   **Reason**: agent pid 1 is gone',
         '*   **Prior Session**: sessions/s1/',
-        '*   **Action**: Re-queued for processing (back to #needs-fix, approve again to retry)',
+        '*   **Action**: Re-queued for processing (back to `#needs-fix`, approve again to retry)',
         '*   **Attempt**: 1',
         '',
       ].join('\n'),
@@ -220,6 +220,6 @@ describe('requeueEdit of a text that ends inside an open block', () => {
   it('still appends after a block that was closed', () => {
     const text = `${head}\`\`\`\ncode\n\`\`\`\n\n\n`;
     const requeued = requeueEdit(text, 'fix', 'sessions/s1', entry);
-    expect(requeued).toMatch(/\ncode\n```\n\n## Recovery\n[^`]*$/);
+    expect(requeued).toMatch(/\ncode\n```\n\n## Recovery\n(?:[^`]|`#needs-fix`)*$/);
   });
 });
