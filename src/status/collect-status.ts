@@ -1,13 +1,14 @@
 /**
  * What `engine status` shows, read from the files: waiting `#delegated-X` items in dispatch
- * order, claims with their session and whether its agent lives, and what ended recently.
+ * order, files that are not dispatched (two lifecycle states of one noun), claims with their
+ * session and whether its agent lives, and what ended recently.
  */
 import { readPause, type LimitPause } from '../sessions/limit-pause.js';
 import { stat } from 'node:fs/promises';
 import { realpath } from 'node:fs/promises';
 import type { DispatchTable } from '../dispatch/dispatch-table.js';
 import { compareOrder } from '../dispatch/work-order.js';
-import { workItemsOf } from '../dispatch/work-items.js';
+import { twoStatesProblem, workItemsOf } from '../dispatch/work-items.js';
 import { readRequestFile } from '../files/read-text-file.js';
 import { systemProbe, type ProcProbe } from '../process/process-identity.js';
 import { readAgentState, type AgentState } from '../sessions/agent-state.js';
@@ -63,9 +64,17 @@ export type RecentEvent = EngineEvent & {
   result: PrintResult | null;
 };
 
+/** A file none of whose work is dispatched, and why (two lifecycle states of one noun). */
+export interface NotDispatched {
+  file: string;
+  tags: string[];
+  reason: string;
+}
+
 export interface StatusReport {
   root: string;
   waiting: WaitingItem[];
+  notDispatched: NotDispatched[];
   running: ClaimItem[];
   stale: ClaimItem[];
   recent: RecentEvent[];
@@ -93,6 +102,7 @@ export async function collectStatus(
   const judging = { now, options, probe };
   const pool = new ScanPool();
   const waiting: Array<WaitingItem & { readyAt: number }> = [];
+  const notDispatched: NotDispatched[] = [];
   const running: ClaimItem[] = [];
   const stale: ClaimItem[] = [];
   try {
@@ -108,6 +118,9 @@ export async function collectStatus(
         const work = workItemsOf(file, scan.occurrences, (noun) => table.get(noun) ?? null, {
           readyAt: mtime,
         });
+        for (const twice of work.twoStates) {
+          notDispatched.push({ file, tags: twice.tags, reason: twoStatesProblem(twice) });
+        }
         for (const { noun, route } of work.delegated) {
           waiting.push({
             file,
@@ -150,6 +163,7 @@ export async function collectStatus(
   return {
     root,
     waiting: waiting.map(({ readyAt: _r, ...rest }) => rest),
+    notDispatched,
     running,
     stale,
     recent,

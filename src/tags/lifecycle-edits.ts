@@ -12,11 +12,12 @@ import {
   lineEnding,
   swapTags,
   TagMissingError,
+  TwoStatesError,
 } from './edit-tags.js';
 import { scanTags, type LineSpan, type TagScan } from './scan-tags.js';
 import { proseText } from './engine-prose.js';
 import { countsAsAttempt, recoveryRecordsOf, type FailureKind } from './recovery-entries.js';
-import { lifecycleOf, lifecycleTag, transitionTags } from './tag-name.js';
+import { lifecycleOf, lifecycleTag, nounsWithTwoStates, transitionTags } from './tag-name.js';
 
 const SESSION_PREFIX = '**Session**:';
 /** What the daemon writes after the prefix: a session directory under `sessions/`. */
@@ -149,9 +150,13 @@ function sessionLineRemoval(
 export function claimEdit(text: string, noun: string, session: string): string {
   // One claim per request file: a second noun waits until the first is done or requeued (the
   // file then changes, and is read again), so the one Session line always names the one claim.
-  const claimed = carrierTags(scanTags(text)).find((o) => lifecycleOf(o.tag)?.state === 'claimed');
+  const carrier = carrierTags(scanTags(text));
+  const claimed = carrier.find((o) => lifecycleOf(o.tag)?.state === 'claimed');
   const { from, to } = transitionTags('claim', noun);
   if (claimed) throw new TagMissingError([from], undefined, true);
+  // Never dispatched (work-items); refused here too, should a claim race a hand edit.
+  const twice = nounsWithTwoStates(carrier.map((o) => o.tag))[0];
+  if (twice) throw new TwoStatesError(twice.tags, twice.tags, null);
   const swapped = swapTags(text, [from], to);
   return checkedLifecycle(swapped, withSessionLine(swapped, session), session);
 }

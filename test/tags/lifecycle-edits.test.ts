@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TagMissingError } from '../../src/tags/edit-tags.js';
+import { TagMissingError, TwoStatesError } from '../../src/tags/edit-tags.js';
 import {
   claimEdit,
   lastPriorSession,
@@ -29,6 +29,14 @@ describe('claimEdit', () => {
     expect(claimEdit(text, 'fix', 'sessions/new')).toBe(
       '# T\n**Tags**: #claimed-fix\n**Session**: sessions/new\n',
     );
+  });
+
+  it('refuses a file with two lifecycle states of one noun, of any noun', () => {
+    for (const tags of ['#done-fix #delegated-fix', '#delegated-fix #needs-docs #done-docs']) {
+      expect(() => claimEdit(`# T\n**Tags**: ${tags}\n`, 'fix', 'sessions/s1')).toThrow(
+        TwoStatesError,
+      );
+    }
   });
 
   it('refuses when the item is not delegated', () => {
