@@ -22,7 +22,8 @@ export const awaitTagCommand: CommandModule<object, Args> = {
     yargs
       .usage(
         '$0 await-tag <file> <#tag> [--timeout S]\n$0 await-tag --dir <path> <#tag> [--timeout S]\n\n' +
-          'Block until the tag is present anywhere in the file (exit 0). The file need not exist yet.',
+          'Block until the file carries the tag (exit 0): a lifecycle tag (#done-fix) on its Tags line\n' +
+          'or front matter, the item state; any other tag anywhere outside code. The file need not exist yet.',
       )
       .positional('file', { type: 'string', describe: 'Markdown file to wait on' })
       .positional('tag', { type: 'string', describe: "Tag, e.g. '#done-fix'" })

@@ -55,6 +55,10 @@ export const statusCommand: CommandModule<object, Args> = {
         `  ${i + 1}. ${w.file}  #delegated-${w.noun}  ${w.skill ?? '(no route)'}  P${w.weight}${w.dispatchable ? '' : '  not dispatchable'}${waitText(w.wait)}`,
       ),
     );
+    if (report.notDispatched.length > 0) {
+      printLine(`Not dispatched (${report.notDispatched.length}):`);
+      report.notDispatched.forEach((n) => printLine(`  ${n.file}: ${n.reason}`));
+    }
     printLine(`Running (${report.running.length}):`);
     report.running.forEach((c) => printLine(`  ${claimLine(c)}`));
     printLine(`Stale (${report.stale.length}):`);

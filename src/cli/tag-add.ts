@@ -8,7 +8,8 @@ interface Args {
 
 export const tagAddCommand: CommandModule<object, Args> = {
   command: 'add <file> <tag>',
-  describe: "Append a tag to the file's Tags line (creating the line after the H1); idempotent",
+  describe:
+    "Append a tag to the file's Tags line (creating the line after the H1); idempotent. A second lifecycle state of a noun is refused: swap it",
   builder: (yargs) =>
     yargs
       .positional('file', { type: 'string', demandOption: true, describe: 'Markdown file' })

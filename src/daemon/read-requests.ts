@@ -1,14 +1,15 @@
 /**
  * The daemon's read stage: a settled request file → its tags → the work items it carries, and
  * its claims remembered for the reaper. Files that cannot be read, are not text, resolve outside
- * the watched paths or have more than one name are skipped with a warning, once.
+ * the watched paths, have more than one name or hold two lifecycle states of one noun are skipped
+ * with a warning, once.
  */
 import type { Stats } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import { sep } from 'node:path';
 import PQueue from 'p-queue';
 import { MAX_PARSE_BYTES, readRequestFile, type TextRead } from '../files/read-text-file.js';
-import { claimOf, workItemsOf, type WorkItem } from '../dispatch/work-items.js';
+import { claimOf, twoStatesProblem, workItemsOf, type WorkItem } from '../dispatch/work-items.js';
 import { readiness, readyAtOf, type Readiness } from '../dispatch/work-order.js';
 import type { ScanSummary } from '../tags/scan-pool.js';
 import { parseTagPattern, type TagPattern } from '../tags/tag-name.js';
@@ -67,6 +68,12 @@ export class RequestReader {
       file,
       work.claims.map((claim) => claim.noun),
     );
+    for (const twice of work.twoStates) {
+      this.shared.warnOnce(
+        `two-states:${file}:${twice.tags.join(' ')}`,
+        `not dispatching ${path}: ${twoStatesProblem(twice)}`,
+      );
+    }
     if (work.items.length === 0 || (await this.hasOtherNames(file, info))) return [];
     const { wait } = readiness(
       { ...facts, claim: claimOf(work) },

@@ -6,7 +6,13 @@
 import type { DispatchRoute } from './dispatch-table.js';
 import { weightOf, type OrderKey } from './work-order.js';
 import type { TagOccurrence } from '../tags/scan-tags.js';
-import { lifecycleOf, transitionTags, type TagPattern } from '../tags/tag-name.js';
+import {
+  lifecycleOf,
+  nounsWithTwoStates,
+  transitionTags,
+  type TagPattern,
+  type TwoStates,
+} from '../tags/tag-name.js';
 
 /** A `#delegated-X` ready to be dispatched: it has a dispatchable row. */
 export interface WorkItem extends OrderKey {
@@ -30,6 +36,17 @@ export interface FileWork {
   claims: Array<{ noun: string; done: boolean }>;
   /** `#P0`..`#P2` of the file: 0, 1, or 2 for none. */
   weight: number;
+  /**
+   * Nouns with two lifecycle states or more (`#done-fix #delegated-fix`, written by hand): the
+   * file says two things about one item, so none of its work is dispatched (no `delegated`, no
+   * `items`) until a human keeps one state. Its claims stay known, to be followed or requeued.
+   */
+  twoStates: TwoStates[];
+}
+
+/** Why a file with two states of one noun is not dispatched, for the daemon's log and status. */
+export function twoStatesProblem({ tags }: TwoStates): string {
+  return `it holds ${tags.join(' ')} on its Tags line or front matter, two lifecycle states of one noun (one noun has one state); not dispatched until the one that is not true is removed (engine tag remove <file> <tag>)`;
 }
 
 export function workItemsOf(
@@ -40,7 +57,8 @@ export function workItemsOf(
 ): FileWork {
   const tags = [...new Set(occurrences.filter((o) => o.place !== 'prose').map((o) => o.tag))];
   const weight = weightOf(tags);
-  const work: FileWork = { delegated: [], items: [], claims: [], weight };
+  const twoStates = nounsWithTwoStates(tags);
+  const work: FileWork = { delegated: [], items: [], claims: [], weight, twoStates };
   for (const tag of tags) {
     const life = lifecycleOf(tag);
     if (life?.state === 'claimed') {
@@ -49,7 +67,7 @@ export function workItemsOf(
         done: tags.includes(transitionTags('finish', life.noun).to),
       });
     }
-    if (life?.state !== 'delegated') continue;
+    if (life?.state !== 'delegated' || twoStates.length > 0) continue;
     if (patterns && !patterns.some((p) => p.matches(tag))) continue;
     const row = route(life.noun);
     work.delegated.push({ noun: life.noun, route: row });

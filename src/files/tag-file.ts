@@ -10,7 +10,10 @@ import {
   removeTag,
   swapTags,
   TagMissingError,
+  TwoStatesError,
 } from '../tags/edit-tags.js';
+import { LIFECYCLE_TRANSITIONS, lifecycleOf } from '../tags/tag-name.js';
+import { shellQuote } from '../runners/runner.js';
 import { updateRequestFile, type TextEdit, type UpdateResult } from './update-request-file.js';
 
 export function addTagToFile(file: string, tag: string): Promise<UpdateResult> {
@@ -58,10 +61,31 @@ export function describeRefusal(error: unknown, file: string): unknown {
       `Refused to edit line ${error.line} of ${file}: the edit would change which other text is a tag (removing the line would turn code below it into prose, say); nothing was written, edit it by hand`,
     );
   }
+  if (error instanceof TwoStatesError) return twoStatesRefusal(error, file);
   if (error instanceof LineOutOfRangeError) {
     return new EngineError(
       `Line ${error.line} is out of range for ${file} (it has ${error.lineCount} lines)`,
     );
   }
   return error;
+}
+
+/** The refusal of an edit that would leave one noun two lifecycle states, with what to run. */
+function twoStatesRefusal({ states, result, wanted }: TwoStatesError, file: string): EngineError {
+  const quoted = shellQuote(file);
+  const life = wanted === null ? null : lifecycleOf(wanted);
+  let remedy = `Remove the state that is not true first (engine tag remove ${quoted} '<tag>')`;
+  const sameNoun = life !== null && states.every((tag) => lifecycleOf(tag)?.noun === life.noun);
+  if (wanted !== null && life && sameNoun) {
+    const swap = `engine tag swap ${quoted} ${shellQuote(states.join(','))} ${shellQuote(wanted)}`;
+    const approvable =
+      states.every((tag) => lifecycleOf(tag)?.state === LIFECYCLE_TRANSITIONS.approve.from) &&
+      (life.state === 'delegated' || life.state === 'next');
+    remedy = approvable
+      ? `Approve it instead: engine tag approve ${quoted} --to ${life.state} (or ${swap})`
+      : `Swap its state instead, naming every state it has: ${swap}`;
+  }
+  return new EngineError(
+    `Refused to edit ${file}: its Tags line or front matter would hold ${result.join(' ')}, two lifecycle states of one noun (one noun has one state); nothing was written. ${remedy}`,
+  );
 }

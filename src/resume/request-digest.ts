@@ -15,7 +15,7 @@
  */
 import { createHash } from 'node:crypto';
 import { sessionLines } from '../tags/lifecycle-edits.js';
-import { RECOVERY_HEADING } from '../tags/recovery-entries.js';
+import { RECOVERY_HEADING } from '../tags/recovery-sections.js';
 import { scanTags, type TagScan } from '../tags/scan-tags.js';
 
 /** A line of a Recovery entry as the requeue writes it: `*   **Reason**: ...`. */

@@ -1,6 +1,7 @@
 /**
  * What `engine status` shows, read from the files: waiting `#delegated-X` items in dispatch
- * order, claims with their session and whether its agent lives, and what ended recently.
+ * order, files that are not dispatched (two lifecycle states of one noun), claims with their
+ * session and whether its agent lives, and what ended recently.
  */
 import { readPause, type LimitPause } from '../sessions/limit-pause.js';
 import { stat } from 'node:fs/promises';
@@ -14,7 +15,7 @@ import {
   type Readiness,
   type Wait,
 } from '../dispatch/work-order.js';
-import { claimOf, workItemsOf, type FileWork } from '../dispatch/work-items.js';
+import { claimOf, twoStatesProblem, workItemsOf, type FileWork } from '../dispatch/work-items.js';
 import { readRequestFile } from '../files/read-text-file.js';
 import { systemProbe, type ProcProbe } from '../process/process-identity.js';
 import { readAgentState, type AgentState } from '../sessions/agent-state.js';
@@ -71,9 +72,17 @@ export type RecentEvent = EngineEvent & {
   result: PrintResult | null;
 };
 
+/** A file none of whose work is dispatched, and why (two lifecycle states of one noun). */
+export interface NotDispatched {
+  file: string;
+  tags: string[];
+  reason: string;
+}
+
 export interface StatusReport {
   root: string;
   waiting: WaitingItem[];
+  notDispatched: NotDispatched[];
   running: ClaimItem[];
   stale: ClaimItem[];
   recent: RecentEvent[];
@@ -105,6 +114,7 @@ export async function collectStatus(
   const judging = { now, options, probe, debounceMs };
   const pool = new ScanPool();
   const waiting: Ordered[] = [];
+  const notDispatched: NotDispatched[] = [];
   const running: ClaimItem[] = [];
   const stale: ClaimItem[] = [];
   try {
@@ -121,6 +131,9 @@ export async function collectStatus(
         const work = workItemsOf(file, scan.occurrences, (noun) => table.get(noun) ?? null, {
           readyAt: readyAtOf(facts, debounceMs),
         });
+        for (const twice of work.twoStates) {
+          notDispatched.push({ file, tags: twice.tags, reason: twoStatesProblem(twice) });
+        }
         const ready = readiness({ ...facts, claim: claimOf(work) }, debounceMs, now.getTime());
         waiting.push(...waitingIn(file, work, ready));
         for (const { noun } of work.claims.filter((claim) => !claim.done)) {
@@ -148,6 +161,7 @@ export async function collectStatus(
       ...dispatchOrder(waiting.filter(({ item }) => item.dispatchable)),
       ...dispatchOrder(waiting.filter(({ item }) => !item.dispatchable)),
     ].map(({ item }) => item),
+    notDispatched,
     running,
     stale,
     recent,

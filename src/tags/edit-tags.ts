@@ -4,6 +4,7 @@
  * space when a tag is removed), so line endings, BOM handling and every other byte stay put.
  */
 import { scanTags, type TagOccurrence, type TagScan } from './scan-tags.js';
+import { lifecycleOf } from './tag-name.js';
 
 /** The tag(s) a compare-and-swap or an inline removal expected were not there. */
 export class TagMissingError extends Error {
@@ -43,6 +44,23 @@ export class EditChangesMeaningError extends Error {
   }
 }
 
+/**
+ * An edit that would leave one noun with two lifecycle states on the Tags line and in front
+ * matter (`#done-fix #delegated-fix`): one noun has one state (docs/TAGS.md). Refused, nothing
+ * written. `states`: the noun's states before the edit; `result`: after it; `wanted`: the tag the
+ * edit writes (null: a claim, refused for any noun of the file with two states).
+ */
+export class TwoStatesError extends Error {
+  constructor(
+    readonly states: string[],
+    readonly result: string[],
+    readonly wanted: string | null,
+  ) {
+    super(`${result.join(' ')} would be two lifecycle states of one noun`);
+    this.name = 'TwoStatesError';
+  }
+}
+
 interface Splice {
   start: number;
   end: number;
@@ -62,6 +80,9 @@ export function lineEnding(text: string): string {
 export function addTag(text: string, tag: string): string | null {
   const scan = scanTags(text);
   if (carrierTags(scan).some((o) => o.tag === tag)) return null;
+  const noun = lifecycleOf(tag)?.noun;
+  const states = noun === undefined ? [] : statesOf(carrierTags(scan), noun);
+  if (states.length > 0) throw new TwoStatesError(states, [...states, tag], tag);
   if (scan.tagsLine) {
     const { start, end } = scan.tagsLine;
     const content = text.slice(start, end);
@@ -110,11 +131,11 @@ export function swapTags(text: string, olds: string[], next: string, line?: numb
     line === undefined ? carrierTags(scan) : scan.occurrences.filter((o) => o.line === line);
   const kept = pool.find((o) => o.tag === next);
   const replaced = kept === undefined ? targets[0] : undefined;
-  const expected = tagKeys(
-    scan.occurrences
-      .filter((o) => o === kept || o === replaced || !targets.includes(o))
-      .map((o) => (o === replaced ? { ...o, tag: next } : o)),
-  );
+  const after = scan.occurrences
+    .filter((o) => o === kept || o === replaced || !targets.includes(o))
+    .map((o) => (o === replaced ? { ...o, tag: next } : o));
+  if (targets.some((o) => o.place !== 'prose')) oneStateEach(scan, after, [...olds, next], next);
+  const expected = tagKeys(after);
   return firstChecked(
     (keepLines) =>
       applySplices(
@@ -126,6 +147,32 @@ export function swapTags(text: string, olds: string[], next: string, line?: numb
     expected,
     (targets[0] as TagOccurrence).line,
   );
+}
+
+/** The lifecycle tags of `noun` among `occurrences`, each once, in the order written. */
+function statesOf(occurrences: Array<Pick<TagOccurrence, 'tag'>>, noun: string): string[] {
+  return [...new Set(occurrences.map((o) => o.tag))].filter(
+    (tag) => lifecycleOf(tag)?.noun === noun,
+  );
+}
+
+/**
+ * Refuses a swap on the carrier that leaves a noun it touches (of `tags`) with two states there;
+ * one that leaves a single state (`#done-fix,#delegated-fix` to `#needs-fix`) mends such a file.
+ */
+function oneStateEach(
+  scan: TagScan,
+  after: Array<Pick<TagOccurrence, 'tag' | 'place'>>,
+  tags: string[],
+  wanted: string,
+): void {
+  const carrierAfter = after.filter((o) => o.place !== 'prose');
+  for (const noun of new Set(tags.map((tag) => lifecycleOf(tag)?.noun))) {
+    if (noun === undefined) continue;
+    const result = statesOf(carrierAfter, noun);
+    if (result.length > 1)
+      throw new TwoStatesError(statesOf(carrierTags(scan), noun), result, wanted);
+  }
 }
 
 /** A tag and where it counts: what an edit's result is compared by. */

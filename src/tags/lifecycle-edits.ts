@@ -12,10 +12,12 @@ import {
   lineEnding,
   swapTags,
   TagMissingError,
+  TwoStatesError,
 } from './edit-tags.js';
 import { scanTags, type LineSpan, type TagScan } from './scan-tags.js';
+import { proseText } from './engine-prose.js';
 import { countsAsAttempt, recoveryRecordsOf, type FailureKind } from './recovery-entries.js';
-import { lifecycleOf, lifecycleTag, transitionTags } from './tag-name.js';
+import { lifecycleOf, lifecycleTag, nounsWithTwoStates, transitionTags } from './tag-name.js';
 
 const SESSION_PREFIX = '**Session**:';
 /** What the daemon writes after the prefix: a session directory under `sessions/`. */
@@ -148,9 +150,13 @@ function sessionLineRemoval(
 export function claimEdit(text: string, noun: string, session: string): string {
   // One claim per request file: a second noun waits until the first is done or requeued (the
   // file then changes, and is read again), so the one Session line always names the one claim.
-  const claimed = carrierTags(scanTags(text)).find((o) => lifecycleOf(o.tag)?.state === 'claimed');
+  const carrier = carrierTags(scanTags(text));
+  const claimed = carrier.find((o) => lifecycleOf(o.tag)?.state === 'claimed');
   const { from, to } = transitionTags('claim', noun);
   if (claimed) throw new TagMissingError([from], undefined, true);
+  // Never dispatched (work-items); refused here too, should a claim race a hand edit.
+  const twice = nounsWithTwoStates(carrier.map((o) => o.tag))[0];
+  if (twice) throw new TwoStatesError(twice.tags, twice.tags, null);
   const swapped = swapTags(text, [from], to);
   return checkedLifecycle(swapped, withSessionLine(swapped, session), session);
 }
@@ -206,21 +212,36 @@ export function requeueEdit(
   const eol = lineEnding(text);
   const body = [
     '## Recovery',
-    `*   **Date**: ${entry.date}`,
-    `*   **Reason**: ${entry.reason}`,
-    `*   **Prior Session**: ${entry.priorSession}`,
-    entry.back === 'delegated'
-      ? `*   **Action**: Back to ${to}, dispatched again without a new approval`
-      : `*   **Action**: Re-queued for processing (back to ${to}, approve again to retry)`,
+    field('Date', entry.date),
+    field('Reason', entry.reason),
+    field('Prior Session', entry.priorSession),
+    field(
+      'Action',
+      entry.back === 'delegated'
+        ? `Back to ${to}, dispatched again without a new approval`
+        : `Re-queued for processing (back to ${to}, approve again to retry)`,
+    ),
     ...(entry.failure === undefined
       ? []
       : [
-          `*   **Failure**: ${entry.failure}${countsAsAttempt(entry.failure) ? '' : ' (not an attempt)'}`,
+          field(
+            'Failure',
+            `${entry.failure}${countsAsAttempt(entry.failure) ? '' : ' (not an attempt)'}`,
+          ),
         ]),
-    ...(entry.notBefore ? [`*   **Not Before**: ${entry.notBefore}`] : []),
-    `*   **Attempt**: ${entry.attempt}`,
+    ...(entry.notBefore ? [field('Not Before', entry.notBefore)] : []),
+    field('Attempt', String(entry.attempt)),
   ].join(eol);
   return withRecoveryEntry(cleared, body, eol);
+}
+
+/**
+ * One field of a Recovery entry. Its value goes through proseText: a reason quotes tags, paths
+ * and error messages, and none of it may become a tag (the stale-marker failure: a requeued item
+ * that reads as `#done-X`).
+ */
+function field(name: string, value: string): string {
+  return `*   **${name}**: ${proseText(value)}`;
 }
 
 /**
@@ -228,17 +249,14 @@ export function requeueEdit(
  * code fence never closed, an HTML comment) would swallow the entry, and trimming its trailing
  * lines would change its bytes: the entry then goes right before that block, which stays byte
  * for byte. Either way the entry must come out as prose (read back as one more Recovery entry),
- * or the edit is refused: an entry hidden in code would not count.
+ * or the edit is refused: an entry hidden in code would not count. The postcondition: the entry
+ * adds no tag and changes none (front matter stays front matter, code stays code).
  */
 function withRecoveryEntry(text: string, body: string, eol: string): string {
   const tags = (scan: TagScan): string =>
-    scan.occurrences
-      .filter((o) => o.place !== 'prose')
-      .map((o) => `${o.place} ${o.tag}`)
-      .join('\n');
+    scan.occurrences.map((o) => `${o.place} ${o.tag}`).join('\n');
   const scan = scanTags(text);
   const before = recoveryRecordsOf(scan).length;
-  // The entry counts, and the item's tags stay where they were (front matter stays front matter).
   const counted = (result: string): boolean => {
     const after = scanTags(result);
     return recoveryRecordsOf(after).length === before + 1 && tags(after) === tags(scan);

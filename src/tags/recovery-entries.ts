@@ -4,6 +4,7 @@
  * outside code count. An entry without a `**Failure**:` line (written before it existed) is an
  * agent failure, an attempt.
  */
+import { recoverySections } from './recovery-sections.js';
 import { scanTags, type TagScan } from './scan-tags.js';
 
 /** `agent`: the agent ran and failed (an attempt); the others are not the item's failure. */
@@ -16,9 +17,6 @@ export interface RecoveryRecord {
   notBefore: Date | null;
 }
 
-/** A Recovery section's heading, as the requeue writes it. */
-export const RECOVERY_HEADING = /^## Recovery[ \t]*$/;
-const HEADING = /^#{1,6}[ \t]/;
 const FAILURE = /^\*\s+\*\*Failure\*\*:\s*([a-z-]+)/;
 const NOT_BEFORE = /^\*\s+\*\*Not Before\*\*:\s*(\S+)\s*$/;
 
@@ -34,29 +32,19 @@ export function recoveryRecords(text: string): RecoveryRecord[] {
 
 /** The Recovery entries of a text already scanned. */
 export function recoveryRecordsOf(scan: TagScan): RecoveryRecord[] {
-  const records: RecoveryRecord[] = [];
-  let current: RecoveryRecord | null = null;
-  for (let line = 1; line <= scan.lines.count; line++) {
-    const value = scan.lines.lineText(line);
-    if (!scan.isProse(line)) continue;
-    if (RECOVERY_HEADING.test(value)) {
-      current = { failure: 'agent', notBefore: null };
-      records.push(current);
-      continue;
+  return recoverySections(scan.lines, scan.isProse).map(({ body }) => {
+    const record: RecoveryRecord = { failure: 'agent', notBefore: null };
+    for (const line of body) {
+      const value = scan.lines.lineText(line);
+      const failure = FAILURE.exec(value)?.[1];
+      if (failure !== undefined && (FAILURE_KINDS as readonly string[]).includes(failure))
+        record.failure = failure as FailureKind;
+      const notBefore = NOT_BEFORE.exec(value)?.[1];
+      if (notBefore !== undefined && Number.isFinite(Date.parse(notBefore)))
+        record.notBefore = new Date(notBefore);
     }
-    if (current === null) continue;
-    if (HEADING.test(value)) {
-      current = null;
-      continue;
-    }
-    const failure = FAILURE.exec(value)?.[1];
-    if (failure !== undefined && (FAILURE_KINDS as readonly string[]).includes(failure))
-      current.failure = failure as FailureKind;
-    const notBefore = NOT_BEFORE.exec(value)?.[1];
-    if (notBefore !== undefined && Number.isFinite(Date.parse(notBefore)))
-      current.notBefore = new Date(notBefore);
-  }
-  return records;
+    return record;
+  });
 }
 
 /** The attempts an item has had and failed: its Recovery entries that count as attempts. */

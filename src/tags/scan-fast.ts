@@ -13,6 +13,7 @@
  */
 import { scanFrontMatterTags, type FrontMatterTag } from './front-matter.js';
 import { LineIndex } from './line-index.js';
+import { withoutRecordTags } from './recovery-sections.js';
 import { DELIMITER, isTagBoundary, proseOccurrence } from './tag-boundary.js';
 import { TAG_IN_TEXT } from './tag-name.js';
 import type { LineSpan, ScanProblem, TagOccurrence, TagScan } from './tag-scan-types.js';
@@ -187,14 +188,15 @@ function scan(text: string): TagScan {
         : entry;
     }),
   ];
+  const isProse = (line: number): boolean => proseLines.has(line);
   return {
-    occurrences,
+    occurrences: withoutRecordTags(text, occurrences, lines, isProse),
     tagsLine,
     h1EndLine,
     frontMatterEnd,
     problems,
     lines,
-    isProse: (line) => proseLines.has(line),
+    isProse,
   };
 }
 

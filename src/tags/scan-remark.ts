@@ -9,6 +9,7 @@ import type { Processor } from 'unified';
 import { TAG_IN_TEXT } from './tag-name.js';
 import { scanFrontMatterTags, type FrontMatterTag } from './front-matter.js';
 import { LineIndex } from './line-index.js';
+import { withoutRecordTags } from './recovery-sections.js';
 import { isTagBoundary, proseOccurrence } from './tag-boundary.js';
 import type { LineSpan, ScanProblem, TagOccurrence, TagScan } from './tag-scan-types.js';
 
@@ -125,7 +126,15 @@ export function scanTagsWithRemark(text: string): TagScan {
     const start = lines.span(line).start;
     return !opaque.some(([from, to]) => start >= from && start < to);
   };
-  return { occurrences, tagsLine, h1EndLine, frontMatterEnd, problems, lines, isProse };
+  return {
+    occurrences: withoutRecordTags(text, occurrences, lines, isProse),
+    tagsLine,
+    h1EndLine,
+    frontMatterEnd,
+    problems,
+    lines,
+    isProse,
+  };
 }
 
 function collectProseTags(

@@ -5,7 +5,8 @@
  *
  * Two implementations decide the same thing: a one-pass fast path for the common shapes of
  * request files (scan-fast), and remark for everything else (scan-remark). The fast path returns
- * null whenever it cannot decide exactly; a differential test keeps it equal to remark.
+ * null whenever it cannot decide exactly; a differential test keeps it equal to remark. Both
+ * leave out the tags of a Recovery entry's field lines, engine's record (recovery-sections).
  */
 import { scanTagsFast } from './scan-fast.js';
 import { scanTagsWithRemark } from './scan-remark.js';

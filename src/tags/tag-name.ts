@@ -95,6 +95,28 @@ export function lifecycleTag(state: LifecycleState, noun: string): string {
   return `#${state}-${noun}`;
 }
 
+/** A noun that holds more than one lifecycle state: its tags, in the order given. */
+export interface TwoStates {
+  noun: string;
+  tags: string[];
+}
+
+/**
+ * The nouns of `tags` (a file's Tags line and front matter) that hold two lifecycle states or
+ * more, such as `#done-fix #delegated-fix`. One noun has one state: such a file says two things
+ * about one item, and nothing may act on it until a human picks one (docs/TAGS.md).
+ */
+export function nounsWithTwoStates(tags: string[]): TwoStates[] {
+  const byNoun = new Map<string, string[]>();
+  for (const tag of new Set(tags)) {
+    const life = lifecycleOf(tag);
+    if (life) byNoun.set(life.noun, [...(byNoun.get(life.noun) ?? []), tag]);
+  }
+  return [...byNoun]
+    .filter(([, states]) => states.length > 1)
+    .map(([noun, states]) => ({ noun, tags: states }));
+}
+
 /** Weight tags: priority (`#P0`..`#P2`) and effort (`#S #M #L`). */
 export const PRIORITY_TAGS = ['#P0', '#P1', '#P2'] as const;
 export const EFFORT_TAGS = ['#S', '#M', '#L'] as const;

@@ -1,7 +1,9 @@
 /**
  * Waiting for a tag: resolves when a file (or any markdown file under a directory) carries a tag
- * as a real tag, anywhere in the file (Tags line, front matter or prose; whatever `scanTags`
- * reports). Checks once at the start, then re-checks on file-system events, never on a timer:
+ * as a real tag (whatever `scanTags` reports). A lifecycle tag (`#done-fix`) counts only on the
+ * Tags line and in front matter, where a request's state lives (docs/TAGS.md): a mention in
+ * prose, an agent's note or a human's, is no evidence that the item reached that state. Other
+ * tags count anywhere. Checks once at the start, then re-checks on file-system events, never on a timer:
  * the file is watched through its directory (so an editor's rename-save is seen), a directory as
  * a tree, both by the daemon's watch layer (WatchedRoots), which also watches again a directory
  * that was removed and re-created; a watch opened again means a re-check.
@@ -13,7 +15,7 @@ import { EngineError } from '../errors.js';
 import { MAX_PARSE_BYTES, readRequestFile } from '../files/read-text-file.js';
 import { findTaggedFiles } from '../tags/find-tagged-files.js';
 import { ScanPool, ScanTimeoutError } from '../tags/scan-pool.js';
-import { parseTagPattern } from '../tags/tag-name.js';
+import { lifecycleOf, parseTagPattern } from '../tags/tag-name.js';
 import { isMarkdownPath } from '../tags/walk-markdown.js';
 import { loadWatchBackend } from './load-watch-backend.js';
 import { WatchedRoots } from './watched-roots.js';
@@ -54,6 +56,8 @@ export async function awaitTag(options: AwaitTagOptions): Promise<AwaitTagResult
 class TagWaiter {
   private readonly pool = new ScanPool({ size: 1 });
   private readonly needle: string;
+  /** A lifecycle tag: only the Tags line and front matter count. */
+  private readonly stateOnly: boolean;
   private roots: WatchedRoots | null = null;
   private timer: NodeJS.Timeout | null = null;
   private readonly pending = new Set<string>();
@@ -66,6 +70,7 @@ class TagWaiter {
 
   constructor(private readonly options: AwaitTagOptions) {
     this.needle = options.tag.slice(1);
+    this.stateOnly = lifecycleOf(options.tag) !== null;
   }
 
   run(): Promise<AwaitTagResult> {
@@ -173,6 +178,7 @@ class TagWaiter {
     const { matches, skipped } = await findTaggedFiles({
       paths: [dir],
       pattern: parseTagPattern(this.options.tag),
+      tagsOnly: this.stateOnly,
       pool: this.pool,
     });
     for (const s of skipped) this.warnOnce(`skipped ${s.path}: ${s.reason}`);
@@ -277,7 +283,10 @@ class TagWaiter {
     }
     try {
       const { occurrences } = await this.pool.scan(read.file.text);
-      return { found: occurrences.some((o) => o.tag === this.options.tag) };
+      const found = occurrences.some(
+        (o) => o.tag === this.options.tag && (!this.stateOnly || o.place !== 'prose'),
+      );
+      return { found };
     } catch (error) {
       if (this.settled) return { found: false };
       const reason =

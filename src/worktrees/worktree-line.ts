@@ -8,13 +8,20 @@ import { editFile } from '../files/tag-file.js';
 import { readStateRecord } from '../sessions/session-state.js';
 import { checked, lineEnding } from '../tags/edit-tags.js';
 import { sessionLines } from '../tags/lifecycle-edits.js';
+import { codeSpan } from '../tags/engine-prose.js';
 import { scanTags } from '../tags/scan-tags.js';
 import type { WorktreePlace } from './worktree.js';
 
 const WORKTREE_PREFIX = '**Worktree**: ';
 
+/** The branch part of the line, by which the item's own line is found again. */
+function branchPart(branch: string): string {
+  return `(branch ${codeSpan(branch)})`;
+}
+
+/** Path and branch in code spans, whatever they hold: the line never carries a tag. */
 export function worktreeLine(place: WorktreePlace): string {
-  return `${WORKTREE_PREFIX}\`${place.path}\` (branch \`${place.branch}\`)`;
+  return `${WORKTREE_PREFIX}${codeSpan(place.path)} ${branchPart(place.branch)}`;
 }
 
 /** The text with the item's Worktree line; null when it is there already. */
@@ -28,7 +35,7 @@ export function worktreeLineEdit(text: string, place: WorktreePlace): string | n
     // Only this item's own line: another noun's, or a human's, is left as it is.
     if (
       content.startsWith(WORKTREE_PREFIX) &&
-      content.includes(`(branch \`${place.branch}\`)`) &&
+      content.includes(branchPart(place.branch)) &&
       scan.isProse(n)
     ) {
       existing = n;

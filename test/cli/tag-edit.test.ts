@@ -183,6 +183,71 @@ describe('engine tag swap', () => {
   });
 });
 
+describe('one noun has one lifecycle state (issue 19)', () => {
+  it('tag add of a lifecycle tag where the noun has a state is refused, with the command to use', async () => {
+    const cases: Array<[string, string, string]> = [
+      [
+        '**Tags**: #done-fix\n',
+        '#delegated-fix',
+        "Swap its state instead, naming every state it has: engine tag swap 'a0.md' '#done-fix' '#delegated-fix'",
+      ],
+      [
+        '**Tags**: #claimed-fix #P1\n',
+        '#delegated-fix',
+        "Swap its state instead, naming every state it has: engine tag swap 'a1.md' '#claimed-fix' '#delegated-fix'",
+      ],
+      [
+        '---\ntags: [needs-fix]\n---\n# T\n',
+        '#delegated-fix',
+        "Approve it instead: engine tag approve 'a2.md' --to delegated (or engine tag swap 'a2.md' '#needs-fix' '#delegated-fix')",
+      ],
+    ];
+    for (const [i, [text, tag, remedy]] of cases.entries()) {
+      const name = await put(`a${i}.md`, text);
+      await expectNoWrite(name, async () => {
+        const result = await run('tag', 'add', name, tag);
+        const state = text.match(/#?(done|claimed|needs)-fix/)?.[0].replace(/^#?/, '#');
+        expectError(
+          result,
+          `Refused to edit ${name}: its Tags line or front matter would hold ${state} ${tag}, two lifecycle states of one noun (one noun has one state); nothing was written. ${remedy}`,
+        );
+      });
+    }
+  });
+
+  it('tag add of another noun, of a tag already there, or of a tag in prose only is accepted', async () => {
+    const name = await put('a.md', '# T\n**Tags**: #done-fix\n\nSee #delegated-docs.\n');
+    expectSuccess(await run('tag', 'add', name, '#delegated-docs'));
+    expectSuccess(await run('tag', 'add', name, '#done-fix'));
+    expectSuccess(await run('tag', 'add', name, '#P1'));
+    expect(await read(name)).toBe(
+      '# T\n**Tags**: #done-fix #delegated-docs #P1\n\nSee #delegated-docs.\n',
+    );
+  });
+
+  it('a swap or an approval whose result holds two states of one noun is refused; one naming every state mends it', async () => {
+    const name = await put('a.md', '# T\n**Tags**: #done-fix #delegated-fix\n');
+    await expectNoWrite(name, async () => {
+      expectError(
+        await run('tag', 'swap', name, '#delegated-fix', '#claimed-fix'),
+        /would hold #done-fix #claimed-fix, two lifecycle states of one noun .* engine tag swap 'a\.md' '#done-fix,#delegated-fix' '#claimed-fix'$/m,
+      );
+    });
+    const needs = await put('n.md', '# T\n**Tags**: #needs-fix #done-fix\n');
+    await expectNoWrite(needs, async () => {
+      expectError(
+        await run('tag', 'approve', needs, '--to', 'delegated'),
+        /^ERROR: Refused to edit n\.md: its Tags line or front matter would hold #delegated-fix #done-fix, two lifecycle states/,
+      );
+    });
+    expectSuccess(await run('tag', 'swap', name, '#done-fix,#delegated-fix', '#needs-fix'));
+    expect(await read(name)).toBe('# T\n**Tags**: #needs-fix\n');
+    // A swap of an inline item leaves the state on the Tags line alone.
+    const inline = await put('i.md', '# T\n**Tags**: #claimed-fix\n\n- step #needs-fix\n');
+    expectSuccess(await run('tag', 'swap', inline, '#needs-fix', '#done-fix', '--inline', '4'));
+  });
+});
+
 describe('paths', () => {
   it('handles quotes, $(...), spaces and newlines in file names', async () => {
     const names = [`it's a "file" $(x).md`, 'new\nline.md'];

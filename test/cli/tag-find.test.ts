@@ -274,3 +274,45 @@ describe('engine tag find', () => {
     expectError(results[3]!, /^ERROR: Invalid ENGINE_SCAN_TIMEOUT_MS 'soon'/);
   });
 });
+
+describe('a request requeued before Recovery entries quoted their tags (issue 19)', () => {
+  const OLD = [
+    '# Fix the login',
+    '**Tags**: #needs-fix',
+    '',
+    'Body.',
+    '',
+    '## Recovery',
+    '*   **Date**: 2026-11-22T07:45:12.000Z',
+    '*   **Reason**: agent exited with code 0 without marking #done-fix',
+    '*   **Prior Session**: sessions/2026_11_22_074500_FIX_login_3f9a/',
+    '*   **Action**: Re-queued for processing (back to #needs-fix, approve again to retry)',
+    '*   **Attempt**: 1',
+    '',
+    '## Recovery',
+    '*   **Date**: 2026-11-22T08:45:12.000Z',
+    '*   **Reason**: agent exited with code 3 without marking #done-fix; retry 1 of 2',
+    '*   **Prior Session**: sessions/2026_11_22_084500_FIX_login_3f9a/',
+    '*   **Action**: Back to #delegated-fix, dispatched again without a new approval',
+    '*   **Attempt**: 2',
+    '',
+  ].join('\n');
+
+  it('reads as what it is: not done, not delegated, one pending approval', async () => {
+    await tree({ 'sessions/R.md': OLD });
+    expectSuccess(await run('tag', 'find', '#done-*'));
+    expectSuccess(await run('tag', 'find', '#delegated-*'));
+    expectSuccess(
+      await run('tag', 'find', '#needs-fix', '--json'),
+      (() => {
+        const occurrences = [{ tag: '#needs-fix', line: 2, column: 11, place: 'tags-line' }];
+        return `${JSON.stringify([{ path: 'sessions/R.md', occurrences }], null, 2)}\n`;
+      })(),
+    );
+    const list = await run('tag', 'approve', '--list');
+    expectSuccess(list, 'sessions/R.md:2  #needs-fix  (Tags line)  Fix the login\n');
+    const waited = await run('await-tag', 'sessions/R.md', '#done-fix', '--timeout', '0');
+    expect(waited.code).toBe(1);
+    expect(waited.stderr).toMatch(/^ERROR: Timed out after 0 s waiting for '#done-fix'/);
+  });
+});

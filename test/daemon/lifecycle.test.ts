@@ -204,7 +204,7 @@ describe('the dispatch lifecycle', () => {
     });
     expect(text).not.toContain('#claimed-fix');
     expect(text).toContain('## Recovery');
-    expect(text).toMatch(/\*\*Reason\*\*: agent exited with code 129 without marking #done-fix/);
+    expect(text).toMatch(/\*\*Reason\*\*: agent exited with code 129 without marking `#done-fix`/);
     expect(isAlive(agent!.pid)).toBe(false);
     expect(isAlive(state.pid as number)).toBe(false);
   });

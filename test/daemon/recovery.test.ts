@@ -11,6 +11,7 @@ import {
   waitForState,
   waitForText,
 } from '../helpers/daemon-harness.js';
+import { runCli } from '../helpers/run-cli.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const h = useDaemonHarness();
@@ -25,7 +26,7 @@ describe('recovery of dead claims', () => {
     const text = await waitForText(file, '#needs-implementation');
     expect(recoveries(text)).toBe(1);
     expect(text).toMatch(
-      /\*\*Reason\*\*: agent exited with code 137 without marking #done-implementation/,
+      /\*\*Reason\*\*: agent exited with code 137 without marking `#done-implementation`/,
     );
     expect(text).toContain(`**Prior Session**: sessions/`);
     expect(text).not.toContain('#claimed-implementation');
@@ -35,6 +36,28 @@ describe('recovery of dead claims', () => {
       agent!.session,
       (state) => state.status === 'abandoned',
       'the session to be marked abandoned',
+    );
+  });
+
+  it('a failed item never reads as done: `await-tag #done-fix && echo finished` (docs/CLI.md) waits on', async () => {
+    // The test agent's `exit` mode exits 3 without marking done: once back to #delegated-X, then
+    // to #needs-X, two Recovery entries naming #done-fix, #delegated-fix and #needs-fix.
+    const d = h.start(['--retries', '1', '--retry-backoff-ms', '100'], { TEST_AGENT_MODE: 'exit' });
+    await waitForReady(d);
+    const file = await h.request('REQ.md', '# R\n**Tags**: #delegated-fix\n');
+    const text = await waitForText(file, (now) => recoveries(now) === 2, {
+      message: `two requeues; ${d.output()}`,
+    });
+    expect(text).toContain('without marking `#done-fix`; retry 1 of 1');
+    expect(text).toContain('Back to `#delegated-fix`, dispatched again');
+    const cli = (...args: string[]) => runCli(args, { cwd: h.root });
+    const waited = await cli('await-tag', file, '#done-fix', '--timeout', '0.5');
+    expect(waited.code).toBe(1);
+    expect(waited.stderr).toContain(`Timed out after 0.5 s waiting for '#done-fix'`);
+    expect((await cli('tag', 'find', '#done-*')).stdout).toBe('');
+    expect((await cli('tag', 'find', '#delegated-*')).stdout).toBe('');
+    expect((await cli('tag', 'approve', '--list')).stdout).toBe(
+      'sessions/REQ.md:2  #needs-fix  (Tags line)  R\n',
     );
   });
 

@@ -26,7 +26,7 @@ it('with --retries 2, an agent that always fails runs three times, then the item
   expect(text).toContain('Keep this line.');
   expect(recoveries(text)).toBe(3);
   expect(text).toContain(
-    '**Reason**: agent exited with code 3 without marking #done-fix; retry 1 of 2',
+    '**Reason**: agent exited with code 3 without marking `#done-fix`; retry 1 of 2',
   );
   expect(text).toContain('; retry 2 of 2');
   expect(text).toContain('; gave up after 3 attempts');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { DispatchRoute } from '../../src/dispatch/dispatch-table.js';
-import { workItemsOf } from '../../src/dispatch/work-items.js';
+import { twoStatesProblem, workItemsOf } from '../../src/dispatch/work-items.js';
 import { scanTags } from '../../src/tags/scan-tags.js';
 import { parseTagPattern } from '../../src/tags/tag-name.js';
 
@@ -24,7 +24,7 @@ describe('workItemsOf', () => {
       'tags: [delegated-manual]',
       '---',
       '# T',
-      '**Tags**: #delegated-fix #delegated-none #claimed-old #done-old #claimed-live #P1',
+      '**Tags**: #delegated-fix #delegated-none #claimed-live #P1',
       '',
       'Prose #delegated-prose is not an item, nor `#delegated-code`.',
     ].join('\n');
@@ -38,10 +38,24 @@ describe('workItemsOf', () => {
     expect(work.items).toEqual([
       { file: '/r/T.md', noun: 'fix', skill: '/fix', weight: 1, tablePriority: 3, readyAt: 7 },
     ]);
-    expect(work.claims).toEqual([
-      { noun: 'old', done: true },
-      { noun: 'live', done: false },
+    expect(work.claims).toEqual([{ noun: 'live', done: false }]);
+    expect(work.twoStates).toEqual([]);
+  });
+
+  it('dispatches nothing of a file with two states of one noun, and keeps its claims', () => {
+    const text =
+      '# T\n**Tags**: #done-fix #delegated-fix #claimed-old #done-old #delegated-x #P1\n';
+    const work = workItemsOf('/r/T.md', scanTags(text).occurrences, route, { readyAt: 0 });
+    expect(work.twoStates).toEqual([
+      { noun: 'fix', tags: ['#done-fix', '#delegated-fix'] },
+      { noun: 'old', tags: ['#claimed-old', '#done-old'] },
     ]);
+    expect(work.delegated).toEqual([]);
+    expect(work.items).toEqual([]);
+    expect(work.claims).toEqual([{ noun: 'old', done: true }]);
+    expect(twoStatesProblem(work.twoStates[0]!)).toMatch(
+      /^it holds #done-fix #delegated-fix on its Tags line or front matter, two lifecycle states of one noun/,
+    );
   });
 
   it('keeps only the tags the monitored patterns select', () => {

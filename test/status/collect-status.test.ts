@@ -11,6 +11,7 @@ import { collectStatus } from '../../src/status/collect-status.js';
 import { createSessionDir } from '../../src/sessions/session-dir.js';
 import { statePath } from '../../src/sessions/session-state.js';
 import { craftedState } from '../helpers/crafted-state.js';
+import { runCli } from '../helpers/run-cli.js';
 import { BOOT, fakeProbe } from '../process/fake-probe.js';
 
 let root: string | undefined;
@@ -73,5 +74,32 @@ describe('collectStatus', () => {
         liveness: expect.stringMatching(/no heartbeat from host elsewhere/),
       }),
     ]);
+  });
+
+  it('names a file with two lifecycle states of one noun as not dispatched, and why', async () => {
+    root = await mkdtemp(join(tmpdir(), 'engine-status-'));
+    const r = root;
+    expect((await runCli(['init'], { cwd: r })).code).toBe(0);
+    const twice = join(r, 'sessions', 'twice.md');
+    await writeFile(twice, '# Twice\n**Tags**: #done-fix #delegated-fix\n');
+    await writeFile(join(r, 'sessions', 'once.md'), '# Once\n**Tags**: #delegated-fix\n');
+    const report = await collectStatus(r, [join(r, 'sessions')], new Map(), {
+      now: NOW,
+      options: OPTIONS,
+      probe: fakeProbe(),
+    });
+    expect(report.waiting.map((w) => w.file)).toEqual([join(r, 'sessions', 'once.md')]);
+    expect(report.notDispatched).toEqual([
+      {
+        file: twice,
+        tags: ['#done-fix', '#delegated-fix'],
+        reason: expect.stringMatching(/^it holds #done-fix #delegated-fix on its Tags line/),
+      },
+    ]);
+    const shown = await runCli(['status', '--root', r], { cwd: r });
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain(
+      `Not dispatched (1):\n  ${twice}: it holds #done-fix #delegated-fix on its Tags line or front matter, two lifecycle states of one noun`,
+    );
   });
 });

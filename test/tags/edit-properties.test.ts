@@ -11,8 +11,16 @@ import {
   removeTag,
   swapTags,
   TagMissingError,
+  TwoStatesError,
 } from '../../src/tags/edit-tags.js';
+import { lifecycleOf, nounsWithTwoStates } from '../../src/tags/tag-name.js';
 import { scanTags, type TagOccurrence } from '../../src/tags/scan-tags.js';
+
+/** Whether `tags` hold two lifecycle states of a noun of `touched`. */
+function twoStatesOf(tags: string[], touched: string[]): boolean {
+  const nouns = new Set(touched.map((tag) => lifecycleOf(tag)?.noun));
+  return nounsWithTwoStates(tags).some((t) => nouns.has(t.noun));
+}
 
 type Kind = 'text' | 'tag' | 'code';
 interface Seg {
@@ -341,6 +349,12 @@ describe('swapTags on the Tags line of generated documents', () => {
         const target = carriers[pick % carriers.length] as TagOccurrence;
         const old = target.tag;
         fc.pre(old !== next);
+        // A swap that leaves a noun it touches two lifecycle states is refused.
+        const carriedTags = carriers.map((o) => o.tag);
+        if (twoStatesOf([...carriedTags.filter((t) => t !== old), next], [old, next])) {
+          expect(() => swapTags(doc.text, [old], next)).toThrow(TwoStatesError);
+          return;
+        }
         const swapped = swapTags(doc.text, [old], next);
         const n = doc.tagsLineNo as number;
         // Every other line is byte-identical; inline code on the Tags line is kept.
@@ -365,7 +379,9 @@ describe('swapTags on the Tags line of generated documents', () => {
             carriers.map((o) => o.tag),
             old,
           ) === 1 &&
-          already === 0
+          already === 0 &&
+          // Swapping back to two states of a noun is refused like any such edit.
+          !twoStatesOf(carriedTags, [old])
         ) {
           // Only the tag's own bytes changed ...
           const without = (text: string, start: number, end: number) =>
@@ -415,15 +431,20 @@ describe('addTag and removeTag on the Tags line of generated documents', () => {
         const carriers = carrierTags(scan).map((o) => o.tag);
         const absent = NEW_TAGS.filter((t) => !carriers.includes(t));
         const tag = absent[pick % absent.length] as string;
-        // A tag the Tags line lacks: removing it is a no-op, adding then removing restores.
+        // A tag the Tags line lacks: removing it is a no-op, adding then removing restores,
+        // unless its noun has a state there already: then adding it is refused.
         expect(removeTag(doc.text, tag)).toBeNull();
-        const added = addTag(doc.text, tag) as string;
-        expect(linesExcept(added, n)).toEqual(linesExcept(doc.text, n));
-        expect(inlineCodeOf(linesOf(added)[n - 1] as string)).toEqual(
-          inlineCodeOf(linesOf(doc.text)[n - 1] as string),
-        );
-        expect(carrierTags(scanTags(added)).map((o) => o.tag)).toEqual([...carriers, tag]);
-        expect(removeTag(added, tag)).toBe(doc.text);
+        if (twoStatesOf([...carriers, tag], [tag])) {
+          expect(() => addTag(doc.text, tag)).toThrow(TwoStatesError);
+        } else {
+          const added = addTag(doc.text, tag) as string;
+          expect(linesExcept(added, n)).toEqual(linesExcept(doc.text, n));
+          expect(inlineCodeOf(linesOf(added)[n - 1] as string)).toEqual(
+            inlineCodeOf(linesOf(doc.text)[n - 1] as string),
+          );
+          expect(carrierTags(scanTags(added)).map((o) => o.tag)).toEqual([...carriers, tag]);
+          expect(removeTag(added, tag)).toBe(doc.text);
+        }
         if (carriers.length === 0) return;
         // A tag the Tags line has: adding is a no-op, removing touches only the Tags line.
         const present = carriers[pick % carriers.length] as string;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TagMissingError } from '../../src/tags/edit-tags.js';
+import { TagMissingError, TwoStatesError } from '../../src/tags/edit-tags.js';
 import {
   claimEdit,
   lastPriorSession,
@@ -29,6 +29,14 @@ describe('claimEdit', () => {
     expect(claimEdit(text, 'fix', 'sessions/new')).toBe(
       '# T\n**Tags**: #claimed-fix\n**Session**: sessions/new\n',
     );
+  });
+
+  it('refuses a file with two lifecycle states of one noun, of any noun', () => {
+    for (const tags of ['#done-fix #delegated-fix', '#delegated-fix #needs-docs #done-docs']) {
+      expect(() => claimEdit(`# T\n**Tags**: ${tags}\n`, 'fix', 'sessions/s1')).toThrow(
+        TwoStatesError,
+      );
+    }
   });
 
   it('refuses when the item is not delegated', () => {
@@ -132,7 +140,7 @@ describe('requeueEdit', () => {
         '*   **Date**: 2026-11-22T07:00:00.000Z',
         '*   **Reason**: agent pid 1 is gone',
         '*   **Prior Session**: sessions/s1/',
-        '*   **Action**: Re-queued for processing (back to #needs-fix, approve again to retry)',
+        '*   **Action**: Re-queued for processing (back to `#needs-fix`, approve again to retry)',
         '*   **Attempt**: 1',
         '',
       ].join('\n'),
@@ -220,6 +228,6 @@ describe('requeueEdit of a text that ends inside an open block', () => {
   it('still appends after a block that was closed', () => {
     const text = `${head}\`\`\`\ncode\n\`\`\`\n\n\n`;
     const requeued = requeueEdit(text, 'fix', 'sessions/s1', entry);
-    expect(requeued).toMatch(/\ncode\n```\n\n## Recovery\n[^`]*$/);
+    expect(requeued).toMatch(/\ncode\n```\n\n## Recovery\n(?:[^`]|`#needs-fix`)*$/);
   });
 });

@@ -95,6 +95,8 @@ const PREFIXES = [
   '**Tags**: ',
   '**Tags**:',
   '[x]: ',
+  '*   **Reason**: ',
+  '*   **Action**: ',
   '```',
   '~~~',
   '```js ',
@@ -103,6 +105,8 @@ const PREFIXES = [
 const WHOLE_LINES = [
   '',
   '',
+  '## Recovery',
+  '## Recovery',
   '```',
   '~~~',
   '````',
@@ -184,6 +188,30 @@ describe('the fast tag locator', () => {
     },
     TORTURE ? 1_800_000 : undefined,
   );
+
+  it('agrees with remark on Recovery entries, whose field lines carry no tags', () => {
+    const field = fc
+      .tuple(
+        fc.constantFrom('*   **Reason**: ', '*   **Action**: ', '*   **Note**: ', '  ', '## ', ''),
+        fc.array(fc.tuple(token, fc.constantFrom(' ', '')), { maxLength: 6 }),
+      )
+      .map(([prefix, parts]) => prefix + parts.map(([t, s]) => t + s).join(''));
+    const entries = fc
+      .tuple(
+        fc.array(line, { maxLength: 4 }),
+        fc.constantFrom('## Recovery', '## Recovery ', '```\n## Recovery', '    ## Recovery'),
+        fc.array(fc.oneof(field, line), { minLength: 1, maxLength: 8 }),
+      )
+      .map(([before, heading, body]) => [...before, heading, ...body].join('\n') + '\n');
+    let decidedCount = 0;
+    fc.assert(
+      fc.property(entries, (text) => {
+        if (agree(text)) decidedCount++;
+      }),
+      { numRuns: TORTURE ? 50_000 : 1500, seed: TORTURE ? undefined : 20261201 },
+    );
+    expect(decidedCount).toBeGreaterThan(300);
+  });
 
   it('decides every request file of the benchmark generator, as remark does', () => {
     const files = 400;

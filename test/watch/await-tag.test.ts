@@ -116,15 +116,37 @@ describe('engine await-tag <file> <#tag>', () => {
   it('wakes on an in-place write, for a tag inline in prose', async () => {
     const file = join(dir, 'r.md');
     await writeFile(file, WITHOUT);
-    const waiter = await startWatching(['r.md', '#done-fix']);
+    const waiter = await startWatching(['r.md', '#reviewed']);
     const handle = await open(file, 'r+');
     try {
       await handle.truncate(0);
-      await handle.write(`${WITHOUT}\n- [x] step one #done-fix\n`, 0);
+      await handle.write(`${WITHOUT}\n- [x] step one #reviewed\n`, 0);
     } finally {
       await handle.close();
     }
     expect(await exitWithin(waiter)).toBe(0);
+  });
+
+  it('waits for a lifecycle tag on the Tags line or in front matter: a mention in prose is no state', async () => {
+    const file = join(dir, 'r.md');
+    const mentioned = `${WITHOUT}\nThe agent noted: marked #done-fix.\n`;
+    await writeFile(file, mentioned);
+    const once = await runCli(['await-tag', 'r.md', '#done-fix', '--timeout', '0'], { cwd: dir });
+    expect(once.code).toBe(1);
+    const waiter = await startWatching(['r.md', '#done-fix']);
+    await writeFile(file, `${mentioned}- [x] step one #done-fix\n`);
+    await writeFile(file, mentioned.replace('#claimed-fix', '#done-fix'));
+    expect(await exitWithin(waiter)).toBe(0);
+    await writeFile(file, `---\ntags: [done-fix]\n---\n# Fix it\n`);
+    const matter = await runCli(['await-tag', 'r.md', '#done-fix', '--timeout', '0'], { cwd: dir });
+    expect(matter.code).toBe(0);
+    // --dir reads the same way.
+    await mkdir(join(dir, 'sessions'));
+    await writeFile(join(dir, 'sessions', 'm.md'), mentioned);
+    const inDir = await runCli(['await-tag', '--dir', 'sessions', '#done-fix', '--timeout', '0'], {
+      cwd: dir,
+    });
+    expect(inDir.code).toBe(1);
   });
 
   it('keeps waiting through writes without the tag, then wakes on the one with it', async () => {
