@@ -72,6 +72,11 @@ export function atOwnPrompt(state: AgentState | null): boolean {
   return state.state === 'waiting' && state.notification === IDLE_PROMPT;
 }
 
+/** Whether the agent waits for a human's answer (not merely for a new prompt). */
+function asksAQuestion(state: AgentState | null): boolean {
+  return state?.state === 'waiting' && state.notification !== IDLE_PROMPT;
+}
+
 /** StopFailure's `error` for a usage limit. */
 const RATE_LIMIT_ERROR = 'rate_limit';
 
@@ -101,6 +106,10 @@ export function agentStateFromHook(
       // An agent idle at its prompt after a usage limit still waits for the limit: the limit is
       // what its close and its requeue need (a human taking over submits a prompt instead).
       if (notification === IDLE_PROMPT && previous?.state === 'limited') return null;
+      // Nor does it answer a question asked before: only a later event of the agent's own (a tool
+      // run, a new prompt, the turn's end) says the question is gone. Read as "at its prompt",
+      // it would let a close type into the question (measured: none comes while one is open).
+      if (notification === IDLE_PROMPT && asksAQuestion(previous)) return null;
       detail = fields.message;
       break;
     case 'PermissionRequest':

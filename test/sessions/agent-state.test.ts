@@ -156,6 +156,23 @@ describe('atOwnPrompt: whether keys typed into the agent can answer no question'
         ),
       ),
     ).toBe(false);
+    // An idle notification after a question does not answer it: only the agent's own next event.
+    expect(
+      atOwnPrompt(
+        after(
+          ['PermissionRequest', { tool_name: 'Write' }],
+          ['Notification', { notification_type: 'idle_prompt' }],
+        ),
+      ),
+    ).toBe(false);
+    expect(
+      atOwnPrompt(
+        after(
+          ['Notification', { notification_type: 'elicitation_dialog' }],
+          ['Notification', { notification_type: 'idle_prompt' }],
+        ),
+      ),
+    ).toBe(false);
     for (const type of ['elicitation_dialog', 'worker_permission_prompt', 'agent_needs_input'])
       expect(atOwnPrompt(after(['Notification', { notification_type: type }]))).toBe(false);
     expect(atOwnPrompt(after(['UserPromptSubmit']))).toBe(false);
