@@ -4,14 +4,12 @@
  * step of recording it (ENGINE_FAILPOINT), then started again. `engine status` lists the finished
  * item once.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import {
   events,
   release,
-  shellQuote,
   useDaemonHarness,
   waitForReady,
   waitForState,
@@ -19,25 +17,13 @@ import {
   type DaemonProcess,
 } from '../helpers/daemon-harness.js';
 import { runCli } from '../helpers/run-cli.js';
+import { loggedCalls, notifyLogTemplate } from '../helpers/notify-log.js';
 import { waitFor } from '../helpers/wait-for.js';
-
-const NOTIFY_LOG = fileURLToPath(new URL('../fixtures/notify-log.mjs', import.meta.url));
 
 const h = useDaemonHarness();
 
-const notified = (out: string): string[][] =>
-  existsSync(out)
-    ? readFileSync(out, 'utf8')
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => JSON.parse(line) as string[])
-    : [];
-
 function onEvent(out: string): string[] {
-  return [
-    '--on-event',
-    `${shellQuote(process.execPath)} ${shellQuote(NOTIFY_LOG)} ${shellQuote(out)} {event} {file} {session}`,
-  ];
+  return ['--on-event', notifyLogTemplate(out, '{event} {file} {session}')];
 }
 
 const doneEvents = (file: string) =>
@@ -47,7 +33,7 @@ const doneEvents = (file: string) =>
 async function restartUntilEnded(file: string, out: string): Promise<DaemonProcess> {
   const d = h.start(onEvent(out));
   await waitForReady(d);
-  await waitFor(() => doneEvents(file).length >= 1 && notified(out).length >= 1, {
+  await waitFor(() => doneEvents(file).length >= 1 && loggedCalls(out).length >= 1, {
     message: () => `the done event and its notification; ${d.output()}`,
   });
   await waitFor(() => events(h.root).some((e) => e.event === 'exited' && e.file === file), {
@@ -61,7 +47,7 @@ async function restartUntilEnded(file: string, out: string): Promise<DaemonProce
 async function expectDoneOnce(file: string, out: string, session: string): Promise<void> {
   expect(doneEvents(file)).toHaveLength(1);
   expect(doneEvents(file)[0]?.session).toBe(session);
-  expect(notified(out)).toEqual([['done', file, session]]);
+  expect(loggedCalls(out)).toEqual([['done', file, session]]);
   const status = await runCli(['status', '--json', '--root', h.root]);
   expect(status.code, status.stderr).toBe(0);
   const recent = (JSON.parse(status.stdout) as { recent: Array<{ event: string; file: string }> })

@@ -7,35 +7,16 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loadNodePty } from '../../src/runners/pty-runner.js';
-import {
-  release,
-  shellQuote,
-  useDaemonHarness,
-  waitForReady,
-  waitForTag,
-} from '../helpers/daemon-harness.js';
+import { release, useDaemonHarness, waitForReady, waitForTag } from '../helpers/daemon-harness.js';
+import { loggedCalls, notifyLogTemplate } from '../helpers/notify-log.js';
 import { waitFor } from '../helpers/wait-for.js';
-
-const NOTIFY_LOG = fileURLToPath(new URL('../fixtures/notify-log.mjs', import.meta.url));
 
 const h = useDaemonHarness();
 
-const calls = (out: string): string[][] =>
-  existsSync(out)
-    ? readFileSync(out, 'utf8')
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => JSON.parse(line) as string[])
-    : [];
-
 function onEvent(out: string): string[] {
-  return [
-    '--on-event',
-    `${shellQuote(process.execPath)} ${shellQuote(NOTIFY_LOG)} ${shellQuote(out)} {event} {file} {noun} {session} {reason} {until}`,
-  ];
+  return ['--on-event', notifyLogTemplate(out, '{event} {file} {noun} {session} {reason} {until}')];
 }
 
 describe('notifications (--on-event)', () => {
@@ -51,9 +32,11 @@ describe('notifications (--on-event)', () => {
       '# Hostile\n**Tags**: #delegated-fix\n',
     );
     await waitForTag(hostile, ['#done-fix'], 60_000);
-    await waitFor(() => calls(out).length >= 1, { message: () => `a notification; ${d.output()}` });
+    await waitFor(() => loggedCalls(out).length >= 1, {
+      message: () => `a notification; ${d.output()}`,
+    });
     await d.stop();
-    const done = calls(out);
+    const done = loggedCalls(out);
     expect(done).toHaveLength(1);
     const [event, file, noun, session, reason, until] = done[0] as string[];
     expect([event, file, noun, reason, until]).toEqual(['done', hostile, 'fix', '', '']);
@@ -69,9 +52,11 @@ describe('notifications (--on-event)', () => {
     await waitForReady(d);
     const file = await h.request('DIES.md', '# Dies\n**Tags**: #delegated-fix\n');
     await waitForTag(file, ['#needs-fix'], 60_000);
-    await waitFor(() => calls(out).length >= 1, { message: () => `a notification; ${d.output()}` });
+    await waitFor(() => loggedCalls(out).length >= 1, {
+      message: () => `a notification; ${d.output()}`,
+    });
     await d.stop();
-    const requeued = calls(out);
+    const requeued = loggedCalls(out);
     expect(requeued).toHaveLength(1);
     expect(requeued[0]?.slice(0, 3)).toEqual(['requeued', file, 'fix']);
     expect(requeued[0]?.[4]).toMatch(/exit/);
@@ -114,7 +99,7 @@ describe('notifications (--on-event)', () => {
     await waitForReady(d);
     const first = await h.request('ONE.md', '# One\n**Tags**: #delegated-fix\n');
     await waitForTag(first, ['#done-fix'], 60_000);
-    await waitFor(() => calls(out).length === 1, {
+    await waitFor(() => loggedCalls(out).length === 1, {
       message: () => `the hanging command; ${d.output()}`,
     });
     // The command hangs now; the next items are claimed and finished all the same.
@@ -134,11 +119,11 @@ describe('notifications (--on-event)', () => {
         message: () => `the timeout in the log; ${d.output()}`,
       },
     );
-    await waitFor(() => calls(out).length === 3, {
+    await waitFor(() => loggedCalls(out).length === 3, {
       timeoutMs: 60_000,
       message: 'three notifications',
     });
-    expect(calls(out).map((c) => c[0])).toEqual(['done', 'done', 'done']);
+    expect(loggedCalls(out).map((c) => c[0])).toEqual(['done', 'done', 'done']);
     // A stop waits for the notifications under way, each within its limit, and leaves none running.
     expect(await d.stop()).toBe(0);
     expect(d.output().match(/ran past 10000 ms and was killed/g)).toHaveLength(3);

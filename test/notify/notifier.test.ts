@@ -3,20 +3,18 @@
  * command, and a tmux message seen by a real client attached (through node-pty) to an isolated
  * tmux server. Every process started is ended by pid, and the tmux server by its socket.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Notifier } from '../../src/notify/notifier.js';
 import { NOTIFY_EVENTS, splitNotifyTemplate } from '../../src/notify/notify-event.js';
 import { loadNodePty } from '../../src/runners/pty-runner.js';
 import { killTmuxServer, shellQuote } from '../helpers/daemon-harness.js';
+import { NOTIFY_LOG, loggedCalls, notifyLogTemplate } from '../helpers/notify-log.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { testSocketName, tmux } from '../runners/support.js';
-
-const NOTIFY_LOG = fileURLToPath(new URL('../fixtures/notify-log.mjs', import.meta.url));
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -34,19 +32,11 @@ function logged(): { lines: string[]; log: (level: string, message: string) => v
   return { lines, log: (level, message) => lines.push(`${level} ${message}`) };
 }
 
-const calls = (out: string): string[][] =>
-  existsSync(out)
-    ? readFileSync(out, 'utf8')
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => JSON.parse(line) as string[])
-    : [];
-
 describe('Notifier', () => {
   it('runs the command once per notifying event, its argv exact, through no shell', async () => {
     const dir = await tempDir();
     const out = join(dir, 'calls.jsonl');
-    const template = `${shellQuote(process.execPath)} ${shellQuote(NOTIFY_LOG)} ${shellQuote(out)} {event} {file} {noun} {session} {reason} {until}`;
+    const template = notifyLogTemplate(out, '{event} {file} {noun} {session} {reason} {until}');
     const { lines, log } = logged();
     const notifier = new Notifier({
       root: dir,
@@ -67,7 +57,7 @@ describe('Notifier', () => {
       });
     notifier.notify({ event: 'claimed', file: hostile, noun: 'fix' });
     await notifier.close();
-    expect(calls(out).sort()).toEqual(
+    expect(loggedCalls(out).sort()).toEqual(
       NOTIFY_EVENTS.map((event) => [event, hostile, 'fix', 's', '`id`', 'T']).sort(),
     );
     expect(existsSync(join(dir, 'pwned'))).toBe(false);
@@ -89,7 +79,9 @@ describe('Notifier', () => {
     process.env.TEST_NOTIFY_HANG = '1';
     try {
       hang.notify({ event: 'done' });
-      await waitFor(() => calls(out).length === 1, { message: 'the hanging command to start' });
+      await waitFor(() => loggedCalls(out).length === 1, {
+        message: 'the hanging command to start',
+      });
     } finally {
       delete process.env.TEST_NOTIFY_HANG;
     }
@@ -137,7 +129,9 @@ describe('Notifier', () => {
     notifier.notify({ event: 'done', file: join(dir, 'sessions', 'a.md'), noun: 'fix' });
     notifier.notify({ event: 'spawned', file: join(dir, 'sessions', 'a.md'), noun: 'fix' });
     await notifier.close();
-    expect(calls(out)).toEqual([['--app-name=engine', '--', 'engine: done sessions/a.md #fix']]);
+    expect(loggedCalls(out)).toEqual([
+      ['--app-name=engine', '--', 'engine: done sessions/a.md #fix'],
+    ]);
     expect(lines).toEqual([]);
 
     await writeFile(fake, '#!/bin/sh\necho "no notification service" >&2\nexit 1\n');
