@@ -44,6 +44,16 @@ const SWAP_DONE = [
   `grep -q '#done-fix' "$ENGINE_REQUEST_FILE" || exit 3`,
 ] as const;
 
+/**
+ * The hook interactive Claude Code runs on a 429: agent-state.json says `limited`. The hook's
+ * process may take the ask's Ctrl-C once it has written the state (Node resets an ignored SIGINT):
+ * what counts is the state it wrote.
+ */
+const REPORT_LIMIT = [
+  `echo '{"hook_event_name":"StopFailure","error":"rate_limit"}' | engine agent-hook`,
+  '[ -e "$ENGINE_SESSION_DIR/agent-state.json" ] || exit 3',
+] as const;
+
 async function fakeClaude(lines: string[]): Promise<string> {
   const fake = join(h.root, 'fake-claude');
   await writeFile(fake, ['#!/bin/sh', ...lines, ''].join('\n'));
@@ -136,23 +146,12 @@ it('never types into a finished claude agent that waits for an answer: SIGTERM w
 }, 90_000);
 
 it('signals a limited claude agent that does not exit when asked, and its item goes back to #delegated-fix as a usage limit', async () => {
-  const fake = join(h.root, 'fake-claude');
-  await writeFile(
-    fake,
-    [
-      '#!/bin/sh',
-      // Ready for what its report triggers (the ask's Ctrl-C) before it reports.
-      "trap '' INT",
-      // The hook interactive Claude Code runs on a 429: agent-state.json says `limited`. The
-      // hook's process may take that Ctrl-C once it has written the state (Node resets an ignored
-      // SIGINT): what counts is the state it wrote.
-      `echo '{"hook_event_name":"StopFailure","error":"rate_limit"}' | engine agent-hook`,
-      '[ -e "$ENGINE_SESSION_DIR/agent-state.json" ] || exit 3',
-      'exec sleep 600',
-      '',
-    ].join('\n'),
-  );
-  await chmod(fake, 0o755);
+  const fake = await fakeClaude([
+    // Ready for what its report triggers (the ask's Ctrl-C) before it reports.
+    "trap '' INT",
+    ...REPORT_LIMIT,
+    'exec sleep 600',
+  ]);
   const file = await h.request('fix-me.md', '# Fix me\n**Tags**: #delegated-fix\n\nThe bug.\n');
 
   const d = h.start(['--agent', 'claude', '--claude-bin', fake, '--limit-backoff', '60']);
@@ -182,20 +181,12 @@ it('signals a limited claude agent that does not exit when asked, and its item g
 }, 90_000);
 
 it('ends a limited claude agent that ignores the ask and SIGTERM: ask, SIGTERM, SIGKILL, each once, across a daemon restart', async () => {
-  const fake = join(h.root, 'fake-claude');
-  await writeFile(
-    fake,
-    [
-      '#!/bin/sh',
-      // Ready for what its report triggers before it reports: Ctrl-C and SIGTERM are ignored.
-      "trap '' INT TERM",
-      `echo '{"hook_event_name":"StopFailure","error":"rate_limit"}' | engine agent-hook`,
-      '[ -e "$ENGINE_SESSION_DIR/agent-state.json" ] || exit 3',
-      'exec sleep 600',
-      '',
-    ].join('\n'),
-  );
-  await chmod(fake, 0o755);
+  const fake = await fakeClaude([
+    // Ready for what its report triggers before it reports: Ctrl-C and SIGTERM are ignored.
+    "trap '' INT TERM",
+    ...REPORT_LIMIT,
+    'exec sleep 600',
+  ]);
   const file = await h.request('fix-me.md', '# Fix me\n**Tags**: #delegated-fix\n\nThe bug.\n');
   const flags = ['--agent', 'claude', '--claude-bin', fake, '--limit-backoff', '60'];
   const closing = () => events(h.root).filter((e) => e.event === 'agent-closing');
@@ -242,20 +233,13 @@ it('ends a limited claude agent that ignores the ask and SIGTERM: ask, SIGTERM, 
 it('waits while a human views the finished agent, and asks it to exit once nobody does', async () => {
   const pty = await loadNodePty().catch(() => null);
   if (!pty) return expect.fail('node-pty did not load: the attached client needs it');
-  const fake = join(h.root, 'fake-claude');
-  await writeFile(
-    fake,
-    [
-      '#!/bin/sh',
-      // Done only once the test has attached to its window; at its prompt before that.
-      'while [ ! -e "$ENGINE_SESSION_DIR/go" ]; do sleep 0.05; done',
-      STOP_HOOK,
-      `engine tag swap "$ENGINE_REQUEST_FILE" '#claimed-fix' '#done-fix' || exit 3`,
-      'exec sleep 600',
-      '',
-    ].join('\n'),
-  );
-  await chmod(fake, 0o755);
+  const fake = await fakeClaude([
+    // Done only once the test has attached to its window; at its prompt before that.
+    'while [ ! -e "$ENGINE_SESSION_DIR/go" ]; do sleep 0.05; done',
+    STOP_HOOK,
+    `engine tag swap "$ENGINE_REQUEST_FILE" '#claimed-fix' '#done-fix' || exit 3`,
+    'exec sleep 600',
+  ]);
   const file = await h.request('fix-me.md', '# Fix me\n**Tags**: #delegated-fix\n\nThe bug.\n');
   const d = h.start([
     ...['--agent', 'claude', '--claude-bin', fake],
