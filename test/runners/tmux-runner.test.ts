@@ -45,6 +45,34 @@ const execFileAsync = promisify(execFile);
  */
 const CANARY_VAR = 'ENGINE_TEST_CANARY';
 
+/**
+ * Opens a window in `session` whose `-c` is `cwd` as given (unescaped), and waits until the job a
+ * `#()` in it runs has made `canary`. The window outlives the job: one that ended at once could
+ * end the session, and with it the server, which kills the job before it ran (seen under load).
+ */
+async function waitForFormatJob(
+  socket: string,
+  session: string,
+  cwd: string,
+  canary: string,
+): Promise<void> {
+  const format = ['-P', '-F', '#{pane_id}'];
+  const pane = await tmux(
+    socket,
+    'new-window',
+    '-d',
+    ...format,
+    '-t',
+    session,
+    '-c',
+    cwd,
+    '--',
+    'sleep',
+    '600',
+  );
+  await waitFor(() => existsSync(canary), { message: `the format job's ${canary}` });
+  await tmux(socket, 'kill-pane', '-t', pane.trim());
+}
 /** Strings that are dangerous to a shell or to tmux; each must arrive as exactly itself. */
 function hostileArguments(): string[] {
   const c = `\${${CANARY_VAR}}`;
@@ -456,25 +484,7 @@ describe.skipIf(!available)('TmuxRunner on a real tmux server', () => {
     // any job our launch had caused would have run as well.
     const control = join(dir, `control #(touch ${c}control)`);
     await mkdir(control);
-    // The window outlives the job: a window that ended at once could end the session, and with
-    // it the server, which kills the job before it ran (seen under load on a fresh clone).
-    const held = await tmux(
-      socket,
-      'new-window',
-      '-d',
-      '-P',
-      '-F',
-      '#{pane_id}',
-      '-t',
-      '=dispatch:',
-      '-c',
-      control,
-      '--',
-      'sleep',
-      '600',
-    );
-    await waitFor(() => existsSync(join(dir, 'canary-control')), { message: 'the control canary' });
-    await tmux(socket, 'kill-pane', '-t', held.trim());
+    await waitForFormatJob(socket, '=dispatch:', control, join(dir, 'canary-control'));
     expect(await canaries()).toEqual(['canary-control']);
     await rm(join(dir, 'canary-control'));
   });
@@ -623,23 +633,6 @@ describe.skipIf(!available)('tmux argument handling (the facts the runner relies
   it('expands formats in the -c directory ("#(cmd)" runs a shell command), not in -e or argv', async () => {
     const cwd = join(dir, `d #(touch ${c}cwd)`);
     await mkdir(cwd);
-    // Held open, so that the server outlives the job (see the control canary above).
-    const held = await tmux(
-      socket,
-      'new-window',
-      '-d',
-      '-P',
-      '-F',
-      '#{pane_id}',
-      '-t',
-      '=facts:',
-      '-c',
-      cwd,
-      '--',
-      'sleep',
-      '600',
-    );
-    await waitFor(() => existsSync(join(dir, 'canary-cwd')), { message: 'the format-job canary' });
-    await tmux(socket, 'kill-pane', '-t', held.trim());
+    await waitForFormatJob(socket, '=facts:', cwd, join(dir, 'canary-cwd'));
   });
 });
