@@ -9,6 +9,14 @@ export function createLogger(format: 'text' | 'json', verbose = false): LogFn {
       process.stderr.write(`${JSON.stringify({ time, level, msg: message, ...fields })}\n`);
       return;
     }
-    process.stderr.write(`${time} ${level.toUpperCase().padEnd(5)} ${message}\n`);
+    process.stderr.write(`${time} ${level.toUpperCase().padEnd(5)} ${oneLine(message)}\n`);
   };
+}
+
+/**
+ * A message as one line: it may quote what an agent or a file said (a question, a reason), and a
+ * line ending or control character there must not forge a line of the log.
+ */
+export function oneLine(message: string): string {
+  return message.replace(/\r?\n/g, ' \u21b5 ').replace(/\p{Cc}/gu, '\uFFFD');
 }

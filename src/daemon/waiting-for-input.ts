@@ -50,10 +50,17 @@ export class WaitingWatch {
     if (this.announced === undefined) this.announced = await this.lastAnnounced();
     if (!newWait(this.announced, current)) return;
     this.announced = current.at;
+    const reason = current.detail ?? current.event;
+    const { file, noun, session } = this.item;
+    this.ctx.log('info', `${file} (#claimed-${noun}, ${session}) waits for input: ${reason}`, {
+      file,
+      noun,
+      session,
+    });
     await this.ctx.recordEvent({
       event: 'waiting-for-input',
       ...this.item,
-      reason: current.detail ?? current.event,
+      reason,
       since: current.at,
     });
   }

@@ -46,9 +46,10 @@ describe('WaitingWatch', () => {
 
   it('announces a wait once, also across a restart of the daemon (a new watch on the same wait)', async () => {
     const recorded: EventInput[] = [];
+    const logged: string[] = [];
     const ctx = {
       options: { root } as DaemonOptions,
-      log: () => undefined,
+      log: (_level: string, message: string) => void logged.push(message),
       recordEvent: async (event: EventInput) => {
         recorded.push(event);
         await appendEvent(root, { ...event, time: new Date().toISOString() });
@@ -70,6 +71,10 @@ describe('WaitingWatch', () => {
         reason: 'permission for Bash',
         since: at(0).toISOString(),
       },
+    ]);
+    // One log line per wait, naming the item and the question.
+    expect(logged).toEqual([
+      `${item.file} (#claimed-fix, sessions/s1) waits for input: permission for Bash`,
     ]);
     // The daemon restarts during the same wait, now told by a Notification.
     const notification = {
