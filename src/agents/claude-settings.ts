@@ -1,7 +1,7 @@
 /**
  * The per-run Claude Code settings, `<session>/claude-settings.json`, passed as `--settings`:
  * hooks that run `engine agent-hook` at each event that tells the agent's state
- * (src/sessions/agent-state.ts).
+ * (src/agents/agent-state.ts).
  *
  * The hook command names no session: `engine agent-hook` finds it in `ENGINE_SESSION_DIR`, which
  * the agent (and so each hook it runs) inherits. The only path in the command is the engine shim's,
@@ -12,7 +12,7 @@
 import { join } from 'node:path';
 import { writeJsonAtomic } from '../files/write-json-atomic.js';
 import { shellQuote } from '../runners/runner.js';
-import { HOOK_STATES, type HookEvent } from '../sessions/agent-state.js';
+import { HOOK_STATES, type HookEvent } from './agent-state.js';
 
 export const CLAUDE_SETTINGS_FILE = 'claude-settings.json';
 

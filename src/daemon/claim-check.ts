@@ -19,7 +19,7 @@ import {
 import { requeueEdit, sessionReference } from '../tags/lifecycle-edits.js';
 import { attemptsSoFar, failuresInARow, recoveryRecords } from '../tags/recovery-entries.js';
 import { transitionTags } from '../tags/tag-name.js';
-import { exitResult } from '../sessions/agent-log.js';
+import { exitResult } from '../agents/print-result.js';
 import { judgeSession, judgeUnrecorded, type SessionVerdict } from '../sessions/judge-session.js';
 import { claimTime, resolveSessionRef } from '../sessions/session-dir.js';
 import { isSessionDone, startTokenTime, takeStartToken } from '../sessions/session-markers.js';

@@ -5,8 +5,8 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { exitResult } from '../sessions/agent-log.js';
-import { AGENT_STATE_FILE } from '../sessions/agent-state.js';
+import { exitResult } from '../agents/print-result.js';
+import { AGENT_STATE_FILE } from '../agents/agent-state.js';
 import { resolveSessionRef } from '../sessions/session-dir.js';
 import { readSessionState, type SessionState } from '../sessions/session-state.js';
 import { isOpen, transitionSession } from '../sessions/session-status.js';

@@ -7,7 +7,6 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { PrintResult } from './print-result.js';
 import { readWrapperRecords } from './wrapper-records.js';
 
 /** The session states, in order. */
@@ -19,6 +18,20 @@ export interface TmuxTarget {
   session: string;
   window: string | null;
   pane: string | null;
+}
+
+/** A `claude-print` run's outcome, as its stream-json result line gave it (agents/print-result.ts). */
+export interface PrintResult {
+  /** `completed`, `api_error`, ...; null when absent. */
+  terminalReason: string | null;
+  isError: boolean | null;
+  numTurns: number | null;
+  costUsd: number | null;
+  durationMs: number | null;
+  /** The HTTP status of the API error that ended the run (429: a usage limit); null for none. */
+  apiErrorStatus: number | null;
+  /** The Claude Code session id the run reported. */
+  sessionId: string | null;
 }
 
 export interface SessionState {

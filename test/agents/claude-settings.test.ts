@@ -15,7 +15,7 @@ import {
   writeClaudeSettings,
 } from '../../src/agents/claude-settings.js';
 import { writeEngineShim } from '../../src/agents/engine-shim.js';
-import { AGENT_STATE_FILE, HOOK_STATES } from '../../src/sessions/agent-state.js';
+import { AGENT_STATE_FILE, HOOK_STATES } from '../../src/agents/agent-state.js';
 import { CLI, runProcess } from '../helpers/run-cli.js';
 
 const HOSTILE = `it's a $(touch pwned) "x" \`touch y\` ;touch z; \\ $HOME`;

@@ -9,7 +9,7 @@ import {
   readAgentState,
   recordAgentHook,
   type AgentState,
-} from '../../src/sessions/agent-state.js';
+} from '../../src/agents/agent-state.js';
 
 const T0 = new Date('2026-11-24T10:00:00.000Z');
 const T1 = new Date('2026-11-24T10:00:07.000Z');
@@ -40,7 +40,10 @@ describe('agent state from a hook input (pure)', () => {
     ],
     [
       'Notification',
-      { message: 'Claude needs your permission to use Bash', notification_type: 'permission_prompt' },
+      {
+        message: 'Claude needs your permission to use Bash',
+        notification_type: 'permission_prompt',
+      },
       'waiting',
       'Claude needs your permission to use Bash',
     ],
@@ -96,7 +99,11 @@ describe('agent state from a hook input (pure)', () => {
       T1,
       asked,
     );
-    expect(notified).toMatchObject({ state: 'waiting', event: 'Notification', at: T0.toISOString() });
+    expect(notified).toMatchObject({
+      state: 'waiting',
+      event: 'Notification',
+      at: T0.toISOString(),
+    });
     const working = agentStateFromHook(hook('PostToolUse'), T1, notified);
     expect(working).toMatchObject({ state: 'working', at: T1.toISOString() });
   });

@@ -131,7 +131,9 @@ export function agentStateFromHook(
     state,
     event,
     at,
-    ...(typeof detail === 'string' && detail !== '' ? { detail: detail.slice(0, DETAIL_CHARS) } : {}),
+    ...(typeof detail === 'string' && detail !== ''
+      ? { detail: detail.slice(0, DETAIL_CHARS) }
+      : {}),
     ...(notification !== undefined ? { notification } : {}),
   };
 }
