@@ -5,11 +5,11 @@
 import { parseDispatchTable, type DispatchTable } from '../dispatch/dispatch-table.js';
 import {
   COMMENT_KEY,
-  defaultSettings,
   ENGINE_JSON,
   SETTING_NAMES,
   SETTINGS,
-} from '../daemon/daemon-options.js';
+  typedDefaults,
+} from '../settings/setting-table.js';
 
 export type InitEntry =
   { kind: 'dir'; path: string } | { kind: 'file'; path: string; content: string };
@@ -59,7 +59,7 @@ export function engineJson(): string {
   const json = {
     [COMMENT_KEY]:
       'Settings of `engine run`, each at its default; directives/ENGINE.md describes each one. A command-line flag, then an environment variable, overrides a value here.',
-    ...defaultSettings(),
+    ...typedDefaults(),
   };
   return `${JSON.stringify(json, null, 2)}\n`;
 }
@@ -68,15 +68,14 @@ export function engineJson(): string {
 export function engineMd(): string {
   const rows = SETTING_NAMES.map((name) => {
     const setting = SETTINGS[name];
-    const env = setting.env ? `\`${setting.env}\`` : '';
-    return `| \`${name}\` | \`${JSON.stringify(setting.default)}\` | \`--${setting.flag}\` | ${env} | ${setting.describe}: ${setting.expected} |`;
+    return `| \`${setting.key}\` | \`${JSON.stringify(setting.default)}\` | \`--${setting.flag}\` | \`${setting.env}\` | ${setting.describe}: ${setting.expected} |`;
   });
   return [
     '# engine.json',
     '',
     '`directives/engine.json` holds the settings of `engine run --monitor-tags` (the dispatch',
-    'daemon). Each setting comes from the first of: its command-line flag, its environment variable',
-    '(where it has one), engine.json, its default. A key engine does not know, or a value it does',
+    'daemon). Each setting comes from the first of: its command-line flag, its environment variable,',
+    'engine.json, its default. A key engine does not know, or a value it does',
     'not accept, stops the daemon with an error naming the file and the key; `$comment` is a note',
     'and is not read. Written by `engine init`; edit it freely.',
     '',
