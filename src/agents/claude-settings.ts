@@ -12,9 +12,8 @@
 import { join } from 'node:path';
 import { writeJsonAtomic } from '../files/write-json-atomic.js';
 import { shellQuote } from '../runners/runner.js';
+import { sessionDir } from '../sessions/session-dir.js';
 import { HOOK_STATES, type HookEvent } from './agent-state.js';
-
-export const CLAUDE_SETTINGS_FILE = 'claude-settings.json';
 
 /**
  * Seconds Claude Code gives each hook before it goes on without it. It also raises SessionEnd's
@@ -25,8 +24,8 @@ export const HOOK_TIMEOUT_SECONDS = 10;
 /** The hidden subcommand the hooks run. */
 export const AGENT_HOOK_COMMAND = 'agent-hook';
 
-export function claudeSettingsPath(sessionDir: string): string {
-  return join(sessionDir, CLAUDE_SETTINGS_FILE);
+export function claudeSettingsPath(dir: string): string {
+  return sessionDir(dir).claudeSettings;
 }
 
 /**

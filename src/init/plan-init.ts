@@ -3,6 +3,7 @@
  * contents are tested without a disk; init-project.ts writes the plan without overwriting.
  */
 import { parseDispatchTable, type DispatchTable } from '../dispatch/dispatch-table.js';
+import { SESSION_FILES } from '../sessions/session-dir.js';
 import {
   COMMENT_KEY,
   ENGINE_JSON,
@@ -143,11 +144,11 @@ these steps in order.
 
 1. **Find the request file.** It is \`$ENGINE_REQUEST_FILE\` when engine started you (check with
    \`echo "$ENGINE_REQUEST_FILE"\`), else the path given to this command: $ARGUMENTS
-   If the file \`$ENGINE_SESSION_DIR/request-file\` exists, the request was moved while you
+   If the file \`$ENGINE_SESSION_DIR/${SESSION_FILES.requestFile}\` exists, the request was moved while you
    worked: that file holds its path now. Use that path everywhere below.
 2. **A retry?** If \`$ENGINE_ATTEMPT\` is 2 or more, an earlier attempt did not finish. First read
-   the prior session, the directory \`$ENGINE_PRIOR_SESSION\` (its \`.state.json\`, and its
-   \`agent.log\` where there is one), and the \`## Recovery\` notes in the request file; do not
+   the prior session, the directory \`$ENGINE_PRIOR_SESSION\` (its \`${SESSION_FILES.state}\`, and its
+   \`${SESSION_FILES.agentLog}\` where there is one), and the \`## Recovery\` notes in the request file; do not
    repeat what went wrong.
 3. **Do the work** the request file asks for.
 4. **Respond.** Append a \`## Response\` section at the end of the request file saying what was

@@ -4,16 +4,13 @@
  * `engine logs`.
  */
 import { open, stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EngineError } from '../errors.js';
 import { systemProbe } from '../process/process-identity.js';
 import { judgeSession, judgeUnrecorded, type JudgeOptions } from './judge-session.js';
-import { claimTime } from './session-dir.js';
+import { claimTime, SESSION_FILES, sessionDir } from './session-dir.js';
 import { startTokenTime } from './session-markers.js';
 import { readSessionState } from './session-state.js';
-
-export const AGENT_LOG = 'agent.log';
 
 /** Largest piece read at once. */
 const CHUNK_BYTES = 1024 * 1024;
@@ -51,13 +48,13 @@ export async function* agentLogChunks(
     ended = () => sessionEnded(dir, judge),
   }: AgentLogOptions,
 ): AsyncGenerator<Buffer> {
-  const path = join(dir, AGENT_LOG);
+  const path = sessionDir(dir).agentLog;
   let offset = 0;
   let quietSince: number | null = null;
   for (;;) {
     const chunk = await readFrom(path, offset);
     if (chunk === null && !follow) {
-      throw new EngineError(`${dir} has no ${AGENT_LOG}: no agent output was recorded there`);
+      throw new EngineError(`${dir} has no ${SESSION_FILES.agentLog}: no agent output was recorded there`);
     }
     if (chunk !== null && chunk.length > 0) {
       offset += chunk.length;
@@ -117,7 +114,7 @@ export async function agentLogTail(dir: string): Promise<string | null> {
 
 /** The end of a session's agent.log with the log's size; null when unreadable. */
 export function readAgentLogTail(dir: string): Promise<{ text: string; size: number } | null> {
-  return readTail(join(dir, AGENT_LOG));
+  return readTail(sessionDir(dir).agentLog);
 }
 
 /** The last RESULT_TAIL_BYTES of a file as text, with its size; null when it cannot be read. */

@@ -6,7 +6,7 @@
  * (src/sessions/wrapper-records.ts); `readSessionState` merges them into one view.
  */
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { SESSION_FILES, sessionDir } from './session-dir.js';
 import { readWrapperRecords } from './wrapper-records.js';
 
 /** The session states, in order. */
@@ -94,10 +94,8 @@ export interface SessionState {
   reason: string | null;
 }
 
-export const STATE_FILE = '.state.json';
-
-export function statePath(sessionDir: string): string {
-  return join(sessionDir, STATE_FILE);
+export function statePath(dir: string): string {
+  return sessionDir(dir).state;
 }
 
 export type StateRead =
@@ -147,7 +145,7 @@ export async function readStateRecord(sessionDir: string): Promise<StateRead> {
     raw = await readFile(statePath(sessionDir), 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { missing: true };
-    return { error: `cannot read .state.json: ${(error as Error).message}` };
+    return { error: `cannot read ${SESSION_FILES.state}: ${(error as Error).message}` };
   }
   try {
     const value = JSON.parse(raw) as Partial<SessionState>;

@@ -16,6 +16,7 @@ import { DEFAULT_MONITOR, parseMonitorList } from '../dispatch/monitor-list.js';
 import { messageOf } from '../errors.js';
 import { parseNotifyVia, splitNotifyTemplate, type NotifyChannel } from '../notify/notify-event.js';
 import { DEFAULT_JUDGE_OPTIONS } from '../sessions/judge-session.js';
+import { SESSION_FILES } from '../sessions/session-dir.js';
 import { WATCHER_KINDS, type WatcherKind } from '../watch/watch-backend.js';
 
 /** setTimeout's largest delay; a larger one fires at once. */
@@ -354,7 +355,7 @@ export const SETTINGS: { [K in SettingName]: Setting<Settings[K]> } = {
     'milliseconds',
     15_000,
     milliseconds(100),
-    'How often the agent wrapper touches its .heartbeat',
+    `How often the agent wrapper touches its ${SESSION_FILES.heartbeat}`,
   ),
   pollMs: numberSetting(
     { flag: 'poll-ms', env: 'ENGINE_POLL_MS', key: 'pollMs' },
