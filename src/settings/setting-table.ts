@@ -92,6 +92,8 @@ export interface Setting<T> {
   describe: string;
   /** What a typed value must be, for messages and docs. */
   expected: string;
+  /** A number's range, in `unit`. */
+  range?: NumberRange;
   /** How the flag is declared to yargs. */
   flagType: 'number' | 'string' | 'boolean';
   /** Choices the flag takes, where there is a closed list. */
@@ -102,7 +104,7 @@ export interface Setting<T> {
   read(value: unknown): { value: T } | Problem;
 }
 
-interface NumberRange {
+export interface NumberRange {
   min: number;
   max: number;
   /** Only whole numbers. */
@@ -132,6 +134,7 @@ function numberSetting(
     default: typedDefault,
     describe,
     expected,
+    range,
     flagType: 'number',
     fromText: numberFromText,
     read: (value) => {
@@ -450,8 +453,8 @@ export function settingFlag(name: SettingName): {
   describe: string;
 } {
   const setting: Setting<unknown> = SETTINGS[name];
-  const range = /from ([1-9]\d*)/.exec(setting.expected);
-  const least = range ? `; at least ${range[1]}` : '';
+  const min = setting.range?.min ?? 0;
+  const least = min > 0 ? `; at least ${min}` : '';
   return {
     type: setting.flagType,
     ...(setting.choices ? { choices: setting.choices } : {}),

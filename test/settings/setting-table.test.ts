@@ -76,6 +76,7 @@ describe('the settings table', () => {
       expect(row.default, name).not.toBeUndefined();
       expect(row.describe, name).toBeTruthy();
       expect(row.read(row.default), name).toHaveProperty('value');
+      if (row.flagType === 'number') expect(row.range, name).toBeDefined();
     }
     for (const column of ['flag', 'env', 'key'] as const) {
       const values = SETTING_NAMES.map((name) => SETTINGS[name][column]);
