@@ -15,7 +15,7 @@ export const LAYERS: string[][] = [
   ['files', 'dispatch'],
   ['sessions', 'watch'],
   ['agents', 'notify'],
-  ['resume', 'worktrees'],
+  ['resume', 'worktrees', 'settings'],
   ['approve', 'status', 'daemon'],
   ['init'],
   ['cli'],

@@ -1,7 +1,7 @@
 /**
  * The per-run Claude Code settings, `<session>/claude-settings.json`, passed as `--settings`:
  * hooks that run `engine agent-hook` at each event that tells the agent's state
- * (src/sessions/agent-state.ts).
+ * (src/agents/agent-state.ts).
  *
  * The hook command names no session: `engine agent-hook` finds it in `ENGINE_SESSION_DIR`, which
  * the agent (and so each hook it runs) inherits. The only path in the command is the engine shim's,
@@ -12,9 +12,8 @@
 import { join } from 'node:path';
 import { writeJsonAtomic } from '../files/write-json-atomic.js';
 import { shellQuote } from '../runners/runner.js';
-import { HOOK_STATES, type HookEvent } from '../sessions/agent-state.js';
-
-export const CLAUDE_SETTINGS_FILE = 'claude-settings.json';
+import { sessionDir } from '../sessions/session-dir.js';
+import { HOOK_STATES, type HookEvent } from './agent-state.js';
 
 /**
  * Seconds Claude Code gives each hook before it goes on without it. It also raises SessionEnd's
@@ -25,8 +24,8 @@ export const HOOK_TIMEOUT_SECONDS = 10;
 /** The hidden subcommand the hooks run. */
 export const AGENT_HOOK_COMMAND = 'agent-hook';
 
-export function claudeSettingsPath(sessionDir: string): string {
-  return join(sessionDir, CLAUDE_SETTINGS_FILE);
+export function claudeSettingsPath(dir: string): string {
+  return sessionDir(dir).claudeSettings;
 }
 
 /**

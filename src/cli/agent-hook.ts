@@ -17,7 +17,7 @@ export const agentHookCommand: CommandModule<object, object> = {
       const input = await readInput();
       const dir = process.env.ENGINE_SESSION_DIR;
       if (!dir || input === null) return;
-      const { recordAgentHook } = await import('../sessions/agent-state.js');
+      const { recordAgentHook } = await import('../agents/agent-state.js');
       await recordAgentHook(dir, JSON.parse(input), new Date());
     } catch {
       // Not JSON, no session directory to write to, a closed stdin: nothing to record.

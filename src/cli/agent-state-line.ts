@@ -1,9 +1,9 @@
 /**
- * How `engine status` shows an agent's own state (src/sessions/agent-state.ts). A wait for a
+ * How `engine status` shows an agent's own state (src/agents/agent-state.ts). A wait for a
  * human is written in capitals, with what it waits for and how to answer: it is the one state
  * someone must act on.
  */
-import type { AgentState } from '../sessions/agent-state.js';
+import type { AgentState } from '../agents/agent-state.js';
 
 export function agentStateText(state: AgentState | null): string {
   if (state === null) return '';

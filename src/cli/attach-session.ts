@@ -1,7 +1,7 @@
 /** `engine attach`: from a request file's **Session** line to its agent's tmux window. */
 import { spawnSync } from 'node:child_process';
 import { dirname, resolve } from 'node:path';
-import { projectJudgeOptions } from '../daemon/daemon-options.js';
+import { projectJudgeOptions } from '../settings/load-settings.js';
 import { EngineError } from '../errors.js';
 import { readTextFile } from '../files/read-text-file.js';
 import { systemProbe } from '../process/process-identity.js';

@@ -6,21 +6,13 @@ import { watchHeadroom } from '../watch/watch-headroom.js';
 import { loadWatchBackend } from '../watch/load-watch-backend.js';
 import type { WatcherKind } from '../watch/watch-backend.js';
 import { acquireDaemonLock } from '../daemon/daemon-lock.js';
-import {
-  judgeOptionsOf,
-  loadSettings,
-  type DaemonSettings,
-  type SettingName,
-  type SettingSource,
-  SETTING_NAMES,
-  SETTINGS,
-} from '../daemon/daemon-options.js';
+import { loadSettings, settingFlagValues } from '../settings/load-settings.js';
+import { daemonOptions } from '../settings/daemon-options.js';
 import { DispatchTableSource } from '../daemon/dispatch-table-source.js';
 import type { DaemonContext, DaemonOptions, LogFn } from '../daemon/daemon-context.js';
 import { writeEngineShim } from '../agents/engine-shim.js';
-import { findProgram, splitTemplate } from '../dispatch/agent-command.js';
+import { findProgram } from '../dispatch/agent-command.js';
 import { parseDispatchTable } from '../dispatch/dispatch-table.js';
-import { parseMonitorList } from '../dispatch/monitor-list.js';
 import { EngineError } from '../errors.js';
 import type { Runner } from '../runners/runner.js';
 import { isTmuxAvailable, TmuxRunner } from '../runners/tmux-runner.js';
@@ -28,7 +20,7 @@ import { PtyRunner } from '../runners/pty-runner.js';
 import { appendEvent } from '../sessions/event-log.js';
 import { readPause } from '../sessions/limit-pause.js';
 import { Notifier } from '../notify/notifier.js';
-import { parseNotifyVia, splitNotifyTemplate } from '../notify/notify-event.js';
+import { splitNotifyTemplate } from '../notify/notify-event.js';
 import { systemProbe } from '../process/process-identity.js';
 import { checkWorktreeRoot } from '../worktrees/worktree.js';
 import { ScanPool, summaryOf } from '../tags/scan-pool.js';
@@ -39,31 +31,14 @@ import { projectRoot } from './project-root.js';
 import { printLine } from './output.js';
 import { waitText } from './wait-line.js';
 
-/** The flags; a setting's flag is undefined when not given (see daemon-options.ts). */
-export interface RunArgs {
+/**
+ * The flags: the invocation's own, and each setting's flag by its name in the settings table
+ * (src/settings/setting-table.ts), undefined when not given.
+ */
+export interface RunArgs extends Record<string, unknown> {
   args: string[];
   'monitor-tags'?: string;
   root?: string;
-  'debounce-ms'?: number;
-  watch: boolean;
-  watcher: WatcherKind;
-  'rescan-interval-ms'?: number;
-  'reap-interval-ms'?: number;
-  'claim-grace-ms'?: number;
-  'stale-after'?: number;
-  'close-after-done'?: number;
-  'max-agents'?: number;
-  agent?: string;
-  'agent-cmd'?: string;
-  'claude-bin'?: string;
-  runner?: string;
-  'tmux-socket'?: string;
-  'tmux-session'?: string;
-  'heartbeat-ms'?: number;
-  'poll-ms'?: number;
-  worktree?: boolean;
-  'on-event'?: string;
-  'notify-via'?: string;
   once: boolean;
   'dry-run': boolean;
   'log-format': 'text' | 'json';
@@ -80,38 +55,12 @@ export async function runDaemon(args: Args): Promise<void> {
   }
   const root = await projectRoot(args.root);
   const log = createLogger(args['log-format'], args.verbose);
-  const flags = args as unknown as Record<string, unknown>;
-  const { settings, from } = await loadSettings(
-    root,
-    Object.fromEntries(SETTING_NAMES.map((name) => [name, flags[SETTINGS[name].flag]])),
-    process.env,
-  );
-  const options: DaemonOptions = {
-    root,
-    paths: args.args.length > 0 ? args.args.map((p) => resolve(p)) : [join(root, 'sessions')],
-    monitor: parseMonitorList(settings.monitorTags),
-    debounceMs: settings.debounceMs,
-    watch: args.watch,
-    watcher:
-      args.watch && !args.once && !args['dry-run']
-        ? await usableWatcher(args.watcher, log)
-        : args.watcher,
-    rescanIntervalMs: settings.rescanIntervalMs,
-    reapIntervalMs: settings.reapIntervalMs,
-    ...judgeOptionsOf(settings),
-    closeAfterDoneMs: settings.closeAfterDone * 60_000,
-    maxAgents: settings.maxAgents,
-    ...agentOptions(settings, from),
-    runner: settings.runner,
-    tmuxSocket: settings.tmuxSocket,
-    tmuxSession: settings.tmuxSession,
-    heartbeatMs: settings.heartbeatMs,
-    pollMs: settings.pollMs,
-    retries: settings.retries,
-    retryBackoffMs: settings.retryBackoffMs,
-    limitBackoffMs: settings.limitBackoff * 60_000,
-    worktree: settings.worktree,
-  };
+  const resolved = await loadSettings(root, settingFlagValues(args), process.env);
+  const { settings } = resolved;
+  const paths = args.args.length > 0 ? args.args.map((p) => resolve(p)) : [join(root, 'sessions')];
+  const options = daemonOptions(resolved, { root, paths });
+  if (options.watch && !args.once && !args['dry-run'])
+    options.watcher = await usableWatcher(options.watcher, log);
   if (options.worktree) await checkWorktreeRoot(root);
   const routes = await dispatchRoutes(options, log);
   if (options.agent === 'custom') {
@@ -149,7 +98,7 @@ export async function runDaemon(args: Args): Promise<void> {
   const notifier = new Notifier({
     root,
     command: settings.notify === null ? null : splitNotifyTemplate(settings.notify),
-    via: parseNotifyVia(settings.notifyVia),
+    via: settings.notifyVia,
     tmuxSocket: options.runner === 'tmux' ? options.tmuxSocket : undefined,
     log,
   });
@@ -242,46 +191,6 @@ async function runDaemonMode(
   } finally {
     await lock.release();
   }
-}
-
-/** How strongly a setting was given, for the one choice two settings make together. */
-const SOURCE_RANK: Record<SettingSource, number> = {
-  default: 0,
-  'engine.json': 1,
-  env: 2,
-  flag: 3,
-};
-
-/**
- * The agent profile: `custom` when a command template (`--agent-cmd`, `ENGINE_AGENT_CMD`,
- * `agentCommand` in engine.json) is given more strongly than `agent` (so `ENGINE_AGENT_CMD` beats
- * the `"agent": "claude"` that `engine init` writes); else `agent`, `claude` by default. A Claude
- * profile given as strongly as a template is refused. It runs `claudeBin`, else `claude`.
- */
-function agentOptions(
-  settings: DaemonSettings,
-  from: Record<SettingName, SettingSource>,
-): Pick<DaemonOptions, 'agent' | 'agentTemplate' | 'claudeBin'> {
-  const template = settings.agentCommand;
-  const agent =
-    template !== null && SOURCE_RANK[from.agentCommand] > SOURCE_RANK[from.agent]
-      ? 'custom'
-      : settings.agent;
-  if (agent === 'custom') {
-    if (template === null) {
-      throw new EngineError(
-        '--agent custom needs a command: --agent-cmd, ENGINE_AGENT_CMD or agentCommand in directives/engine.json',
-      );
-    }
-    return { agent, agentTemplate: splitTemplate(template), claudeBin: null };
-  }
-  // A template given less strongly than the Claude profile (in engine.json, say) is not used.
-  if (template !== null && SOURCE_RANK[from.agentCommand] === SOURCE_RANK[from.agent]) {
-    throw new EngineError(
-      `--agent ${agent} and an agent command (--agent-cmd, ENGINE_AGENT_CMD or agentCommand in directives/engine.json) exclude each other: a command runs a custom agent`,
-    );
-  }
-  return { agent, agentTemplate: [], claudeBin: settings.claudeBin };
 }
 
 /** The table in force at start, reloaded from `<root>/directives/TAGS.md` while the daemon runs. */

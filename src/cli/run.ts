@@ -1,9 +1,7 @@
 /** `engine run --monitor-tags[=LIST] [paths..]`: the dispatch daemon. */
 import type { CommandModule } from 'yargs';
 import { EngineError } from '../errors.js';
-import { WATCHER_KINDS } from '../watch/watch-backend.js';
-import { numberFlag, RUNNERS, settingFlag } from '../daemon/daemon-options.js';
-import { AGENT_KINDS } from '../agents/agent-profile.js';
+import { SETTING_NAMES, SETTINGS, settingFlag } from '../settings/setting-table.js';
 import { rootOption } from './arguments.js';
 import type { RunArgs as Args } from './run-daemon.js';
 
@@ -18,46 +16,13 @@ export const runCommand: CommandModule<object, Args> = {
         default: [],
         describe: 'Paths to watch',
       })
-      .option('monitor-tags', {
-        type: 'string',
-        describe: `Run the daemon, watching for these tags or globs (comma list; default engine.json "monitorTags", else '#delegated-*')`,
-      })
       .option(
         'root',
         rootOption('Project root holding directives/ (TAGS.md, engine.json) and sessions/'),
       )
-      .option('debounce-ms', numberFlag('debounce-ms'))
-      .option('watch', {
-        type: 'boolean',
-        default: true,
-        describe: 'Watch files for changes; --no-watch relies on reconcile passes only',
-      })
-      .option('watcher', {
-        choices: WATCHER_KINDS,
-        default: 'parcel' as const,
-        describe:
-          'File watch backend: parcel (@parcel/watcher, one inotify watch per directory) or chokidar (one per file; used anyway where parcel cannot load)',
-      })
-      .option('rescan-interval-ms', numberFlag('rescan-interval-ms'))
-      .option('reap-interval-ms', numberFlag('reap-interval-ms'))
-      .option('claim-grace-ms', numberFlag('claim-grace-ms'))
-      .option('stale-after', numberFlag('stale-after'))
-      .option('close-after-done', numberFlag('close-after-done'))
-      .option('max-agents', numberFlag('max-agents'))
-      .option('agent', { choices: AGENT_KINDS, ...settingFlag('agent') })
-      .option('agent-cmd', { type: 'string', ...settingFlag('agentCommand') })
-      .option('claude-bin', { type: 'string', ...settingFlag('claudeBin') })
-      .option('runner', { choices: RUNNERS, ...settingFlag('runner') })
-      .option('tmux-socket', { type: 'string', ...settingFlag('tmuxSocket') })
-      .option('tmux-session', { type: 'string', ...settingFlag('tmuxSession') })
-      .option('heartbeat-ms', numberFlag('heartbeat-ms'))
-      .option('poll-ms', numberFlag('poll-ms'))
-      .option('retries', numberFlag('retries'))
-      .option('retry-backoff-ms', numberFlag('retry-backoff-ms'))
-      .option('limit-backoff', numberFlag('limit-backoff'))
-      .option('worktree', { type: 'boolean', ...settingFlag('worktree') })
-      .option('on-event', { type: 'string', ...settingFlag('notify') })
-      .option('notify-via', { type: 'string', ...settingFlag('notifyVia') })
+      .options(
+        Object.fromEntries(SETTING_NAMES.map((name) => [SETTINGS[name].flag, settingFlag(name)])),
+      )
       .option('once', {
         type: 'boolean',
         default: false,

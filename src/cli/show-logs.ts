@@ -1,7 +1,7 @@
 /** `engine logs`: from a request file (or a session directory) to its agent's transcript. */
 import { stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { projectJudgeOptions } from '../daemon/daemon-options.js';
+import { projectJudgeOptions } from '../settings/load-settings.js';
 import { EngineError } from '../errors.js';
 import { readTextFile } from '../files/read-text-file.js';
 import { agentLogChunks } from '../sessions/agent-log.js';

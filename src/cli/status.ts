@@ -1,8 +1,8 @@
 import { join, resolve } from 'node:path';
 import type { CommandModule } from 'yargs';
-import { judgeOptionsOf, loadSettings } from '../daemon/daemon-options.js';
+import { judgeOptionsOf, loadSettings } from '../settings/load-settings.js';
 import { parseDispatchTable } from '../dispatch/dispatch-table.js';
-import type { PrintResult } from '../sessions/print-result.js';
+import type { PrintResult } from '../sessions/session-state.js';
 import type { ClaimItem } from '../status/collect-status.js';
 import { agentStateText } from './agent-state-line.js';
 import { printJson, printLine } from './output.js';

@@ -6,7 +6,6 @@
  * running; anything that cannot be judged (I/O errors, records of another tool) is left alone.
  */
 import { realpath, rename, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { editFile } from '../files/tag-file.js';
 import { readError, readRequestFile } from '../files/read-text-file.js';
 import { EngineError, isErrnoException, messageOf, PreconditionError } from '../errors.js';
@@ -19,9 +18,9 @@ import {
 import { requeueEdit, sessionReference } from '../tags/lifecycle-edits.js';
 import { attemptsSoFar, failuresInARow, recoveryRecords } from '../tags/recovery-entries.js';
 import { transitionTags } from '../tags/tag-name.js';
-import { exitResult } from '../sessions/agent-log.js';
+import { exitResult } from '../agents/print-result.js';
 import { judgeSession, judgeUnrecorded, type SessionVerdict } from '../sessions/judge-session.js';
-import { claimTime, resolveSessionRef } from '../sessions/session-dir.js';
+import { claimTime, resolveSessionRef, sessionDir } from '../sessions/session-dir.js';
 import { isSessionDone, startTokenTime, takeStartToken } from '../sessions/session-markers.js';
 import {
   readSessionState,
@@ -120,7 +119,7 @@ async function judgeClaim(
     if ((await startTokenTime(dir)) !== null) {
       return {
         kind: 'foreign',
-        reason: `${dir}/.state.json is malformed (${read.malformed}) and an agent may be running`,
+        reason: `${sessionDir(dir).state} is malformed (${read.malformed}) and an agent may be running`,
       };
     }
     const verdict = await unrecorded();
@@ -196,9 +195,6 @@ async function claimedAt(file: string, ref: string): Promise<number | ClaimVerdi
   }
 }
 
-/** Beside `.state.json`: the request file's path, written when the request was moved. */
-export const REQUEST_PATH_FILE = 'request-file';
-
 /**
  * A claimed request found under a new name (moved with `mv`): its session follows it when the
  * old name no longer carries that claim, so the claim ends (done, or requeued) at the new path,
@@ -216,9 +212,10 @@ async function followMovedRequest(
   if (read.kind === 'text' && sessionReference(read.file.text) === ref) return 'copy';
   if (read.kind !== 'text' && read.kind !== 'gone')
     return { unknown: readError(from, read).message };
-  const temp = join(dir, `.${REQUEST_PATH_FILE}.tmp`);
-  await writeFile(temp, `${to}\n`);
-  await rename(temp, join(dir, REQUEST_PATH_FILE));
+  // Beside `.state.json`: the request's path now, for the agent (renamed into place whole).
+  const path = sessionDir(dir).requestFile;
+  await writeFile(`${path}.tmp`, `${to}\n`);
+  await rename(`${path}.tmp`, path);
   // The claim moves whatever the session's status: it still ends at the new path.
   const moved = await transitionSession(
     dir,

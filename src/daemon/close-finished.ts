@@ -23,7 +23,7 @@
  * reused its pid.
  */
 import { checkLiveness, type ProcessIdentity } from '../process/process-identity.js';
-import { atOwnPrompt, readAgentState, type AgentState } from '../sessions/agent-state.js';
+import { atOwnPrompt, readAgentState, type AgentState } from '../agents/agent-state.js';
 import { closeMarkTime, doneMarkTime, takeCloseMark } from '../sessions/session-markers.js';
 import type { SessionState } from '../sessions/session-state.js';
 import type { DaemonShared } from './daemon-shared.js';

@@ -1,58 +1,16 @@
 /** What every part of the daemon shares: the root, its options, the runner, a clock and a log. */
-import type { AgentKind } from '../agents/agent-profile.js';
 import type { DispatchRoute } from '../dispatch/dispatch-table.js';
 import type { ProcProbe } from '../process/proc-probe.js';
 import type { Runner } from '../runners/runner.js';
 import type { EventInput } from '../sessions/event-log.js';
 import type { ScanSummary } from '../tags/scan-pool.js';
-import type { WatcherKind } from '../watch/watch-backend.js';
+import type { DaemonOptions } from '../settings/daemon-options.js';
+
+// The daemon's options are the resolved settings (src/settings/); its modules take them from here.
+export type { DaemonOptions };
 
 export type LogLevel = 'info' | 'warn' | 'error' | 'debug';
 export type LogFn = (level: LogLevel, message: string, fields?: Record<string, unknown>) => void;
-
-export interface DaemonOptions {
-  root: string;
-  /** Directories (or files) watched for request files. */
-  paths: string[];
-  /** Tags or globs, each `#delegated-...`. */
-  monitor: string[];
-  debounceMs: number;
-  /** false: reconcile passes only, no file watch. */
-  watch: boolean;
-  /** The watch backend: parcel (one inotify watch per directory) or chokidar (per file). */
-  watcher: WatcherKind;
-  rescanIntervalMs: number;
-  reapIntervalMs: number;
-  claimGraceMs: number;
-  staleAfterMs: number;
-  /** How long a finished interactive agent stays open (src/daemon/close-finished.ts); 0: never closed. */
-  closeAfterDoneMs: number;
-  /** 0: no cap. */
-  maxAgents: number;
-  /** The agent profile (src/agents/agent-profile.ts). */
-  agent: AgentKind;
-  /** The command template of a `custom` agent, split. */
-  agentTemplate: string[];
-  /** Claude Code's program, as an absolute path: for the `claude` and `claude-print` profiles. */
-  claudeBin: string | null;
-  runner: 'tmux' | 'pty';
-  tmuxSocket: string | null;
-  tmuxSession: string;
-  heartbeatMs: number;
-  /** Each claim's agent in its own git worktree (src/worktrees/). */
-  worktree: boolean;
-  /**
-   * How often a running claim is checked when nothing was heard of it; a change of its request
-   * file or of its session's `.agent` or `.exit` has it checked at once.
-   */
-  pollMs: number;
-  /** Agent failures of an item sent back to `#delegated-X` before one goes to a human. */
-  retries: number;
-  /** The first retry's (and launch retry's) wait; each next one doubles it. */
-  retryBackoffMs: number;
-  /** How long the queue pauses after a usage limit whose reset time the agent did not give. */
-  limitBackoffMs: number;
-}
 
 /** §TAG_DISPATCH as the daemon uses it: the table in force, reloaded when it changes. */
 export interface DispatchRoutes {

@@ -4,13 +4,10 @@
  * its wrapper's exit is recorded; a request that left its path is followed to where it went.
  */
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { exitResult } from '../sessions/agent-log.js';
-import { AGENT_STATE_FILE } from '../sessions/agent-state.js';
-import { resolveSessionRef } from '../sessions/session-dir.js';
+import { exitResult } from '../agents/print-result.js';
+import { resolveSessionRef, sessionDir } from '../sessions/session-dir.js';
 import { readSessionState, type SessionState } from '../sessions/session-state.js';
 import { isOpen, transitionSession } from '../sessions/session-status.js';
-import { WRAPPER_FILES } from '../sessions/wrapper-records.js';
 import { checkClaim, type ClaimVerdict } from './claim-check.js';
 import { closeFinished } from './close-finished.js';
 import type { DaemonShared } from './daemon-shared.js';
@@ -34,12 +31,7 @@ export class SessionFollower {
     const dir = resolveSessionRef(this.shared.ctx.options.root, session);
     const changes = this.shared.signals.subscribe(
       dir
-        ? [
-            file,
-            join(dir, WRAPPER_FILES.agent),
-            join(dir, WRAPPER_FILES.exit),
-            join(dir, AGENT_STATE_FILE),
-          ]
+        ? [file, sessionDir(dir).agent, sessionDir(dir).exit, sessionDir(dir).agentState]
         : [file],
     );
     const waiting = dir ? new WaitingWatch(this.shared.ctx, dir, { file, noun, session }) : null;
@@ -95,7 +87,7 @@ export class SessionFollower {
     // Moved, it is found under its new name by the watcher; a lost event would leave it to the
     // next reconcile pass, so look over the tree now.
     void this.shared.track(this.reconcile());
-    const changes = this.shared.signals.subscribe([file, join(dir, WRAPPER_FILES.exit)]);
+    const changes = this.shared.signals.subscribe([file, sessionDir(dir).exit]);
     try {
       while (!this.shared.stopping) {
         if (existsSync(file)) return;
@@ -147,7 +139,7 @@ export class SessionFollower {
    * finished interactive agent is closed after --close-after-done (close-finished.ts).
    */
   async exitWhenSeen(dir: string): Promise<void> {
-    const changes = this.shared.signals.subscribe([join(dir, WRAPPER_FILES.exit)]);
+    const changes = this.shared.signals.subscribe([sessionDir(dir).exit]);
     try {
       let wrapperGone = false;
       while (!this.shared.stopping) {

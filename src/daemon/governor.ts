@@ -18,7 +18,7 @@
 import type { WorkItem } from '../dispatch/work-items.js';
 import type { Failure, RetryPolicy } from '../dispatch/requeue-decision.js';
 import { agentLogTail } from '../sessions/agent-log.js';
-import { readAgentState } from '../sessions/agent-state.js';
+import { readAgentState } from '../agents/agent-state.js';
 import {
   admission,
   extendedPause,
@@ -34,7 +34,7 @@ import {
   agentStateLimit,
   printStreamAnswered,
   printStreamLimit,
-} from '../sessions/usage-limit.js';
+} from '../agents/usage-limit.js';
 import type { DaemonContext, DaemonOptions } from './daemon-context.js';
 import type { DaemonShared } from './daemon-shared.js';
 

@@ -5,7 +5,6 @@
  * the restore of a claim an older copy was saved over while its agent lives.
  */
 import { hostname } from 'node:os';
-import { join } from 'node:path';
 import PQueue from 'p-queue';
 import { agentRun, isClaudeProfile, type AgentProfile } from '../agents/agent-profile.js';
 import { writeClaudeSettings } from '../agents/claude-settings.js';
@@ -14,9 +13,13 @@ import { EngineError, messageOf, PreconditionError } from '../errors.js';
 import type { WorkItem } from '../dispatch/work-items.js';
 import { definedEnv } from '../runners/runner.js';
 import { editFile } from '../files/tag-file.js';
-import { createSessionDir, newSessionRef, resolveSessionRef } from '../sessions/session-dir.js';
+import {
+  createSessionDir,
+  newSessionRef,
+  resolveSessionRef,
+  sessionDir,
+} from '../sessions/session-dir.js';
 import { isSessionDone, takeStartToken } from '../sessions/session-markers.js';
-import { AGENT_LOG } from '../sessions/agent-log.js';
 import { readSessionState, type SessionState } from '../sessions/session-state.js';
 import { isOpen, transitionSession } from '../sessions/session-status.js';
 import { agentEnvironment, wrapperArgv } from '../sessions/wrapper-script.js';
@@ -240,7 +243,7 @@ export class Launcher {
               ? pathWith(engineBinDir(options.root), process.env.PATH)
               : (process.env.PATH ?? ''),
           },
-          logFile: join(dir, AGENT_LOG),
+          logFile: sessionDir(dir).agentLog,
         });
       });
       failpoint('after-spawn');

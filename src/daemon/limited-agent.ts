@@ -9,9 +9,9 @@
  * to `#delegated-X`, not an attempt. Other running agents are left alone.
  */
 import { limitResumesAt } from '../dispatch/requeue-decision.js';
-import { readAgentState } from '../sessions/agent-state.js';
+import { readAgentState } from '../agents/agent-state.js';
 import type { SessionState } from '../sessions/session-state.js';
-import { agentStateLimit } from '../sessions/usage-limit.js';
+import { agentStateLimit } from '../agents/usage-limit.js';
 import { closeFinished } from './close-finished.js';
 import type { DaemonShared } from './daemon-shared.js';
 import { pauseForLimit, retryPolicy } from './governor.js';

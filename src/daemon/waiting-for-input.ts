@@ -5,7 +5,7 @@
  * and does not announce it again.
  */
 import { readEvents } from '../sessions/event-log.js';
-import { readAgentState, type AgentState } from '../sessions/agent-state.js';
+import { readAgentState, type AgentState } from '../agents/agent-state.js';
 import type { DaemonContext } from './daemon-context.js';
 
 /**

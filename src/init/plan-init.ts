@@ -3,13 +3,14 @@
  * contents are tested without a disk; init-project.ts writes the plan without overwriting.
  */
 import { parseDispatchTable, type DispatchTable } from '../dispatch/dispatch-table.js';
+import { SESSION_FILES } from '../sessions/session-dir.js';
 import {
   COMMENT_KEY,
-  defaultSettings,
   ENGINE_JSON,
   SETTING_NAMES,
   SETTINGS,
-} from '../daemon/daemon-options.js';
+  typedDefaults,
+} from '../settings/setting-table.js';
 
 export type InitEntry =
   { kind: 'dir'; path: string } | { kind: 'file'; path: string; content: string };
@@ -59,7 +60,7 @@ export function engineJson(): string {
   const json = {
     [COMMENT_KEY]:
       'Settings of `engine run`, each at its default; directives/ENGINE.md describes each one. A command-line flag, then an environment variable, overrides a value here.',
-    ...defaultSettings(),
+    ...typedDefaults(),
   };
   return `${JSON.stringify(json, null, 2)}\n`;
 }
@@ -68,15 +69,14 @@ export function engineJson(): string {
 export function engineMd(): string {
   const rows = SETTING_NAMES.map((name) => {
     const setting = SETTINGS[name];
-    const env = setting.env ? `\`${setting.env}\`` : '';
-    return `| \`${name}\` | \`${JSON.stringify(setting.default)}\` | \`--${setting.flag}\` | ${env} | ${setting.describe}: ${setting.expected} |`;
+    return `| \`${setting.key}\` | \`${JSON.stringify(setting.default)}\` | \`--${setting.flag}\` | \`${setting.env}\` | ${setting.describe}: ${setting.expected} |`;
   });
   return [
     '# engine.json',
     '',
     '`directives/engine.json` holds the settings of `engine run --monitor-tags` (the dispatch',
-    'daemon). Each setting comes from the first of: its command-line flag, its environment variable',
-    '(where it has one), engine.json, its default. A key engine does not know, or a value it does',
+    'daemon). Each setting comes from the first of: its command-line flag, its environment variable,',
+    'engine.json, its default. A key engine does not know, or a value it does',
     'not accept, stops the daemon with an error naming the file and the key; `$comment` is a note',
     'and is not read. Written by `engine init`; edit it freely.',
     '',
@@ -144,11 +144,11 @@ these steps in order.
 
 1. **Find the request file.** It is \`$ENGINE_REQUEST_FILE\` when engine started you (check with
    \`echo "$ENGINE_REQUEST_FILE"\`), else the path given to this command: $ARGUMENTS
-   If the file \`$ENGINE_SESSION_DIR/request-file\` exists, the request was moved while you
+   If the file \`$ENGINE_SESSION_DIR/${SESSION_FILES.requestFile}\` exists, the request was moved while you
    worked: that file holds its path now. Use that path everywhere below.
 2. **A retry?** If \`$ENGINE_ATTEMPT\` is 2 or more, an earlier attempt did not finish. First read
-   the prior session, the directory \`$ENGINE_PRIOR_SESSION\` (its \`.state.json\`, and its
-   \`agent.log\` where there is one), and the \`## Recovery\` notes in the request file; do not
+   the prior session, the directory \`$ENGINE_PRIOR_SESSION\` (its \`${SESSION_FILES.state}\`, and its
+   \`${SESSION_FILES.agentLog}\` where there is one), and the \`## Recovery\` notes in the request file; do not
    repeat what went wrong.
 3. **Do the work** the request file asks for.
 4. **Respond.** Append a \`## Response\` section at the end of the request file saying what was

@@ -4,17 +4,13 @@
  * `engine logs`.
  */
 import { open, stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parsePrintResult, type PrintResult } from './print-result.js';
 import { EngineError } from '../errors.js';
 import { systemProbe } from '../process/process-identity.js';
 import { judgeSession, judgeUnrecorded, type JudgeOptions } from './judge-session.js';
-import { claimTime } from './session-dir.js';
+import { claimTime, SESSION_FILES, sessionDir } from './session-dir.js';
 import { startTokenTime } from './session-markers.js';
-import { readSessionState, type SessionState } from './session-state.js';
-
-export const AGENT_LOG = 'agent.log';
+import { readSessionState } from './session-state.js';
 
 /** Largest piece read at once. */
 const CHUNK_BYTES = 1024 * 1024;
@@ -52,13 +48,13 @@ export async function* agentLogChunks(
     ended = () => sessionEnded(dir, judge),
   }: AgentLogOptions,
 ): AsyncGenerator<Buffer> {
-  const path = join(dir, AGENT_LOG);
+  const path = sessionDir(dir).agentLog;
   let offset = 0;
   let quietSince: number | null = null;
   for (;;) {
     const chunk = await readFrom(path, offset);
     if (chunk === null && !follow) {
-      throw new EngineError(`${dir} has no ${AGENT_LOG}: no agent output was recorded there`);
+      throw new EngineError(`${dir} has no ${SESSION_FILES.agentLog}: no agent output was recorded there`);
     }
     if (chunk !== null && chunk.length > 0) {
       offset += chunk.length;
@@ -111,39 +107,14 @@ export async function sessionEnded(dir: string, options: JudgeOptions): Promise<
   return !judgeSession(read.state, records, now, options, systemProbe).alive;
 }
 
-/**
- * What to patch into `.state.json` with a session's exit: for a `claude-print` run, its `result`
- * (null when it wrote none); nothing for other profiles. tmux writes the last output of a pane
- * through its pipe after the wrapper recorded its exit, so a log without a result is read again
- * until it has been quiet for `settleMs` (never longer than `maxWaitMs`).
- */
-export async function exitResult(
-  dir: string,
-  state: Pick<SessionState, 'agent'>,
-  { pollMs = 100, settleMs = 500, maxWaitMs = 3000 } = {},
-): Promise<{ result?: PrintResult | null }> {
-  if (state.agent !== 'claude-print') return {};
-  const path = join(dir, AGENT_LOG);
-  const started = Date.now();
-  let size = -1;
-  let quietSince = Date.now();
-  for (;;) {
-    const tail = await readTail(path);
-    const result = tail === null ? null : parsePrintResult(tail.text);
-    if (result !== null) return { result };
-    const now = Date.now();
-    if ((tail?.size ?? -1) !== size) {
-      size = tail?.size ?? -1;
-      quietSince = now;
-    }
-    if (now - quietSince >= settleMs || now - started >= maxWaitMs) return { result: null };
-    await sleep(pollMs);
-  }
+/** The end of a session's agent.log as text; null when unreadable. */
+export async function agentLogTail(dir: string): Promise<string | null> {
+  return (await readAgentLogTail(dir))?.text ?? null;
 }
 
-/** The end of a session's agent.log as text (what exitResult searches); null when unreadable. */
-export async function agentLogTail(dir: string): Promise<string | null> {
-  return (await readTail(join(dir, AGENT_LOG)))?.text ?? null;
+/** The end of a session's agent.log with the log's size; null when unreadable. */
+export function readAgentLogTail(dir: string): Promise<{ text: string; size: number } | null> {
+  return readTail(sessionDir(dir).agentLog);
 }
 
 /** The last RESULT_TAIL_BYTES of a file as text, with its size; null when it cannot be read. */

@@ -8,6 +8,43 @@ import { basename, extname, join, posix } from 'node:path';
 
 export const SESSIONS_DIR = 'sessions';
 
+/**
+ * The files of one session directory, each name declared here only; every module reaches them
+ * through `sessionDir`. Who writes each: the daemon's record (`state`, one writer:
+ * session-status.ts); the wrapper's records (`wrapper`, `agent`, `exit`, `heartbeat`:
+ * wrapper-script.ts, read by wrapper-records.ts); the markers, each taken once
+ * (session-markers.ts); the transcript the runner appends to (`agentLog`); the hooks' state
+ * (`agentState`, agents/agent-state.ts) and their settings (`claudeSettings`,
+ * agents/claude-settings.ts); the moved request's path (`requestFile`, daemon/claim-check.ts).
+ */
+export const SESSION_FILES = {
+  state: '.state.json',
+  wrapper: '.wrapper',
+  agent: '.agent',
+  exit: '.exit',
+  heartbeat: '.heartbeat',
+  startToken: '.started',
+  doneEvent: '.done-event',
+  done: '.done',
+  closeAsked: '.close-asked',
+  closeTerm: '.close-term',
+  closeKill: '.close-kill',
+  agentLog: 'agent.log',
+  agentState: 'agent-state.json',
+  claudeSettings: 'claude-settings.json',
+  requestFile: 'request-file',
+} as const;
+export type SessionFile = keyof typeof SESSION_FILES;
+
+/** A session directory: its path, and the path of each of its files by name. */
+export type SessionDir = { readonly path: string } & { readonly [K in SessionFile]: string };
+
+/** The handle of the session directory at `path`. */
+export function sessionDir(path: string): SessionDir {
+  const files = Object.entries(SESSION_FILES).map(([name, file]) => [name, join(path, file)]);
+  return { path, ...Object.fromEntries(files) } as SessionDir;
+}
+
 function pad(n: number, width = 2): string {
   return String(n).padStart(width, '0');
 }

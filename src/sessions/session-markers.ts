@@ -7,23 +7,20 @@
  * SIGKILL); their mtimes are when.
  */
 import { open, stat, utimes } from 'node:fs/promises';
-import { join } from 'node:path';
+import { sessionDir, type SessionFile } from './session-dir.js';
 
-const START_TOKEN = '.started';
-const DONE_EVENT_MARK = '.done-event';
-const DONE_MARK = '.done';
 const CLOSE_MARKS = {
-  ask: '.close-asked',
-  SIGTERM: '.close-term',
-  SIGKILL: '.close-kill',
-} as const;
+  ask: 'closeAsked',
+  SIGTERM: 'closeTerm',
+  SIGKILL: 'closeKill',
+} as const satisfies Record<string, SessionFile>;
 /** A step of closing an agent: the ask to exit, or a signal. */
 export type CloseMark = keyof typeof CLOSE_MARKS;
 
 /** Creates the mark once (O_EXCL): true for the one caller that created it. */
-async function createOnce(dir: string, name: string): Promise<boolean> {
+async function createOnce(dir: string, name: SessionFile): Promise<boolean> {
   try {
-    await (await open(join(dir, name), 'wx')).close();
+    await (await open(sessionDir(dir)[name], 'wx')).close();
     return true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
@@ -36,7 +33,7 @@ async function createOnce(dir: string, name: string): Promise<boolean> {
  * by the daemon when a spawn failed, so an agent can never start on a session the daemon gave up.
  */
 export function takeStartToken(dir: string): Promise<boolean> {
-  return createOnce(dir, START_TOKEN);
+  return createOnce(dir, 'startToken');
 }
 
 /**
@@ -44,21 +41,21 @@ export function takeStartToken(dir: string): Promise<boolean> {
  * sees the item done; `.done` follows once the event is recorded.
  */
 export function takeDoneEvent(dir: string): Promise<boolean> {
-  return createOnce(dir, DONE_EVENT_MARK);
+  return createOnce(dir, 'doneEvent');
 }
 
 /** Whether the duty to record the `done` event was taken (see takeDoneEvent). */
 export async function isDoneEventTaken(dir: string): Promise<boolean> {
-  return (await markTime(dir, DONE_EVENT_MARK)) !== null;
+  return (await markTime(dir, 'doneEvent')) !== null;
 }
 
 export async function markSessionDone(dir: string): Promise<void> {
-  await (await open(join(dir, DONE_MARK), 'a').catch(() => null))?.close();
+  await (await open(sessionDir(dir).done, 'a').catch(() => null))?.close();
 }
 
 /** When the item was first seen done (ms since the epoch), or null when it was not. */
 export async function doneMarkTime(dir: string): Promise<number | null> {
-  return markTime(dir, DONE_MARK);
+  return markTime(dir, 'done');
 }
 
 /**
@@ -72,7 +69,7 @@ export async function takeCloseMark(
   mark: CloseMark,
   staleBefore: number,
 ): Promise<boolean> {
-  const path = join(dir, CLOSE_MARKS[mark]);
+  const path = sessionDir(dir)[CLOSE_MARKS[mark]];
   try {
     await (await open(path, 'wx')).close();
     return true;
@@ -91,15 +88,15 @@ export async function closeMarkTime(dir: string, mark: CloseMark): Promise<numbe
   return markTime(dir, CLOSE_MARKS[mark]);
 }
 
-function markTime(dir: string, name: string): Promise<number | null> {
-  return stat(join(dir, name)).then(
+function markTime(dir: string, name: SessionFile): Promise<number | null> {
+  return stat(sessionDir(dir)[name]).then(
     (info) => info.mtimeMs,
     () => null,
   );
 }
 
 export async function isSessionDone(dir: string): Promise<boolean> {
-  return stat(join(dir, DONE_MARK)).then(
+  return stat(sessionDir(dir).done).then(
     () => true,
     () => false,
   );
@@ -107,5 +104,5 @@ export async function isSessionDone(dir: string): Promise<boolean> {
 
 /** When the start token was taken (ms since the epoch), or null when it was not. */
 export async function startTokenTime(dir: string): Promise<number | null> {
-  return markTime(dir, START_TOKEN);
+  return markTime(dir, 'startToken');
 }

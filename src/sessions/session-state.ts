@@ -6,8 +6,7 @@
  * (src/sessions/wrapper-records.ts); `readSessionState` merges them into one view.
  */
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import type { PrintResult } from './print-result.js';
+import { SESSION_FILES, sessionDir } from './session-dir.js';
 import { readWrapperRecords } from './wrapper-records.js';
 
 /** The session states, in order. */
@@ -19,6 +18,20 @@ export interface TmuxTarget {
   session: string;
   window: string | null;
   pane: string | null;
+}
+
+/** A `claude-print` run's outcome, as its stream-json result line gave it (agents/print-result.ts). */
+export interface PrintResult {
+  /** `completed`, `api_error`, ...; null when absent. */
+  terminalReason: string | null;
+  isError: boolean | null;
+  numTurns: number | null;
+  costUsd: number | null;
+  durationMs: number | null;
+  /** The HTTP status of the API error that ended the run (429: a usage limit); null for none. */
+  apiErrorStatus: number | null;
+  /** The Claude Code session id the run reported. */
+  sessionId: string | null;
 }
 
 export interface SessionState {
@@ -81,10 +94,8 @@ export interface SessionState {
   reason: string | null;
 }
 
-export const STATE_FILE = '.state.json';
-
-export function statePath(sessionDir: string): string {
-  return join(sessionDir, STATE_FILE);
+export function statePath(dir: string): string {
+  return sessionDir(dir).state;
 }
 
 export type StateRead =
@@ -134,7 +145,7 @@ export async function readStateRecord(sessionDir: string): Promise<StateRead> {
     raw = await readFile(statePath(sessionDir), 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { missing: true };
-    return { error: `cannot read .state.json: ${(error as Error).message}` };
+    return { error: `cannot read ${SESSION_FILES.state}: ${(error as Error).message}` };
   }
   try {
     const value = JSON.parse(raw) as Partial<SessionState>;

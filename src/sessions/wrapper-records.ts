@@ -5,15 +5,8 @@
  * hold every field it must, counts as not written yet.
  */
 import { readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { sessionDir } from './session-dir.js';
 
-/** Files the wrapper writes in the session directory: each once, by rename; `.heartbeat` is touched. */
-export const WRAPPER_FILES = {
-  identity: '.wrapper',
-  agent: '.agent',
-  exit: '.exit',
-  heartbeat: '.heartbeat',
-} as const;
 
 export interface WrapperRecords {
   wrapper: { pid: number; startTicks: string; bootId: string; host: string; pane: string | null } | null;
@@ -28,11 +21,12 @@ const TICKS = /^\d+$/;
 const PANE = /^%\d+$/;
 
 export async function readWrapperRecords(dir: string): Promise<WrapperRecords> {
+  const files = sessionDir(dir);
   const [wrapper, agent, exit, heartbeat] = await Promise.all([
-    readFields(join(dir, WRAPPER_FILES.identity)),
-    readFields(join(dir, WRAPPER_FILES.agent)),
-    readFields(join(dir, WRAPPER_FILES.exit), true),
-    mtimeOf(join(dir, WRAPPER_FILES.heartbeat)),
+    readFields(files.wrapper),
+    readFields(files.agent),
+    readFields(files.exit, true),
+    mtimeOf(files.heartbeat),
   ]);
   return {
     wrapper:

@@ -32,7 +32,11 @@
  * ENGINE_FAILPOINT=wrapper-after-start / wrapper-before-exit-record makes the recorder kill -9
  * itself at that step, as src/daemon/failpoint.ts does in Node (test/reliability only).
  */
+import { SESSION_FILES } from './session-dir.js';
 import type { SessionState } from './session-state.js';
+
+/** The names of the files the wrapper writes (session-dir.ts). */
+const F = SESSION_FILES;
 
 export const WRAPPER_SCRIPT = [
   'dir=$1 beat=$2',
@@ -50,21 +54,21 @@ export const WRAPPER_SCRIPT = [
   'trap : INT QUIT',
   '(',
   '  set -C',
-  '  if ! true 2>/dev/null > "$dir/.started"; then',
+  `  if ! true 2>/dev/null > "$dir/${F.startToken}"; then`,
   '    set +C',
-  '    if [ -e "$dir/.started" ]; then',
-  '      say "session $dir already ran (its start token .started exists); a session is never reused"',
+  `    if [ -e "$dir/${F.startToken}" ]; then`,
+  `      say "session $dir already ran (its start token ${F.startToken} exists); a session is never reused"`,
   '    else',
-  '      say "cannot create the start token $dir/.started (no such session directory?)"',
+  `      say "cannot create the start token $dir/${F.startToken} (no such session directory?)"`,
   '    fi',
   '    exit 1',
   '  fi',
   '  set +C',
   '  read -r me < /proc/self/stat && field22 "$me" && self=${me%% *} &&',
   '    read -r boot < /proc/sys/kernel/random/boot_id && read -r host < /proc/sys/kernel/hostname &&',
-  '    put .wrapper "pid=$self" "start=$ticks" "boot=$boot" "host=$host" "pane=${TMUX_PANE-}" ||',
-  '    { say "cannot record the wrapper in $dir/.wrapper; the agent is not started"; exit 1; }',
-  '  true > "$dir/.heartbeat"',
+  `    put ${F.wrapper} "pid=$self" "start=$ticks" "boot=$boot" "host=$host" "pane=\${TMUX_PANE-}" ||`,
+  `    { say "cannot record the wrapper in $dir/${F.wrapper}; the agent is not started"; exit 1; }`,
+  `  true > "$dir/${F.heartbeat}"`,
   '  (',
   '    s=',
   "    trap 'kill $s 2>/dev/null; exit 0' TERM",
@@ -74,21 +78,21 @@ export const WRAPPER_SCRIPT = [
   '      read -r me < /proc/self/stat || exit 0',
   '      set -- ${me##*)}',
   '      [ "$2" = "$self" ] || exit 0',
-  '      true > "$dir/.heartbeat"',
+  `      true > "$dir/${F.heartbeat}"`,
   '    done',
   '  ) < /dev/null > /dev/null 2>&1 &',
   '  beating=$!',
   '  [ "${ENGINE_FAILPOINT-}" = wrapper-after-start ] && kill -9 $self',
   '  trap : HUP INT QUIT TERM',
   '  (',
-  '    read -r me < /proc/self/stat && field22 "$me" && put .agent "pid=${me%% *}" "start=$ticks" ||',
-  '      { say "cannot record the agent in $dir/.agent; it is not started"; exit 126; }',
+  `    read -r me < /proc/self/stat && field22 "$me" && put ${F.agent} "pid=\${me%% *}" "start=$ticks" ||`,
+  `      { say "cannot record the agent in $dir/${F.agent}; it is not started"; exit 126; }`,
   '    exec "$@"',
   '  )',
   '  code=$?',
   '  [ "${ENGINE_FAILPOINT-}" = wrapper-before-exit-record ] && kill -9 $self',
   '  kill $beating 2>/dev/null',
-  '  put .exit "code=$code" || say "cannot record the exit code $code in $dir/.exit"',
+  `  put ${F.exit} "code=$code" || say "cannot record the exit code $code in $dir/${F.exit}"`,
   '  exit $code',
   ')',
   'exit $?',

@@ -18,7 +18,7 @@ import {
 import { claimOf, twoStatesProblem, workItemsOf, type FileWork } from '../dispatch/work-items.js';
 import { readRequestFile } from '../files/read-text-file.js';
 import { systemProbe, type ProcProbe } from '../process/process-identity.js';
-import { readAgentState, type AgentState } from '../sessions/agent-state.js';
+import { readAgentState, type AgentState } from '../agents/agent-state.js';
 import { readEvents, type EngineEvent } from '../sessions/event-log.js';
 import {
   judgeSession,
@@ -28,7 +28,7 @@ import {
 } from '../sessions/judge-session.js';
 import { claimTime, resolveSessionRef } from '../sessions/session-dir.js';
 import { startTokenTime } from '../sessions/session-markers.js';
-import type { PrintResult } from '../sessions/print-result.js';
+import type { PrintResult } from '../sessions/session-state.js';
 import { readSessionState, readStateRecord } from '../sessions/session-state.js';
 import { sessionReference } from '../tags/lifecycle-edits.js';
 import { ScanPool } from '../tags/scan-pool.js';
@@ -59,7 +59,7 @@ export interface ClaimItem {
   lastHeartbeat: string | null;
   /** The agent's Claude Code session id: `claude --resume <id>` from the root reopens it. */
   agentSessionId: string | null;
-  /** What the agent's own hooks last said (src/sessions/agent-state.ts); null: nothing yet. */
+  /** What the agent's own hooks last said (src/agents/agent-state.ts); null: nothing yet. */
   agentState: AgentState | null;
 }
 

@@ -15,7 +15,8 @@ import {
   writeClaudeSettings,
 } from '../../src/agents/claude-settings.js';
 import { writeEngineShim } from '../../src/agents/engine-shim.js';
-import { AGENT_STATE_FILE, HOOK_STATES } from '../../src/sessions/agent-state.js';
+import { HOOK_STATES } from '../../src/agents/agent-state.js';
+import { sessionDir } from '../../src/sessions/session-dir.js';
 import { CLI, runProcess } from '../helpers/run-cli.js';
 
 const HOSTILE = `it's a $(touch pwned) "x" \`touch y\` ;touch z; \\ $HOME`;
@@ -81,7 +82,7 @@ describe('claude settings', () => {
     });
     const run = await runHook(String(command), input, { ENGINE_SESSION_DIR: session }, base);
     expect(run).toEqual({ code: 0, stdout: '', stderr: '' });
-    expect(JSON.parse(await readFile(join(session, AGENT_STATE_FILE), 'utf8'))).toMatchObject({
+    expect(JSON.parse(await readFile(sessionDir(session).agentState, 'utf8'))).toMatchObject({
       state: 'working',
       event: 'PreToolUse',
     });
@@ -105,7 +106,7 @@ describe('claude settings', () => {
       base,
     );
     expect(noSession).toEqual({ code: 0, stdout: '', stderr: '' });
-    expect(existsSync(join(base, AGENT_STATE_FILE))).toBe(false);
+    expect(existsSync(sessionDir(base).agentState)).toBe(false);
   });
 
   it('engine agent-hook itself exits 0 and prints nothing, whatever it is given', async () => {

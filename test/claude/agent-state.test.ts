@@ -5,12 +5,13 @@
  * Notification and answers a PermissionRequest itself, so no print run waits for a human, and it
  * exits right after a usage limit, cutting off the StopFailure hook that would record `limited`
  * (docs/DAEMON.md). The wait is tested through the daemon in test/daemon/waiting-for-input.test.ts,
- * the mapping in test/sessions/agent-state.test.ts.
+ * the mapping in test/agents/agent-state.test.ts.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { AGENT_STATE_FILE, type AgentState } from '../../src/sessions/agent-state.js';
+import { type AgentState } from '../../src/agents/agent-state.js';
+import { sessionDir } from '../../src/sessions/session-dir.js';
 import { claudeBin, useClaudeSandbox } from '../helpers/claude-env.js';
 import { tagsOf, useDaemonHarness, waitForState, waitForTag } from '../helpers/daemon-harness.js';
 import { reply } from '../helpers/messages-api.js';
@@ -38,7 +39,7 @@ async function running(): Promise<Running[]> {
 }
 
 const stateFile = async (dir: string): Promise<AgentState> =>
-  JSON.parse(await readFile(join(dir, AGENT_STATE_FILE), 'utf8')) as AgentState;
+  JSON.parse(await readFile(sessionDir(dir).agentState, 'utf8')) as AgentState;
 
 it('shows the agent working while the API holds its request after a tool call; the run ends `ended`', async () => {
   claude.api.script(reply.bash('echo looked'), reply.hang(), reply.text('Marked it done.'));

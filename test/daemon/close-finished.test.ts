@@ -8,7 +8,7 @@ import { DaemonShared } from '../../src/daemon/daemon-shared.js';
 import type { EventInput } from '../../src/sessions/event-log.js';
 import { readProcessIdentity } from '../../src/process/process-identity.js';
 import type { Runner, TerminalInput } from '../../src/runners/runner.js';
-import { recordAgentHook } from '../../src/sessions/agent-state.js';
+import { recordAgentHook } from '../../src/agents/agent-state.js';
 import type { SessionState } from '../../src/sessions/session-state.js';
 import {
   closeMarkTime,

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DaemonOptions } from '../../src/daemon/daemon-context.js';
 import { newWait, WaitingWatch } from '../../src/daemon/waiting-for-input.js';
-import { recordAgentHook, type AgentState } from '../../src/sessions/agent-state.js';
+import { recordAgentHook, type AgentState } from '../../src/agents/agent-state.js';
 import { appendEvent, type EventInput } from '../../src/sessions/event-log.js';
 import {
   events,

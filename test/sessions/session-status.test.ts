@@ -142,9 +142,9 @@ describe('the one writer of .state.json', () => {
       }
     }
     expect(writers.sort()).toEqual([
+      'agents/agent-state.ts', // <session>/agent-state.json, by the agent's hooks
       'agents/claude-settings.ts', // <session>/claude-settings.json, once at launch
       'files/write-json-atomic.ts',
-      'sessions/agent-state.ts', // <session>/agent-state.json, by the agent's hooks
       'sessions/limit-pause.ts', // sessions/.engine/pause.json
       'sessions/session-status.ts', // <session>/.state.json
     ]);

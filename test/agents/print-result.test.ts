@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parsePrintResult } from '../../src/sessions/print-result.js';
+import { parsePrintResult } from '../../src/agents/print-result.js';
 
 /** A result line as the real CLI writes it (fields as measured on the real CLI). */
 const RESULT = {

@@ -3,20 +3,11 @@
  * `--output-format stream-json` whose object has `type: "result"`. Only a whole line that parses
  * as JSON counts, so a result quoted in an earlier assistant text (an escaped string inside its
  * line) never does. An agent killed before its result, or a log cut mid-line, has none: null.
+ * The result's shape is what `.state.json` records (sessions/session-state.ts).
  */
-
-export interface PrintResult {
-  /** `completed`, `api_error`, ...; null when absent. */
-  terminalReason: string | null;
-  isError: boolean | null;
-  numTurns: number | null;
-  costUsd: number | null;
-  durationMs: number | null;
-  /** The HTTP status of the API error that ended the run (429: a usage limit); null for none. */
-  apiErrorStatus: number | null;
-  /** The Claude Code session id the run reported. */
-  sessionId: string | null;
-}
+import { setTimeout as sleep } from 'node:timers/promises';
+import { readAgentLogTail } from '../sessions/agent-log.js';
+import type { PrintResult, SessionState } from '../sessions/session-state.js';
 
 /** The last result line of `log`, or null when it has none. */
 export function parsePrintResult(log: string): PrintResult | null {
@@ -44,6 +35,35 @@ export function parsePrintResult(log: string): PrintResult | null {
     };
   }
   return null;
+}
+
+/**
+ * What to patch into `.state.json` with a session's exit: for a `claude-print` run, its `result`
+ * (null when it wrote none); nothing for other profiles. tmux writes the last output of a pane
+ * through its pipe after the wrapper recorded its exit, so a log without a result is read again
+ * until it has been quiet for `settleMs` (never longer than `maxWaitMs`).
+ */
+export async function exitResult(
+  dir: string,
+  state: Pick<SessionState, 'agent'>,
+  { pollMs = 100, settleMs = 500, maxWaitMs = 3000 } = {},
+): Promise<{ result?: PrintResult | null }> {
+  if (state.agent !== 'claude-print') return {};
+  const started = Date.now();
+  let size = -1;
+  let quietSince = Date.now();
+  for (;;) {
+    const tail = await readAgentLogTail(dir);
+    const result = tail === null ? null : parsePrintResult(tail.text);
+    if (result !== null) return { result };
+    const now = Date.now();
+    if ((tail?.size ?? -1) !== size) {
+      size = tail?.size ?? -1;
+      quietSince = now;
+    }
+    if (now - quietSince >= settleMs || now - started >= maxWaitMs) return { result: null };
+    await sleep(pollMs);
+  }
 }
 
 // eslint-disable-next-line no-control-regex -- the terminal's escape sequences are what it removes

@@ -9,10 +9,8 @@
  * that restarted meanwhile (src/daemon/waiting-for-input.ts).
  */
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { writeJsonAtomic } from '../files/write-json-atomic.js';
-
-export const AGENT_STATE_FILE = 'agent-state.json';
+import { sessionDir } from '../sessions/session-dir.js';
 
 export const AGENT_STATES = ['working', 'waiting', 'idle', 'ended', 'limited'] as const;
 export type AgentStateName = (typeof AGENT_STATES)[number];
@@ -131,14 +129,16 @@ export function agentStateFromHook(
     state,
     event,
     at,
-    ...(typeof detail === 'string' && detail !== '' ? { detail: detail.slice(0, DETAIL_CHARS) } : {}),
+    ...(typeof detail === 'string' && detail !== ''
+      ? { detail: detail.slice(0, DETAIL_CHARS) }
+      : {}),
     ...(notification !== undefined ? { notification } : {}),
   };
 }
 
 /** The recorded state, or null when there is none (no hook ran yet, or not a Claude agent). */
 export async function readAgentState(dir: string): Promise<AgentState | null> {
-  const raw = await readFile(join(dir, AGENT_STATE_FILE), 'utf8').catch(() => null);
+  const raw = await readFile(sessionDir(dir).agentState, 'utf8').catch(() => null);
   if (raw === null) return null;
   try {
     return parseAgentState(JSON.parse(raw));
@@ -174,7 +174,7 @@ export async function recordAgentHook(
   const previous = await readAgentState(dir);
   const next = agentStateFromHook(payload, now, previous);
   if (next === null || sameState(previous, next)) return null;
-  await writeJsonAtomic(join(dir, AGENT_STATE_FILE), next);
+  await writeJsonAtomic(sessionDir(dir).agentState, next);
   return next;
 }
 

@@ -112,7 +112,11 @@ export function agentStateAnswered(state: AgentState | null): boolean {
   }
 }
 
-const TOOL_EVENTS: ReadonlySet<string> = new Set(['PreToolUse', 'PostToolUse', 'PostToolUseFailure']);
+const TOOL_EVENTS: ReadonlySet<string> = new Set([
+  'PreToolUse',
+  'PostToolUse',
+  'PostToolUseFailure',
+]);
 
 function epochSeconds(value: unknown): Date | undefined {
   return typeof value === 'number' && Number.isFinite(value) && value > 0

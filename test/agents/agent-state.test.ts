@@ -3,13 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
-  AGENT_STATE_FILE,
   agentStateFromHook,
   atOwnPrompt,
   readAgentState,
   recordAgentHook,
   type AgentState,
-} from '../../src/sessions/agent-state.js';
+} from '../../src/agents/agent-state.js';
+import { sessionDir } from '../../src/sessions/session-dir.js';
 
 const T0 = new Date('2026-11-24T10:00:00.000Z');
 const T1 = new Date('2026-11-24T10:00:07.000Z');
@@ -40,7 +40,10 @@ describe('agent state from a hook input (pure)', () => {
     ],
     [
       'Notification',
-      { message: 'Claude needs your permission to use Bash', notification_type: 'permission_prompt' },
+      {
+        message: 'Claude needs your permission to use Bash',
+        notification_type: 'permission_prompt',
+      },
       'waiting',
       'Claude needs your permission to use Bash',
     ],
@@ -96,7 +99,11 @@ describe('agent state from a hook input (pure)', () => {
       T1,
       asked,
     );
-    expect(notified).toMatchObject({ state: 'waiting', event: 'Notification', at: T0.toISOString() });
+    expect(notified).toMatchObject({
+      state: 'waiting',
+      event: 'Notification',
+      at: T0.toISOString(),
+    });
     const working = agentStateFromHook(hook('PostToolUse'), T1, notified);
     expect(working).toMatchObject({ state: 'working', at: T1.toISOString() });
   });
@@ -195,7 +202,7 @@ describe('agent-state.json', () => {
     const written = await recordAgentHook(dir, hook('PreToolUse', { tool_name: 'Bash' }), T0);
     const expected: AgentState = { state: 'working', event: 'PreToolUse', at: T0.toISOString() };
     expect(written).toEqual(expected);
-    expect(JSON.parse(await readFile(join(dir, AGENT_STATE_FILE), 'utf8'))).toEqual(expected);
+    expect(JSON.parse(await readFile(sessionDir(dir).agentState, 'utf8'))).toEqual(expected);
     expect(await readAgentState(dir)).toEqual(expected);
   });
 
@@ -223,9 +230,9 @@ describe('agent-state.json', () => {
 
   it('reads no state from a missing, torn or foreign file', async () => {
     expect(await readAgentState(dir)).toBeNull();
-    await writeFile(join(dir, AGENT_STATE_FILE), '{"state": "work');
+    await writeFile(sessionDir(dir).agentState, '{"state": "work');
     expect(await readAgentState(dir)).toBeNull();
-    await writeFile(join(dir, AGENT_STATE_FILE), '{"state": "asleep", "event": "x", "at": "y"}');
+    await writeFile(sessionDir(dir).agentState, '{"state": "asleep", "event": "x", "at": "y"}');
     expect(await readAgentState(dir)).toBeNull();
   });
 });

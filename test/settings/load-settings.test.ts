@@ -7,13 +7,16 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
-  defaultSettings,
   readEngineJson,
   resolveSettings,
-  SETTING_NAMES,
-  settingFlag,
   type SettingsSources,
-} from '../../src/daemon/daemon-options.js';
+} from '../../src/settings/load-settings.js';
+import {
+  defaultSettings,
+  SETTING_NAMES,
+  SETTINGS,
+  settingFlag,
+} from '../../src/settings/setting-table.js';
 import { engine, makeTempDir, type TempDir } from '../cli/fixtures.js';
 
 let t: TempDir;
@@ -55,11 +58,13 @@ describe('settings precedence: flag > environment variable > engine.json > defau
       runner: 'tmux',
       tmuxSocket: null,
       tmuxSession: 'dispatch',
-      monitorTags: '#delegated-*',
+      monitor: ['#delegated-*'],
+      staleAfterMs: 45 * 60_000,
+      notifyVia: ['desktop', 'tmux'],
     });
   });
 
-  it('takes every setting from engine.json over its default', async () => {
+  it('takes every setting from engine.json over its default, by its key, in the one unit', async () => {
     const json = {
       monitorTags: '#delegated-fix',
       agent: 'claude-print',
@@ -70,6 +75,8 @@ describe('settings precedence: flag > environment variable > engine.json > defau
       tmuxSession: 'work',
       maxAgents: 2,
       debounceMs: 10,
+      watch: false,
+      watcher: 'chokidar',
       rescanIntervalMs: 200,
       reapIntervalMs: 300,
       claimGraceMs: 0,
@@ -84,9 +91,20 @@ describe('settings precedence: flag > environment variable > engine.json > defau
       notify: 'notify-me {event} {file}',
       notifyVia: 'tmux',
     };
-    expect(Object.keys(json).sort()).toEqual([...SETTING_NAMES].sort());
+    expect(Object.keys(json).sort()).toEqual(SETTING_NAMES.map((n) => SETTINGS[n].key).sort());
     const { settings, from } = await resolveFrom(json);
-    expect(settings).toEqual(json);
+    expect(settings).toEqual({
+      ...json,
+      monitorTags: undefined,
+      monitor: ['#delegated-fix'],
+      staleAfter: undefined,
+      staleAfterMs: 30_000,
+      closeAfterDone: undefined,
+      closeAfterDoneMs: 15_000,
+      limitBackoff: undefined,
+      limitBackoffMs: 30_000,
+      notifyVia: ['tmux'],
+    });
     expect(new Set(Object.values(from))).toEqual(new Set(['engine.json']));
   });
 

@@ -4,22 +4,37 @@ import {
   agentStateLimit,
   printStreamAnswered,
   printStreamLimit,
-} from '../../src/sessions/usage-limit.js';
+} from '../../src/agents/usage-limit.js';
 
 const line = (value: unknown) => `${JSON.stringify(value)}\r\n`;
 const init = line({ type: 'system', subtype: 'init', session_id: 's' });
 // What the real CLI (2.1.330) wrote on a 429 (docs/DAEMON.md, CLAUDE-CODE.md).
 const limitedAssistant = line({
   type: 'assistant',
-  message: { model: '<synthetic>', content: [{ type: 'text', text: 'API Error: Request rejected (429) · Usage limit reached' }] },
+  message: {
+    model: '<synthetic>',
+    content: [{ type: 'text', text: 'API Error: Request rejected (429) · Usage limit reached' }],
+  },
   error: 'rate_limit',
 });
-const limitedResult = line({ type: 'result', is_error: true, terminal_reason: 'api_error', api_error_status: 429 });
-const okResult = line({ type: 'result', is_error: false, terminal_reason: 'completed', api_error_status: null });
+const limitedResult = line({
+  type: 'result',
+  is_error: true,
+  terminal_reason: 'api_error',
+  api_error_status: 429,
+});
+const okResult = line({
+  type: 'result',
+  is_error: false,
+  terminal_reason: 'completed',
+  api_error_status: null,
+});
 
 describe('printStreamLimit', () => {
   it('finds the assistant error and the 429 result the CLI writes', () => {
-    expect(printStreamLimit(init + limitedAssistant + limitedResult)).toMatchObject({ limited: true });
+    expect(printStreamLimit(init + limitedAssistant + limitedResult)).toMatchObject({
+      limited: true,
+    });
     expect(printStreamLimit(init + limitedResult)?.reason).toBe('result api_error_status 429');
     expect(printStreamLimit(init + limitedAssistant)?.reason).toBe('assistant error rate_limit');
   });
@@ -42,7 +57,10 @@ describe('printStreamLimit', () => {
 
   it('takes the reset time of a rejected rate_limit_event, and ignores allowed ones', () => {
     const event = (status: string, resetsAt: number) =>
-      line({ type: 'rate_limit_event', rate_limit_info: { status, resetsAt, rateLimitType: 'five_hour' } });
+      line({
+        type: 'rate_limit_event',
+        rate_limit_info: { status, resetsAt, rateLimitType: 'five_hour' },
+      });
     expect(printStreamLimit(init + event('allowed_warning', 1_800_000_000) + okResult)).toBeNull();
     const limit = printStreamLimit(init + event('rejected', 1_800_000_000) + limitedResult);
     expect(limit?.resetsAt).toEqual(new Date(1_800_000_000_000));
@@ -51,7 +69,12 @@ describe('printStreamLimit', () => {
   it('never counts a limit quoted in the agent text, or a line cut short', () => {
     const quoted = line({
       type: 'assistant',
-      message: { model: 'claude', content: [{ type: 'text', text: '{"type":"result","api_error_status":429} "error":"rate_limit"' }] },
+      message: {
+        model: 'claude',
+        content: [
+          { type: 'text', text: '{"type":"result","api_error_status":429} "error":"rate_limit"' },
+        ],
+      },
     });
     expect(printStreamLimit(init + quoted + okResult)).toBeNull();
     expect(printStreamLimit('You have hit your limit · resets 1pm\n')).toBeNull();
@@ -67,16 +90,28 @@ describe('printStreamLimit', () => {
 
 describe('agentStateLimit', () => {
   it('reads the hook state limited, with its reset time', () => {
-    const state = { state: 'limited', event: 'StopFailure', at: 'x', resetsAt: 1_800_000_000 } as const;
-    expect(agentStateLimit(state)).toMatchObject({ limited: true, resetsAt: new Date(1_800_000_000_000) });
-    expect(agentStateLimit({ state: 'limited', event: 'StopFailure', at: 'x' })?.resetsAt).toBeUndefined();
+    const state = {
+      state: 'limited',
+      event: 'StopFailure',
+      at: 'x',
+      resetsAt: 1_800_000_000,
+    } as const;
+    expect(agentStateLimit(state)).toMatchObject({
+      limited: true,
+      resetsAt: new Date(1_800_000_000_000),
+    });
+    expect(
+      agentStateLimit({ state: 'limited', event: 'StopFailure', at: 'x' })?.resetsAt,
+    ).toBeUndefined();
     expect(agentStateLimit({ state: 'idle', event: 'Stop', at: 'x' })).toBeNull();
     expect(agentStateLimit(null)).toBeNull();
     expect(
       agentStateLimit({ state: 'limited', event: 'StopFailure', at: '2026-11-24T10:00:00.000Z' })
         ?.since,
     ).toEqual(new Date('2026-11-24T10:00:00.000Z'));
-    expect(agentStateLimit({ state: 'limited', event: 'StopFailure', at: 'x' })?.since).toBeUndefined();
+    expect(
+      agentStateLimit({ state: 'limited', event: 'StopFailure', at: 'x' })?.since,
+    ).toBeUndefined();
     expect(agentStateAnswered({ state: 'idle', event: 'Stop', at: 'x' })).toBe(true);
     expect(agentStateAnswered({ state: 'limited', event: 'StopFailure', at: 'x' })).toBe(false);
   });
