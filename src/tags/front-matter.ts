@@ -36,13 +36,18 @@ export interface FrontMatter {
   problems: ScanProblem[];
 }
 
-const NOTHING: FrontMatter = { tags: [], dependsOn: [], problems: [] };
+/** Fresh arrays each time: the scan hands them on to callers. */
+const nothing = (problems: ScanProblem[] = []): FrontMatter => ({
+  tags: [],
+  dependsOn: [],
+  problems,
+});
 
 /** `start`/`end` are the offsets of the front matter node, fences included. */
 export function scanFrontMatter(text: string, start: number, end: number): FrontMatter {
   const contentStart = text.indexOf('\n', start) + 1;
   const contentEnd = Math.max(contentStart, text.lastIndexOf('\n', end - 1) + 1);
-  if (contentStart <= 0) return NOTHING;
+  if (contentStart <= 0) return nothing();
   const source = text.slice(contentStart, contentEnd);
   const { isMap, parseDocument } = loadYaml();
   // Problems name the line of the file, not of the front matter.
@@ -54,20 +59,17 @@ export function scanFrontMatter(text: string, start: number, end: number): Front
   try {
     document = parseDocument(source, { uniqueKeys: false });
   } catch (error) {
-    return {
-      ...NOTHING,
-      problems: [problem(0, `front matter is not valid YAML: ${String(error)}`)],
-    };
+    return nothing([problem(0, `front matter is not valid YAML: ${String(error)}`)]);
   }
   const error = document.errors[0];
   if (error) {
     // YAML counts lines from the top of the front matter; the problem names the file's line.
     const message = (error.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '');
     const why = `front matter is not valid YAML, so its tags (and depends_on) are not read: ${message}`;
-    return { ...NOTHING, problems: [problem(error.pos[0], why)] };
+    return nothing([problem(error.pos[0], why)]);
   }
   const root = document.contents;
-  if (!isMap(root)) return NOTHING;
+  if (!isMap(root)) return nothing();
   const problems: ScanProblem[] = [];
   const scalarsOf = (key: string, what: string): Yaml.Scalar[] =>
     stringScalars(root.get(key, true) as Yaml.Node | undefined, (node) =>
