@@ -94,7 +94,7 @@ async function readDependency(
 
 /** Entries to files below one root (its real path), each glob's walk made once. */
 class Resolver {
-  private readonly walks = new Map<string, Promise<string[]>>();
+  private readonly walks = new Map<string, Promise<Array<{ name: string; file: string }>>>();
 
   /** `given`: the root as the caller names it; `root`: its real path, which files are below. */
   constructor(
@@ -120,9 +120,9 @@ class Resolver {
         : { pattern, kind: 'files', files: [file] };
     }
     const matches = picomatch(relativePath, { nonegate: true });
-    const files = (await this.markdownBelow(glob.base)).filter(
-      (file) => file !== holder && matches(file),
-    );
+    const files = (await this.markdownBelow(glob.base))
+      .filter(({ name, file }) => file !== holder && matches(name))
+      .map(({ file }) => file);
     return { pattern, kind: 'files', files };
   }
 
@@ -147,15 +147,19 @@ class Resolver {
     return below.split(sep).join('/');
   }
 
-  /** The markdown files below `base` that resolve inside the root, relative to it. */
-  private markdownBelow(base: string): Promise<string[]> {
+  /**
+   * The markdown files below `base` that resolve inside the root: `name`, the path the glob
+   * matches (as walked), and `file`, the real one (a symlink's target), both relative to it.
+   */
+  private markdownBelow(base: string): Promise<Array<{ name: string; file: string }>> {
     let walk = this.walks.get(base);
     if (!walk) {
       walk = (async () => {
-        const found: string[] = [];
+        const found: Array<{ name: string; file: string }> = [];
         for await (const path of walkMarkdownFiles(join(this.root, base))) {
           const file = await this.inside(path);
-          if (file !== null) found.push(file);
+          const name = relative(this.root, path).split(sep).join('/');
+          if (file !== null) found.push({ name, file });
         }
         return found;
       })();

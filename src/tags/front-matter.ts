@@ -102,7 +102,7 @@ function stringScalars(
     // A bare entry such as `2024` is read by YAML as a number; its source is still a name.
     const ok = isScalar(item) && (typeof item.value === 'string' || typeof item.value === 'number');
     if (ok) scalars.push(item);
-    // Other scalars (`tags:` left empty, `true`) are no entries, as before: nothing to report.
+    // Other scalars (`tags:` left empty, `true`) are no entries: nothing to report.
     else if (item && !isScalar(item)) refuse(item as Yaml.Node);
   }
   return scalars;

@@ -120,6 +120,23 @@ describe('blockersOf', () => {
     ]);
   });
 
+  it('matches a glob against the names as walked, and only files inside the root', async () => {
+    await request('elsewhere/target.md', '#claimed-fix');
+    await writeFile(join(base, 'outside.md'), '# o\n**Tags**: #claimed-fix\n');
+    await mkdir(join(root, 'sessions/phase'), { recursive: true });
+    await symlink(join(root, 'elsewhere/target.md'), join(root, 'sessions/phase/link.md'));
+    await symlink(join(base, 'outside.md'), join(root, 'sessions/phase/out.md'));
+    await request('sessions/item.md', '#delegated-fix', '`sessions/phase/*.md`');
+    expect(await holds('sessions/item.md')).toEqual([
+      {
+        kind: 'pending',
+        pattern: 'sessions/phase/*.md',
+        file: 'elsewhere/target.md',
+        states: ['#claimed-fix'],
+      },
+    ]);
+  });
+
   it('reports a cycle through the files, naming them, and a self-dependency', async () => {
     await request('sessions/a.md', '#delegated-fix', 'sessions/b.md');
     await request('sessions/b.md', '#delegated-fix', 'sessions/a.md');
