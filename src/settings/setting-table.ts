@@ -55,6 +55,8 @@ export interface Settings {
   retries: number;
   retryBackoffMs: number;
   limitBackoffMs: number;
+  /** How long an item may wait ready before it orders one band up (dispatch/work-order agingOf); 0: off. */
+  agingMs: number;
   /** Each claim in its own git worktree (src/worktrees/). */
   worktree: boolean;
   /** The notification command template (--on-event); null: none. */
@@ -387,6 +389,13 @@ export const SETTINGS: { [K in SettingName]: Setting<Settings[K]> } = {
     15,
     fromZero(false),
     'Minutes the queue pauses after a usage limit whose agent gave no reset time',
+  ),
+  agingMs: numberSetting(
+    { flag: 'aging', env: 'ENGINE_AGING', key: 'aging' },
+    'minutes',
+    0,
+    fromZero(false),
+    'Minutes an item may wait ready before it orders one priority band up (#P2 as #P1, #P1 as #P0), never more (0: off)',
   ),
   worktree: booleanSetting(
     { flag: 'worktree', env: 'ENGINE_WORKTREE', key: 'worktree' },

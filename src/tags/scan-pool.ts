@@ -5,6 +5,7 @@
  */
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
+import { dependsOnOf } from './depends-on-line.js';
 import { sessionReferenceOf } from './lifecycle-edits.js';
 import { recoveryRecordsOf, type RecoveryRecord } from './recovery-entries.js';
 import type { ScanProblem, TagOccurrence, TagScan } from './scan-tags.js';
@@ -23,8 +24,8 @@ export interface WorkerReady {
 }
 
 /**
- * What a scan yields across a thread: the tags, the problems, the claim's Session line, and the
- * last Recovery entry (a retry's Not Before).
+ * What a scan yields across a thread: the tags, the problems, the claim's Session line, the
+ * last Recovery entry (a retry's Not Before), and what the request depends on.
  */
 export interface ScanSummary {
   occurrences: TagOccurrence[];
@@ -32,6 +33,8 @@ export interface ScanSummary {
   /** The session the claim's `**Session**:` line names (see sessionReference), or null. */
   session: string | null;
   lastRecovery: RecoveryRecord | undefined;
+  /** Its `**Depends On**:` and `depends_on:` entries, as written (see dependsOnOf). */
+  dependsOn: string[];
 }
 
 export function summaryOf(scan: TagScan): ScanSummary {
@@ -40,6 +43,7 @@ export function summaryOf(scan: TagScan): ScanSummary {
     problems: scan.problems,
     session: sessionReferenceOf(scan),
     lastRecovery: recoveryRecordsOf(scan).at(-1),
+    dependsOn: dependsOnOf(scan),
   };
 }
 
@@ -158,8 +162,8 @@ export class ScanPool {
     if (!task) return;
     if ('error' in response) task.reject(new Error(response.error));
     else {
-      const { occurrences, problems, session, lastRecovery } = response;
-      task.resolve({ occurrences, problems, session, lastRecovery });
+      const { occurrences, problems, session, lastRecovery, dependsOn } = response;
+      task.resolve({ occurrences, problems, session, lastRecovery, dependsOn });
     }
     this.pump();
   }

@@ -48,6 +48,7 @@ export function inProcessContext(
       retries: 0,
       retryBackoffMs: 60_000,
       limitBackoffMs: 15 * 60_000,
+      agingMs: 0,
       worktree: false,
       ...options,
     },

@@ -87,6 +87,7 @@ describe('settings precedence: flag > environment variable > engine.json > defau
       retries: 2,
       retryBackoffMs: 500,
       limitBackoff: 0.5,
+      aging: 90,
       worktree: true,
       notify: 'notify-me {event} {file}',
       notifyVia: 'tmux',
@@ -103,6 +104,8 @@ describe('settings precedence: flag > environment variable > engine.json > defau
       closeAfterDoneMs: 15_000,
       limitBackoff: undefined,
       limitBackoffMs: 30_000,
+      aging: undefined,
+      agingMs: 90 * 60_000,
       notifyVia: ['tmux'],
     });
     expect(new Set(Object.values(from))).toEqual(new Set(['engine.json']));

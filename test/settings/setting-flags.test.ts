@@ -27,6 +27,7 @@ describe('the numeric settings', () => {
     ['heartbeatMs', 2 ** 31, /to 2147483647, got '2147483648'/],
     ['maxAgents', 1.5, /--max-agents must be a whole number of agents from 0 up, got '1.5'/],
     ['staleAfterMs', -1, /--stale-after must be a number of minutes from 0 up, got '-1'/],
+    ['agingMs', -5, /--aging must be a number of minutes from 0 up, got '-5'/],
     ['debounceMs', NaN, /got 'NaN'/],
   ] as const)(
     'refuses %s %s, naming its flag and saying what it expected, never raising it silently',

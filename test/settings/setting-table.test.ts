@@ -43,6 +43,7 @@ const TYPED: Record<SettingName, string | number | boolean> = {
   retries: 2,
   retryBackoffMs: 500,
   limitBackoffMs: 1.5,
+  agingMs: 2.5,
   worktree: true,
   notify: 'notify-me {event}',
   notifyVia: 'tmux',
