@@ -1,0 +1,43 @@
+/**
+ * What the item commands (`engine cancel`, `engine retry`, `engine close`) act with: the project
+ * root, the clock, the process probe, how claims are judged (the project's settings, as the daemon
+ * judges them), the event log, and how long an agent gets between SIGTERM and SIGKILL.
+ */
+import type { LogFn } from '../daemon/daemon-context.js';
+import { projectJudgeOptions } from '../daemon/daemon-options.js';
+import { systemProbe, type ProcProbe } from '../process/process-identity.js';
+import { appendEvent, type EventInput } from '../sessions/event-log.js';
+import type { JudgeOptions } from '../sessions/judge-session.js';
+
+export interface ActionContext {
+  root: string;
+  now(): Date;
+  probe: ProcProbe;
+  judge: JudgeOptions;
+  /** Progress for the human who runs the command (an agent asked to exit, signalled). */
+  log: LogFn;
+  recordEvent(event: EventInput): Promise<void>;
+  /** From SIGTERM to SIGKILL. */
+  graceMs: number;
+  /** How often a wait for a process looks again. */
+  pollMs: number;
+}
+
+/** The context of a command run on `root`, with the project's settings (engine.json, env). */
+export async function projectActionContext(
+  root: string,
+  env: NodeJS.ProcessEnv,
+  options: { log: LogFn; graceMs: number },
+): Promise<ActionContext> {
+  return {
+    root,
+    now: () => new Date(),
+    probe: systemProbe,
+    judge: await projectJudgeOptions(root, env),
+    log: options.log,
+    // The item's record: a failure to append is the command's failure, never silent.
+    recordEvent: (event) => appendEvent(root, { ...event, time: new Date().toISOString() }),
+    graceMs: options.graceMs,
+    pollMs: 50,
+  };
+}
