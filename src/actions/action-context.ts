@@ -5,6 +5,7 @@
  */
 import type { LogFn } from '../daemon/daemon-context.js';
 import { projectJudgeOptions } from '../daemon/daemon-options.js';
+import { messageOf } from '../errors.js';
 import { systemProbe, type ProcProbe } from '../process/process-identity.js';
 import { appendEvent, type EventInput } from '../sessions/event-log.js';
 import type { JudgeOptions } from '../sessions/judge-session.js';
@@ -35,8 +36,11 @@ export async function projectActionContext(
     probe: systemProbe,
     judge: await projectJudgeOptions(root, env),
     log: options.log,
-    // The item's record: a failure to append is the command's failure, never silent.
-    recordEvent: (event) => appendEvent(root, { ...event, time: new Date().toISOString() }),
+    // Best effort, as the daemon's: the act is done, and a full disk must not make it read as failed.
+    recordEvent: (event) =>
+      appendEvent(root, { ...event, time: new Date().toISOString() }).catch((error: unknown) =>
+        options.log('warn', `event log: ${messageOf(error)}`),
+      ),
     graceMs: options.graceMs,
     pollMs: 50,
   };
