@@ -1,10 +1,10 @@
 /**
  * What the item commands (`engine cancel`, `engine retry`, `engine close`) act with: the project
- * root, the clock, the process probe, how claims are judged (the project's settings, as the daemon
- * judges them), the event log, and how long an agent gets between SIGTERM and SIGKILL.
+ * root, the clock, the process probe, how claims are judged and finished agents closed (the
+ * project's settings, as the daemon has them), the event log, and how long an agent gets between SIGTERM and SIGKILL.
  */
 import type { LogFn } from '../daemon/daemon-context.js';
-import { projectJudgeOptions } from '../daemon/daemon-options.js';
+import { judgeOptionsOf, loadSettings } from '../daemon/daemon-options.js';
 import { messageOf } from '../errors.js';
 import { systemProbe, type ProcProbe } from '../process/process-identity.js';
 import { appendEvent, type EventInput } from '../sessions/event-log.js';
@@ -15,6 +15,8 @@ export interface ActionContext {
   now(): Date;
   probe: ProcProbe;
   judge: JudgeOptions;
+  /** The project's `--close-after-done`, in ms: a daemon's close, due before a human's, counts. */
+  closeAfterDoneMs: number;
   /** Progress for the human who runs the command (an agent asked to exit, signalled). */
   log: LogFn;
   recordEvent(event: EventInput): Promise<void>;
@@ -30,11 +32,13 @@ export async function projectActionContext(
   env: NodeJS.ProcessEnv,
   options: { log: LogFn; graceMs: number },
 ): Promise<ActionContext> {
+  const { settings } = await loadSettings(root, {}, env);
   return {
     root,
     now: () => new Date(),
     probe: systemProbe,
-    judge: await projectJudgeOptions(root, env),
+    judge: judgeOptionsOf(settings),
+    closeAfterDoneMs: settings.closeAfterDone * 60_000,
     log: options.log,
     // Best effort, as the daemon's: the act is done, and a full disk must not make it read as failed.
     recordEvent: (event) =>

@@ -101,8 +101,8 @@ function closerOf(ctx: ActionContext, state: SessionState): Closer {
     probe: ctx.probe,
     runner:
       state.runner === 'tmux' ? new TmuxRunner({ socket: socket ?? undefined }) : { kind: 'pty' },
-    // A human asked: the close is due now, whatever --close-after-done says.
-    closeAfterDoneMs: 0,
+    // The daemon's setting: a close it made due before the request is the same close for both.
+    closeAfterDoneMs: ctx.closeAfterDoneMs,
     tmuxSocket: socket,
     warnOnce: (key, message) => {
       if (!warned.has(key)) ctx.log('warn', message);
