@@ -115,3 +115,32 @@ it('refuses an item that is not done, a done item whose agent exited, and one wi
   expect((await stateOf(dir)).status).toBe('exited');
   expect(events(h.root).filter((e) => e.event === 'close-requested')).toEqual([]);
 });
+
+it("joins the close the daemon's --close-after-done already began: no second ask, one SIGTERM", async () => {
+  // The project's setting, read by the daemon and by engine close alike.
+  await writeFile(join(h.root, 'directives', 'engine.json'), '{ "closeAfterDone": 0.01 }\n');
+  const fake = await fakeClaude([
+    // Raw: the ask's Ctrl-C reaches it as bytes, and it stays (ready before it reports).
+    'stty raw -echo',
+    `echo '{"hook_event_name":"Stop"}' | engine agent-hook`,
+    ...SWAP_DONE,
+    'exec cat > "$ENGINE_SESSION_DIR/typed"',
+  ]);
+  const file = await h.request('fix-me.md', '# Fix me\n**Tags**: #delegated-fix\n\nThe bug.\n');
+  const d = h.start(['--agent', 'claude', '--claude-bin', fake]);
+  const done = await waitForTag(file, ['#done-fix', '#needs-fix'], 30_000);
+  const dir = join(h.root, /^\*\*Session\*\*: (.+)$/m.exec(done)![1]!);
+  const running = await waitForState(dir, (s) => s.agentPid !== null);
+  h.killAtEnd(running.agentPid as number);
+  await waitForState(
+    dir,
+    () => existsSync(join(dir, '.close-asked')),
+    () => d.output(),
+  );
+
+  const result = await runCli(['close', file]);
+  expect(result.code, result.stderr + d.output()).toBe(0);
+  const steps = events(h.root).filter((e) => e.event === 'agent-closing');
+  expect(steps.map((e) => e.step)).toEqual(['ask', 'SIGTERM']);
+  expect(readFileSync(join(dir, 'typed'), 'latin1')).toBe('\x03\x03');
+}, 60_000);
