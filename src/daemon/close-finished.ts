@@ -60,7 +60,7 @@ export interface CloseFacts {
   doneAtMs: number | null;
   /** When its hooks reported a usage limit (the `limited` state's `at`); null: not limited now. */
   limitedAtMs: number | null;
-  /** When a human asked to close it now (`.close-requested`'s mtime); null: nobody did. */
+  /** When a human asked to close it now (`.close-requested`'s mtime); null or absent: nobody did. */
   requestedAtMs?: number | null;
   /** When the agent was asked to exit (`.close-asked`'s mtime); null: not asked. */
   askedAtMs: number | null;
