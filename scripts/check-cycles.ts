@@ -17,7 +17,7 @@ export const LAYERS: string[][] = [
   ['agents', 'notify'],
   ['resume', 'worktrees', 'settings'],
   ['approve', 'status', 'daemon'],
-  ['init'],
+  ['init', 'actions'],
   ['cli'],
 ];
 

@@ -7,6 +7,7 @@ import { agentHookCommand } from './agent-hook.js';
 import { awaitTagCommand } from './await-tag.js';
 import { attachCommand } from './attach.js';
 import { initCommand } from './init.js';
+import { cancelCommand, closeCommand, retryCommand } from './item-commands.js';
 import { logsCommand } from './logs.js';
 import { printError } from './output.js';
 import { resumeCommand } from './resume.js';
@@ -29,6 +30,9 @@ async function main(argv: string[]): Promise<number> {
       .command(attachCommand as never)
       .command(logsCommand as never)
       .command(resumeCommand as never)
+      .command(cancelCommand as never)
+      .command(retryCommand as never)
+      .command(closeCommand as never)
       .command(worktreeCommand)
       .command(agentHookCommand)
       .demandCommand(1, 'Name a command; see engine --help')

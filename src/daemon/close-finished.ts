@@ -21,11 +21,27 @@
  * `limited` (a human took it over) is no longer closed for it. The agent is signalled only while
  * its recorded identity (pid and start time, this boot, this host) is alive: never a process that
  * reused its pid.
+ *
+ * `engine close` (src/actions/close-item.ts) closes a finished agent now: it marks the request
+ * (`.close-requested`), which makes the close due at once for it and for a daemon alike, and takes
+ * the same steps through `takeCloseStep`, so each step is taken once whoever takes it.
  */
-import { checkLiveness, type ProcessIdentity } from '../process/process-identity.js';
+import {
+  checkLiveness,
+  type ProcessIdentity,
+  type ProcProbe,
+} from '../process/process-identity.js';
+import type { Runner } from '../runners/runner.js';
 import { atOwnPrompt, readAgentState, type AgentState } from '../agents/agent-state.js';
-import { closeMarkTime, doneMarkTime, takeCloseMark } from '../sessions/session-markers.js';
+import type { EventInput } from '../sessions/event-log.js';
+import {
+  closeMarkTime,
+  closeRequestTime,
+  doneMarkTime,
+  takeCloseMark,
+} from '../sessions/session-markers.js';
 import type { SessionState } from '../sessions/session-state.js';
+import type { LogFn } from './daemon-context.js';
 import type { DaemonShared } from './daemon-shared.js';
 
 /** Time from the polite ask to SIGTERM, and from SIGTERM to SIGKILL. */
@@ -44,6 +60,8 @@ export interface CloseFacts {
   doneAtMs: number | null;
   /** When its hooks reported a usage limit (the `limited` state's `at`); null: not limited now. */
   limitedAtMs: number | null;
+  /** When a human asked to close it now (`.close-requested`'s mtime); null or absent: nobody did. */
+  requestedAtMs?: number | null;
   /** When the agent was asked to exit (`.close-asked`'s mtime); null: not asked. */
   askedAtMs: number | null;
   /** When it was sent SIGTERM (`.close-term`'s mtime); null: not sent. */
@@ -81,12 +99,13 @@ const STALE_ASK_MS = 1000;
 
 /** When the agent is due to be asked to exit; null: never (another profile, or no reason). */
 export function closeDueAt(
-  facts: Pick<CloseFacts, 'agent' | 'doneAtMs' | 'limitedAtMs' | 'closeAfterMs'>,
+  facts: Pick<CloseFacts, 'agent' | 'doneAtMs' | 'limitedAtMs' | 'closeAfterMs' | 'requestedAtMs'>,
 ): number | null {
-  const { agent, doneAtMs, limitedAtMs, closeAfterMs } = facts;
+  const { agent, doneAtMs, limitedAtMs, closeAfterMs, requestedAtMs } = facts;
   if (agent !== 'claude') return null;
   const dueAt = [
     ...(limitedAtMs !== null ? [limitedAtMs] : []),
+    ...(requestedAtMs != null ? [requestedAtMs] : []),
     ...(doneAtMs !== null && closeAfterMs > 0 ? [doneAtMs + closeAfterMs] : []),
   ];
   return dueAt.length === 0 ? null : Math.min(...dueAt);
@@ -137,52 +156,80 @@ export async function closeFinished(
   dir: string,
   state: SessionState,
 ): Promise<number> {
+  const { ctx } = shared;
+  const closer: Closer = {
+    log: ctx.log,
+    recordEvent: (event) => ctx.recordEvent(event),
+    now: () => ctx.now(),
+    probe: ctx.probe,
+    runner: ctx.runner,
+    closeAfterDoneMs: ctx.options.closeAfterDoneMs,
+    tmuxSocket: ctx.options.tmuxSocket,
+    warnOnce: (key, message) => shared.warnOnce(key, message),
+  };
   try {
-    return await takeCloseStep(shared, dir, state);
+    return await takeCloseStep(closer, dir, state);
   } catch (error) {
-    shared.ctx.log('error', `closing the agent of ${state.sessionRef}: ${String(error)}`);
-    return shared.ctx.now().getTime() + CLOSE_GRACE_MS;
+    ctx.log('error', `closing the agent of ${state.sessionRef}: ${String(error)}`);
+    return ctx.now().getTime() + CLOSE_GRACE_MS;
   }
 }
 
-async function takeCloseStep(
-  shared: DaemonShared,
+/** What taking a step of a close needs: the daemon's context, or `engine close`'s. */
+export interface Closer {
+  log: LogFn;
+  recordEvent(event: EventInput): Promise<void>;
+  now(): Date;
+  probe: ProcProbe;
+  /** The runner that reaches the agent's terminal (tmux): to type the ask, count its viewers. */
+  runner: Pick<Runner, 'kind' | 'typeInto' | 'viewers'>;
+  closeAfterDoneMs: number;
+  tmuxSocket: string | null;
+  warnOnce(key: string, message: string): void;
+}
+
+/**
+ * Takes the step `closeStep` says for the session in `dir` now; resolves to when to look again
+ * (ms since the epoch; Infinity: never, nothing is left to do or nothing runs).
+ */
+export async function takeCloseStep(
+  closer: Closer,
   dir: string,
   state: SessionState,
 ): Promise<number> {
-  const { ctx } = shared;
-  const facts = await readCloseFacts(shared, dir, state);
+  const facts = await readCloseFacts(closer, dir, state);
   const step = closeStep(facts);
   if (step.kind === 'never' || step.kind === 'exhausted') return Number.POSITIVE_INFINITY;
   if (step.kind === 'wait') return step.atMs;
   const identity = agentIdentity(state);
-  if (identity === null || checkLiveness(identity, ctx.probe) !== 'alive')
+  if (identity === null || checkLiveness(identity, closer.probe) !== 'alive')
     return Number.POSITIVE_INFINITY;
   const close: Close = {
-    shared,
+    closer,
     dir,
     state,
     identity,
     facts,
-    why: facts.limitedAtMs !== null ? 'usage limit' : 'done',
+    why:
+      facts.limitedAtMs !== null ? 'usage limit' : facts.requestedAtMs != null ? 'asked' : 'done',
     // A mark older than this was made for an earlier reason: the step is taken again.
     staleBefore: (closeDueAt(facts) as number) - STALE_ASK_MS,
   };
-  const target = terminalOf(shared, state);
+  const target = terminalOf(closer, state);
   // A human attached to the window of a finished agent is reading or talking to it (answering its
   // question, maybe): its close waits until nobody views it (a limited agent is closed all the
   // same: its item must go back).
   const opens = step.kind === 'ask' || step.skipsAsk;
-  if (opens && close.why === 'done' && target && (await viewedNow(shared, target))) {
-    shared.warnOnce(
+  if (opens && close.why === 'done' && target && (await viewedNow(closer, target))) {
+    closer.warnOnce(
       `close-viewed:${state.sessionRef}`,
       `${state.sessionRef}: done, but its window is being viewed; it is closed once nobody views it`,
     );
-    return ctx.now().getTime() + CLOSE_GRACE_MS;
+    return closer.now().getTime() + CLOSE_GRACE_MS;
   }
   if (step.kind === 'ask') {
     await askToExit(close, target);
-    return ctx.now().getTime() + CLOSE_GRACE_MS;
+    return closer.now().getTime() + CLOSE_GRACE_MS;
   }
   await sendSignal(close, step);
   return step.nextAtMs;
@@ -193,21 +240,17 @@ type ReadFacts = CloseFacts & { agentState: AgentState | null };
 
 /** One close being taken a step further. */
 interface Close {
-  shared: DaemonShared;
+  closer: Closer;
   dir: string;
   state: SessionState;
   identity: ProcessIdentity;
   facts: ReadFacts;
-  why: 'usage limit' | 'done';
+  /** `asked`: a human asked to close it now (`engine close`). */
+  why: 'usage limit' | 'done' | 'asked';
   staleBefore: number;
 }
 
-async function readCloseFacts(
-  shared: DaemonShared,
-  dir: string,
-  state: SessionState,
-): Promise<ReadFacts> {
-  const { ctx } = shared;
+async function readCloseFacts(ctx: Closer, dir: string, state: SessionState): Promise<ReadFacts> {
   const claude = state.agent === 'claude';
   const agentState = claude ? await readAgentState(dir) : null;
   return {
@@ -216,11 +259,12 @@ async function readCloseFacts(
     doneAtMs: claude ? await doneMarkTime(dir) : null,
     limitedAtMs:
       agentState?.state === 'limited' ? Date.parse(agentState.at) || ctx.now().getTime() : null,
+    requestedAtMs: claude ? await closeRequestTime(dir) : null,
     askedAtMs: await closeMarkTime(dir, 'ask'),
     termAtMs: await closeMarkTime(dir, 'SIGTERM'),
     killAtMs: await closeMarkTime(dir, 'SIGKILL'),
     atPrompt: atOwnPrompt(agentState),
-    closeAfterMs: ctx.options.closeAfterDoneMs,
+    closeAfterMs: ctx.closeAfterDoneMs,
     graceMs: CLOSE_GRACE_MS,
     nowMs: ctx.now().getTime(),
   };
@@ -240,16 +284,10 @@ function agentIdentity(state: SessionState): ProcessIdentity | null {
 
 /** Asks the agent to exit, unless another caller did (the mark is taken once per close). */
 async function askToExit(close: Close, target: string | null): Promise<void> {
-  const { shared, dir, state, facts, why } = close;
-  const { ctx } = shared;
+  const { closer: ctx, dir, state, why } = close;
   const session = state.sessionRef;
   if (!(await takeCloseMark(dir, 'ask', close.staleBefore))) return;
-  ctx.log(
-    'info',
-    why === 'usage limit'
-      ? `${session}: its agent hit a usage limit and waits; asking it to exit, so its item goes back to the queue`
-      : `${session}: done since ${new Date(facts.doneAtMs ?? 0).toISOString()}, --close-after-done ${ctx.options.closeAfterDoneMs / 60_000} min passed; asking its agent to exit`,
-  );
+  ctx.log('info', askLine(close));
   await ctx.recordEvent({
     event: 'agent-closing',
     session,
@@ -277,8 +315,7 @@ async function sendSignal(
   close: Close,
   step: { signal: 'SIGTERM' | 'SIGKILL'; skipsAsk: boolean },
 ): Promise<void> {
-  const { shared, dir, state, why, identity } = close;
-  const { ctx } = shared;
+  const { closer: ctx, dir, state, why, identity } = close;
   const { signal } = step;
   if (!(await takeCloseMark(dir, signal, close.staleBefore))) return;
   const agentState = close.facts.agentState?.state ?? 'unknown';
@@ -303,6 +340,16 @@ async function sendSignal(
   }
 }
 
+/** The log line of an ask, saying why the agent is asked now. */
+function askLine({ closer, state, facts, why }: Close): string {
+  const session = state.sessionRef;
+  if (why === 'usage limit')
+    return `${session}: its agent hit a usage limit and waits; asking it to exit, so its item goes back to the queue`;
+  if (why === 'asked')
+    return `${session}: done; engine close asked to close it now; asking its agent to exit`;
+  return `${session}: done since ${new Date(facts.doneAtMs ?? 0).toISOString()}, --close-after-done ${closer.closeAfterDoneMs / 60_000} min passed; asking its agent to exit`;
+}
+
 /** Why an agent not at its prompt is not asked (a key could answer its question), for the log. */
 function notAtPrompt(agentState: AgentState | null): string {
   if (agentState === null) return 'its hooks reported no state (it may be asking something)';
@@ -313,8 +360,8 @@ function notAtPrompt(agentState: AgentState | null): string {
 }
 
 /** Whether a terminal shows the window now; not known (an error) counts as not viewed. */
-async function viewedNow(shared: DaemonShared, target: string): Promise<boolean> {
-  const viewers = await shared.ctx.runner.viewers?.(target).catch(() => 0);
+async function viewedNow(closer: Closer, target: string): Promise<boolean> {
+  const viewers = await closer.runner.viewers?.(target).catch(() => 0);
   return (viewers ?? 0) > 0;
 }
 
@@ -323,9 +370,9 @@ async function viewedNow(shared: DaemonShared, target: string): Promise<boolean>
  * pane of one server only, so the session must have run on this runner's server. A pty agent is
  * not asked (its terminal is not in the record): it is signalled after the grace period.
  */
-function terminalOf(shared: DaemonShared, state: SessionState): string | null {
-  const { options, runner } = shared.ctx;
+function terminalOf(closer: Closer, state: SessionState): string | null {
+  const { runner } = closer;
   const tmux = state.tmux;
   if (state.runner !== 'tmux' || runner.kind !== 'tmux' || !tmux?.pane) return null;
-  return tmux.socket === options.tmuxSocket ? tmux.pane : null;
+  return tmux.socket === closer.tmuxSocket ? tmux.pane : null;
 }

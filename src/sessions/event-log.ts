@@ -7,7 +7,7 @@
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
-/** Every event the daemon records. */
+/** Every event the daemon records, and the item commands (`engine cancel`, `retry`, `close`). */
 export const EVENT_NAMES = [
   'daemon-started',
   'daemon-stopped',
@@ -27,6 +27,9 @@ export const EVENT_NAMES = [
   'limit-paused',
   'limit-lifted',
   'agent-closing',
+  'cancelled',
+  'retried',
+  'close-requested',
 ] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
 

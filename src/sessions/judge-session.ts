@@ -22,7 +22,7 @@ export interface JudgeOptions {
   staleAfterMs: number;
 }
 
-/** The defaults of `--claim-grace-ms` and `--stale-after` (daemon/daemon-options.ts). */
+/** The defaults of `--claim-grace-ms` and `--stale-after` (settings/setting-table.ts). */
 export const DEFAULT_JUDGE_OPTIONS: JudgeOptions = {
   claimGraceMs: 60_000,
   staleAfterMs: 45 * 60_000,

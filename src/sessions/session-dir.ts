@@ -29,6 +29,7 @@ export const SESSION_FILES = {
   closeAsked: '.close-asked',
   closeTerm: '.close-term',
   closeKill: '.close-kill',
+  closeRequested: '.close-requested',
   agentLog: 'agent.log',
   agentState: 'agent-state.json',
   claudeSettings: 'claude-settings.json',

@@ -4,7 +4,8 @@
  * `.done` (the item was seen done and its event recorded; the session is over; its mtime is when),
  * and one per step of closing the agent (close-finished.ts), each made right before the step is
  * taken: `.close-asked` (asked to exit), `.close-term` (sent SIGTERM), `.close-kill` (sent
- * SIGKILL); their mtimes are when.
+ * SIGKILL); their mtimes are when. `.close-requested`: a human asked to close the finished agent
+ * now (`engine close`); its mtime, the first ask's time, is when its close is due.
  */
 import { open, stat, utimes } from 'node:fs/promises';
 import { sessionDir, type SessionFile } from './session-dir.js';
@@ -81,6 +82,16 @@ export async function takeCloseMark(
   const now = new Date();
   await utimes(path, now, now);
   return true;
+}
+
+/** Records that a human asked to close the agent now; a second ask keeps the first one's time. */
+export async function requestClose(dir: string): Promise<void> {
+  await (await open(sessionDir(dir).closeRequested, 'a')).close();
+}
+
+/** When a human asked to close the agent now (ms since the epoch), or null when nobody did. */
+export function closeRequestTime(dir: string): Promise<number | null> {
+  return markTime(dir, 'closeRequested');
 }
 
 /** When step `mark` of closing the agent was taken (ms since the epoch), or null when it was not. */

@@ -16,7 +16,12 @@ import {
 } from './edit-tags.js';
 import { scanTags, type LineSpan, type TagScan } from './scan-tags.js';
 import { proseText } from './engine-prose.js';
-import { countsAsAttempt, recoveryRecordsOf, type FailureKind } from './recovery-entries.js';
+import {
+  attemptsSoFar,
+  countsAsAttempt,
+  recoveryRecordsOf,
+  type FailureKind,
+} from './recovery-entries.js';
 import { lifecycleOf, lifecycleTag, nounsWithTwoStates, transitionTags } from './tag-name.js';
 
 const SESSION_PREFIX = '**Session**:';
@@ -196,7 +201,7 @@ export interface RecoveryEntry {
 /**
  * `#claimed-X` → `#needs-X`, drops the Session line and appends a `## Recovery` entry. Refuses
  * (TagMissingError) unless the file is still claimed by `session`, so a newer claim is never
- * requeued by mistake.
+ * requeued by mistake. A `cancelled` entry is a human's cancel (`cancelEdit`).
  */
 export function requeueEdit(
   text: string,
@@ -204,7 +209,8 @@ export function requeueEdit(
   session: string,
   entry: RecoveryEntry,
 ): string {
-  const { from: claimed, to: needs } = transitionTags('requeue', noun);
+  const transition = entry.failure === 'cancelled' ? 'cancel' : 'requeue';
+  const { from: claimed, to: needs } = transitionTags(transition, noun);
   const to = entry.back === 'delegated' ? lifecycleTag('delegated', noun) : needs;
   if (sessionReference(text) !== session) throw new TagMissingError([claimed], undefined, true);
   const swapped = swapTags(text, [claimed], to);
@@ -215,12 +221,7 @@ export function requeueEdit(
     field('Date', entry.date),
     field('Reason', entry.reason),
     field('Prior Session', entry.priorSession),
-    field(
-      'Action',
-      entry.back === 'delegated'
-        ? `Back to ${to}, dispatched again without a new approval`
-        : `Re-queued for processing (back to ${to}, approve again to retry)`,
-    ),
+    field('Action', actionOf(entry, to)),
     ...(entry.failure === undefined
       ? []
       : [
@@ -233,6 +234,55 @@ export function requeueEdit(
     field('Attempt', String(entry.attempt)),
   ].join(eol);
   return withRecoveryEntry(cleared, body, eol);
+}
+
+function actionOf(entry: RecoveryEntry, to: string): string {
+  if (entry.failure === 'cancelled')
+    return `Cancelled by hand (back to ${to}; engine retry, or an approval, dispatches it again)`;
+  return entry.back === 'delegated'
+    ? `Back to ${to}, dispatched again without a new approval`
+    : `Re-queued for processing (back to ${to}, approve again to retry)`;
+}
+
+/**
+ * `engine cancel`: `#claimed-X` → `#needs-X` while `session` still holds the claim, with a
+ * Recovery entry whose reason is `cancelled` (not an attempt: a human stopped it).
+ */
+export function cancelEdit(text: string, noun: string, session: string, date: Date): string {
+  return requeueEdit(text, noun, session, {
+    date: date.toISOString(),
+    reason: 'cancelled',
+    priorSession: `${session}/`,
+    attempt: attemptsSoFar(recoveryRecordsOf(scanTags(text))) + 1,
+    back: 'needs',
+    failure: 'cancelled',
+  });
+}
+
+/**
+ * `engine retry`: `#needs-X` → `#delegated-X` (`stays`: the item is `#delegated-X` already and
+ * stays so), and, for an item that has Recovery entries, one more: the human's retry, failure
+ * `none`, with no Not Before, so the readiness rule (the last entry's Not Before) holds it no
+ * longer and the failures in a row start again. Refuses (TagMissingError) when the tag is not
+ * there.
+ */
+export function retryEdit(text: string, noun: string, date: Date, stays: boolean): string {
+  const { from: needs, to: delegated } = transitionTags('retry', noun);
+  const scan = scanTags(text);
+  const expected = stays ? delegated : needs;
+  if (!carrierTags(scan).some((o) => o.tag === expected))
+    throw new TagMissingError([expected], undefined, true);
+  const swapped = stays ? text : swapTags(text, [needs], delegated);
+  if (recoveryRecordsOf(scan).length === 0) return swapped;
+  const eol = lineEnding(text);
+  const body = [
+    '## Recovery',
+    field('Date', date.toISOString()),
+    field('Reason', 'retried by hand (engine retry)'),
+    field('Action', `Back to ${delegated} by a human, claimed without waiting for a backoff`),
+    field('Failure', 'none (not an attempt)'),
+  ].join(eol);
+  return withRecoveryEntry(swapped, body, eol);
 }
 
 /**

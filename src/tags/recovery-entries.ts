@@ -7,8 +7,12 @@
 import { recoverySections } from './recovery-sections.js';
 import { scanTags, type TagScan } from './scan-tags.js';
 
-/** `agent`: the agent ran and failed (an attempt); the others are not the item's failure. */
-export const FAILURE_KINDS = ['agent', 'usage-limit', 'launch'] as const;
+/**
+ * `agent`: the agent ran and failed (an attempt); the others are not the item's failure:
+ * `cancelled` by a human (`engine cancel`), and `none`, a human's retry (`engine retry`), which
+ * ends a run of failures in a row and clears the Not Before of the entries above it.
+ */
+export const FAILURE_KINDS = ['agent', 'usage-limit', 'launch', 'cancelled', 'none'] as const;
 export type FailureKind = (typeof FAILURE_KINDS)[number];
 
 export interface RecoveryRecord {

@@ -32,6 +32,10 @@ export const LIFECYCLE_TRANSITIONS = {
   finish: { from: 'claimed', to: 'done' },
   /** The daemon hands the item of a dead agent back to a human. */
   requeue: { from: 'claimed', to: 'needs' },
+  /** A human cancels a claim (`engine cancel`): its agent is ended, the item comes back to them. */
+  cancel: { from: 'claimed', to: 'needs' },
+  /** A human retries an item now (`engine retry`): an approval that waits for no backoff. */
+  retry: { from: 'needs', to: 'delegated' },
 } as const satisfies Record<string, { from: LifecycleState; to: LifecycleState }>;
 
 export type LifecycleTransition = keyof typeof LIFECYCLE_TRANSITIONS;
