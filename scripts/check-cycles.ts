@@ -16,7 +16,9 @@ export const LAYERS: string[][] = [
   ['sessions', 'watch'],
   ['agents', 'notify'],
   ['resume', 'worktrees'],
-  ['approve', 'status', 'daemon'],
+  ['approve', 'daemon'],
+  // `engine status` reports what the daemon and the approvals know: it reads both.
+  ['status'],
   ['init'],
   ['cli'],
 ];
