@@ -45,12 +45,7 @@ export function statusLines(
     ...section(`Running (${report.running.length}):`, report.running, 0, (c) =>
       claimLines(c, view),
     ),
-    ...section(
-      `Stale (${report.stale.length}), ${report.daemon.state === 'none' ? 'requeued once a daemon runs' : 'requeued by the daemon'}:`,
-      report.stale,
-      0,
-      (c) => claimLines(c, view),
-    ),
+    ...section(`Stale (${report.stale.length}):`, report.stale, 0, (c) => claimLines(c, view)),
     ...section(
       `Done in the last 24 h (${report.done.length + report.doneMore}), most recent first:`,
       report.done,
@@ -78,7 +73,7 @@ function daemonLines({ daemon, paused }: StatusReport, view: View): string[] {
   const since = daemon.since === null ? '' : `, since ${view.at(daemon.since)}`;
   const text =
     daemon.state === 'running'
-      ? `Daemon: pid ${daemon.pid} on ${daemon.host}${since}`
+      ? `Daemon: pid ${daemon.pid} on host ${daemon.host}${since}`
       : daemon.state === 'other-host'
         ? `Daemon: pid ${daemon.pid} on host ${daemon.host} holds the lock${since}; whether it runs cannot be told from this host`
         : `Daemon: none runs on this root, so nothing is dispatched (engine run starts one)${daemon.stalePid === null ? '' : `; its lock names pid ${daemon.stalePid}, which is gone`}`;

@@ -199,7 +199,7 @@ describe('engine status sections', () => {
     ]);
     const out = text.stdout.replace(/\s+/g, ' ');
     for (const expected of [
-      `Daemon: pid ${process.pid} on ${hostname()}, since 2 h ago`,
+      `Daemon: pid ${process.pid} on host ${hostname()}, since 2 h ago`,
       'Needs you (9):',
       'sessions/R-chores.md #claimed-chores AGENT WAITING FOR INPUT since 2 min ago: Claude needs your permission to use Bash',
       'sessions/G.md #needs-docs given up agent exited with code 1',
@@ -214,7 +214,7 @@ describe('engine status sections', () => {
       'Running (2):',
       'sessions/R-fix.md #claimed-fix attempt 2, 5 min',
       'agent working since 1 min ago (PreToolUse)',
-      'Stale (1), requeued by the daemon:',
+      'Stale (1): sessions/W-claim.md #claimed-docs claimed without a Session line',
       'Done in the last 24 h (22), most recent first: 30 min ago done sessions/D.md #done-fix',
       '… and 2 more',
     ])
