@@ -169,7 +169,9 @@ async function scanFile(
   const scan = await pool.scan(text).catch(() => null);
   if (!scan) return null;
   const file = await realpath(path).catch(() => path);
-  const mtime = (await stat(path).catch(() => null))?.mtimeMs ?? 0;
+  const info = await stat(path).catch(() => null);
+  const mtime = info?.mtimeMs ?? 0;
+  const names = info?.nlink ?? 1;
   const facts = { mtimeMs: mtime, lastRecovery: scan.lastRecovery };
   const work = workItemsOf(file, scan.occurrences, (noun) => table.get(noun) ?? null, {
     readyAt: readyAtOf(facts, debounceMs),
@@ -177,8 +179,9 @@ async function scanFile(
   const ready = readiness({ ...facts, claim: claimOf(work) }, debounceMs, now.getTime());
   const { occurrences, lastRecovery } = scan;
   return {
-    waiting: waitingIn(file, work, ready),
-    needs: needsOfFile({ file, text, occurrences, work, lastRecovery }),
+    // The daemon never dispatches a file with more than one name: it needs you instead.
+    waiting: names > 1 ? [] : waitingIn(file, work, ready),
+    needs: needsOfFile({ file, text, occurrences, work, lastRecovery, names }),
     claims: work.claims.filter((c) => !c.done).map(({ noun }) => ({ file, noun, text, mtime })),
   };
 }

@@ -25,6 +25,8 @@ export interface FileFindings {
   text: string;
   occurrences: TagOccurrence[];
   work: FileWork;
+  /** Its names (hard links); 1 when not known. */
+  names: number;
 }
 
 /**
@@ -41,6 +43,11 @@ export function notDispatchedIn(findings: FileFindings): NotDispatched[] {
     reason: twoStatesProblem(twice),
     line: null,
   }));
+  if (findings.names > 1 && work.items.length > 0) {
+    const tags = work.items.map((item) => lifecycleTag('delegated', item.noun));
+    const reason = `it has ${findings.names} names (hard links), and a claim would leave the others to run it again: give it one name`;
+    found.push({ file, tags, reason, line: null });
+  }
   for (const { noun, route } of work.delegated) {
     if (route?.dispatchable) continue;
     const tag = lifecycleTag('delegated', noun);

@@ -26,7 +26,8 @@ function findings(text: string) {
   const work = workItemsOf('/p/R.md', occurrences, (noun) => ROUTES[noun] ?? null, {
     readyAt: 0,
   });
-  return { file: '/p/R.md', text, occurrences, work, lastRecovery: recoveryRecords(text).at(-1) };
+  const lastRecovery = recoveryRecords(text).at(-1);
+  return { file: '/p/R.md', text, occurrences, work, lastRecovery, names: 1 };
 }
 
 const reasons = (text: string) =>
@@ -118,6 +119,21 @@ describe('notDispatchedIn', () => {
         reason: expect.stringMatching(/row says Daemon no/),
       },
     ]);
+  });
+});
+
+describe('a file with more than one name', () => {
+  it('is never dispatched (a claim would leave the other names to run it again)', () => {
+    const text = '# R\n**Tags**: #delegated-fix\n';
+    expect(notDispatchedIn({ ...findings(text), names: 2 })).toEqual([
+      {
+        file: '/p/R.md',
+        tags: ['#delegated-fix'],
+        line: null,
+        reason: expect.stringMatching(/^it has 2 names \(hard links\)/),
+      },
+    ]);
+    expect(notDispatchedIn({ ...findings('# R\n**Tags**: #needs-fix\n'), names: 2 })).toEqual([]);
   });
 });
 

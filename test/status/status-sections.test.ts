@@ -3,7 +3,7 @@
  * the daemon that runs, what needs you, what waits and why, what runs, what is stale and what is
  * done, in this order, the same in both outputs; every human line within 80 columns.
  */
-import { mkdir, mkdtemp, rm, utimes, writeFile } from 'node:fs/promises';
+import { link, mkdir, mkdtemp, rm, utimes, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -107,6 +107,7 @@ async function fixture(): Promise<Record<string, string>> {
     twice: await request('2.md', '**Tags**: #done-fix #delegated-fix'),
     noRow: await request('N.md', '**Tags**: #delegated-nosuch'),
     manual: await request('M.md', '**Tags**: #delegated-manual'),
+    linked: await request('H.md', '**Tags**: #delegated-docs'),
     nounMax: await request('W-fix.md', '**Tags**: #delegated-fix'),
     long: await request(join(LONG_DIR, LONG_NAME), '**Tags**: #delegated-docs'),
     agents: await request('W-chores.md', '**Tags**: #delegated-chores'),
@@ -117,6 +118,7 @@ async function fixture(): Promise<Record<string, string>> {
     ),
     claim: await request('W-claim.md', '**Tags**: #claimed-docs #delegated-chores'),
   };
+  await link(f.linked!, join(root, 'H-elsewhere.md'));
   const done = (file: string, session: string, event = 'done'): EngineEvent => ({
     event: event as EngineEvent['event'],
     file: join(root, 'sessions', file),
@@ -157,7 +159,7 @@ describe('engine status sections', () => {
       ['given-up', f.gaveUp],
       ['approval', f.approval],
       // In the order the walk found them.
-      ...[f.twice, f.inline, f.manual, f.noRow, f.plain, f.typo].map((file) => [
+      ...[f.twice, f.linked, f.inline, f.manual, f.noRow, f.plain, f.typo].map((file) => [
         'not-dispatched',
         file,
       ]),
@@ -200,7 +202,7 @@ describe('engine status sections', () => {
     const out = text.stdout.replace(/\s+/g, ' ');
     for (const expected of [
       `Daemon: pid ${process.pid} on host ${hostname()}, since 2 h ago`,
-      'Needs you (9):',
+      'Needs you (10):',
       'sessions/R-chores.md #claimed-chores AGENT WAITING FOR INPUT since 2 min ago: Claude needs your permission to use Bash',
       'sessions/G.md #needs-docs given up agent exited with code 1',
       'sessions/A.md #needs-fix waits for approval A',
