@@ -14,7 +14,6 @@ import { waitText } from './wait-line.js';
 export const WAITING_SHOWN = 20;
 
 interface View {
-  root: string;
   now: Date;
   path(file: string): string;
   at(iso: string): string;
@@ -26,7 +25,6 @@ export function statusLines(
   now: Date,
 ): string[] {
   const view: View = {
-    root: report.root,
     now,
     path: (file) => shortPath(report.root, file),
     at: (iso) => relativeTime(iso, now),
@@ -55,18 +53,15 @@ export function statusLines(
   ];
 }
 
-/** A section: its heading, each item's lines, and how many more were cut. */
+/** A section: its heading, each item's lines, and how many more were cut (`where` they are). */
 function section<T>(
   heading: string,
   items: readonly T[],
   more: number,
   lines: (item: T) => string[],
+  where = '',
 ) {
-  return [
-    heading,
-    ...items.flatMap(lines),
-    ...(more > 0 ? [`  … and ${more} more (engine status --json)`] : []),
-  ];
+  return [heading, ...items.flatMap(lines), ...(more > 0 ? [`  … and ${more} more${where}`] : [])];
 }
 
 function daemonLines({ daemon, paused }: StatusReport, view: View): string[] {
@@ -136,6 +131,7 @@ function waitingLines(waiting: readonly WaitingItem[], view: View, daemonRuns: b
       ),
       ...wrap(w.wait === null ? ready : waitText(w.wait, view.now), '     ', '     '),
     ],
+    ' (engine status --json lists them all)',
   );
 }
 
