@@ -116,7 +116,7 @@ describe('statusLines', () => {
     ).toEqual([]);
     const text = lines.join('\n');
     expect(text).toContain('  … and 3 more (engine status --json lists them all)');
-    expect(text).toMatch(/^  … and 7 more$/m);
+    expect(text).toMatch(/^ {2}… and 7 more$/m);
     expect(text).toContain('Paused (lifts in 12 min)');
     expect(text).toContain('whether it runs cannot be told from this host');
     // Nothing is lost in wrapping: the unbroken question is all there.
