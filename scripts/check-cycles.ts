@@ -16,7 +16,9 @@ export const LAYERS: string[][] = [
   ['sessions', 'watch', 'order'],
   ['agents', 'notify'],
   ['resume', 'worktrees', 'settings'],
-  ['approve', 'status', 'daemon'],
+  ['approve', 'daemon'],
+  // `engine status` reports what the daemon and the approvals know: it reads both.
+  ['status'],
   ['init', 'actions'],
   ['cli'],
 ];

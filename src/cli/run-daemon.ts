@@ -29,6 +29,7 @@ import { createLogger } from './logger.js';
 import { ENGINE_MAIN, projectTablePath, readDispatchTable, shippedTableNote } from './paths.js';
 import { projectRoot } from './project-root.js';
 import { printLine } from './output.js';
+import { waitReasonOf } from '../status/wait-reasons.js';
 import { waitText } from './wait-line.js';
 
 /**
@@ -154,9 +155,10 @@ async function runDaemonMode(
     const pause = await readPause(root);
     if (pause) printLine(`Paused until ${pause.until}: ${pause.reason} (engine resume lifts it)`);
     if (plan.length === 0) printLine('Nothing to dispatch.');
+    const now = new Date();
     plan.forEach((item, i) =>
       printLine(
-        `${i + 1}. ${item.file}  #delegated-${item.noun} → ${item.skill}  (weight P${item.weight}, priority ${item.tablePriority})${waitText(item.wait)}`,
+        `${i + 1}. ${item.file}  #delegated-${item.noun} → ${item.skill}  (weight P${item.weight}, priority ${item.tablePriority})${item.wait ? `  (${waitText(waitReasonOf(item.wait), now)})` : ''}`,
       ),
     );
     await daemon.stop();

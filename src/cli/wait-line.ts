@@ -1,18 +1,26 @@
 /**
- * How `engine status` and `engine run --dry-run` show what a waiting item waits for before the
- * daemon may claim it (dispatch/work-order.ts): the same words in both.
+ * How `engine status` and `engine run --dry-run` say why a waiting item is not claimed yet
+ * (status/wait-reasons.ts): the same words in both, times relative to `now`.
  */
-import type { Wait } from '../dispatch/work-order.js';
+import type { WaitReason } from '../status/wait-reasons.js';
+import { relativeTime } from './fit-width.js';
 
-export function waitText(wait: Wait | null): string {
-  if (wait === null) return '';
-  const at = (ms: number) => new Date(ms).toISOString();
+export function waitText(wait: WaitReason, now: Date): string {
+  const at = (iso: string) => relativeTime(iso, now);
   switch (wait.kind) {
     case 'quiet':
-      return `  (written just now: ready at ${at(wait.until)})`;
+      return `written just now: ready ${at(wait.until)}`;
     case 'not-before':
-      return `  (retry not before ${at(wait.until)})`;
+      return `a retry's backoff: ready ${at(wait.until)}`;
     case 'claim':
-      return `  (after ${wait.tag} in the same file ends: one claim per file)`;
+      return `after ${wait.tag} in the same file ends: one claim per file`;
+    case 'noun-max':
+      return `${wait.noun} is at its Max in §TAG_DISPATCH: ${wait.running} of ${wait.max} running`;
+    case 'agents':
+      return `all agents busy: ${wait.running} of --max-agents ${wait.max} running`;
+    case 'paused':
+      return wait.until === null
+        ? 'paused by a usage limit until its probe is judged'
+        : `paused by a usage limit, lifts ${at(wait.until)}`;
   }
 }

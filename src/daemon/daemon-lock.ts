@@ -69,6 +69,16 @@ async function releaseIfOurs(path: string, me: ProcessIdentity): Promise<void> {
     await unlink(path).catch(() => undefined);
 }
 
+/**
+ * The identity the daemon lock of `root` holds, or null when there is none (or it holds no
+ * identity). Whether that daemon runs is judged as acquireDaemonLock does: on this host, by
+ * checkLiveness; on another, it cannot be told from here.
+ */
+export async function readDaemonLock(root: string): Promise<ProcessIdentity | null> {
+  const raw = await readFile(daemonLockPath(root), 'utf8').catch(() => null);
+  return raw === null ? null : parseIdentity(raw);
+}
+
 function parseIdentity(raw: string): ProcessIdentity | null {
   try {
     const value = JSON.parse(raw) as ProcessIdentity;

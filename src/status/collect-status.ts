@@ -1,274 +1,204 @@
 /**
- * What `engine status` shows, read from the files: waiting `#delegated-X` items in dispatch
- * order, files that are not dispatched (two lifecycle states of one noun), claims with their
- * session and whether its agent lives, and what ended recently.
+ * What `engine status` shows, read from the files: whether a daemon runs and any pause, what needs
+ * you, the waiting `#delegated-X` items in dispatch order with why each waits, the claims with
+ * their session and whether its agent lives, and what finished recently. The IO shell around the
+ * pure parts (needs-you, not-dispatched, wait-reasons, done-items, daemon-presence).
  */
-import { readPause, type LimitPause } from '../sessions/limit-pause.js';
-import { stat } from 'node:fs/promises';
-import { realpath } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
+import { readDaemonLock } from '../daemon/daemon-lock.js';
 import type { DispatchTable } from '../dispatch/dispatch-table.js';
+import { claimOf, workItemsOf, type FileWork } from '../dispatch/work-items.js';
 import {
   dispatchOrder,
   readiness,
   readyAtOf,
   type OrderKey,
   type Readiness,
-  type Wait,
 } from '../dispatch/work-order.js';
-import { claimOf, twoStatesProblem, workItemsOf, type FileWork } from '../dispatch/work-items.js';
 import { readRequestFile } from '../files/read-text-file.js';
 import { systemProbe, type ProcProbe } from '../process/process-identity.js';
-import { readAgentState, type AgentState } from '../agents/agent-state.js';
-import { readEvents, type EngineEvent } from '../sessions/event-log.js';
-import {
-  judgeSession,
-  judgeUnrecorded,
-  type JudgeOptions,
-  type SessionVerdict,
-} from '../sessions/judge-session.js';
-import { claimTime, resolveSessionRef } from '../sessions/session-dir.js';
-import { startTokenTime } from '../sessions/session-markers.js';
-import type { PrintResult } from '../sessions/session-state.js';
-import { readSessionState, readStateRecord } from '../sessions/session-state.js';
-import { sessionReference } from '../tags/lifecycle-edits.js';
+import { readEvents } from '../sessions/event-log.js';
+import type { JudgeOptions } from '../sessions/judge-session.js';
+import { admission, readPause, type LimitPause } from '../sessions/limit-pause.js';
 import { ScanPool } from '../tags/scan-pool.js';
 import { walkMarkdownFiles } from '../tags/walk-markdown.js';
+import { describeClaim, type ClaimItem } from './claim-item.js';
+import { daemonPresence, type DaemonPresence } from './daemon-presence.js';
+import { doneItems, itemKey } from './done-items.js';
+import { inputWait, needsOfFile, needsOrder, type NeedsYou } from './needs-you.js';
+import { recordedOf, type DoneItem } from './recorded-end.js';
+import { waitReasonOf, withSlotWaits, type WaitReason } from './wait-reasons.js';
+
+export type { ClaimItem } from './claim-item.js';
+export type { DoneItem } from './recorded-end.js';
 
 export interface WaitingItem {
   file: string;
   noun: string;
-  skill: string | null;
+  skill: string;
   weight: number;
-  tablePriority: number | null;
-  dispatchable: boolean;
-  /** What it waits for before the daemon may claim it (dispatch/work-order.ts); null: nothing. */
-  wait: Wait | null;
-}
-
-export interface ClaimItem {
-  file: string;
-  noun: string;
-  session: string | null;
-  status: string | null;
-  pid: number | null;
-  alive: boolean;
-  liveness: string;
-  pane: string | null;
-  startedAt: string | null;
-  ageSeconds: number | null;
-  lastHeartbeat: string | null;
-  /** The agent's Claude Code session id: `claude --resume <id>` from the root reopens it. */
-  agentSessionId: string | null;
-  /** What the agent's own hooks last said (src/agents/agent-state.ts); null: nothing yet. */
-  agentState: AgentState | null;
-}
-
-/**
- * A finished claim's event, with the agent session id its session recorded and a print run's
- * result (cost, turns, ...) once its exit was recorded (null: none).
- */
-export type RecentEvent = EngineEvent & {
-  agentSessionId: string | null;
-  result: PrintResult | null;
-};
-
-/** A file none of whose work is dispatched, and why (two lifecycle states of one noun). */
-export interface NotDispatched {
-  file: string;
-  tags: string[];
-  reason: string;
+  tablePriority: number;
+  /** Why the daemon would not claim it now (wait-reasons.ts); null: it would, first come. */
+  wait: WaitReason | null;
 }
 
 export interface StatusReport {
   root: string;
-  waiting: WaitingItem[];
-  notDispatched: NotDispatched[];
-  running: ClaimItem[];
-  stale: ClaimItem[];
-  recent: RecentEvent[];
+  daemon: DaemonPresence;
   /** The queue-wide pause after a usage limit (sessions/.engine/pause.json), or null. */
   paused: LimitPause | null;
+  needsYou: NeedsYou[];
+  waiting: WaitingItem[];
+  running: ClaimItem[];
+  stale: ClaimItem[];
+  /** Finished in the last 24 h, each item once, most recent first; `doneMore` more not listed. */
+  done: DoneItem[];
+  doneMore: number;
 }
 
-/** How claims are judged (the project's settings, as the daemon does: judge-session.ts), and items found ready. */
+/** How claims are judged and items ordered: the project's settings, as its daemon has them. */
 export interface StatusJudging {
   now: Date;
   options: JudgeOptions;
   probe: ProcProbe;
   /** The daemon's --debounce-ms: how long a file must be quiet before it is read. */
   debounceMs: number;
+  /** The daemon's --max-agents; 0: no cap. */
+  maxAgents: number;
 }
+
+const DAY_MS = 24 * 3600_000;
 
 export async function collectStatus(
   root: string,
   paths: string[],
   table: DispatchTable,
-  {
-    now = new Date(),
-    options,
-    probe = systemProbe,
-    // The CLI passes the project's; 0: no quiet period.
-    debounceMs = 0,
-  }: Partial<StatusJudging> & Pick<StatusJudging, 'options'>,
+  given: Partial<StatusJudging> & Pick<StatusJudging, 'options'>,
 ): Promise<StatusReport> {
-  const judging = { now, options, probe, debounceMs };
-  const pool = new ScanPool();
-  const waiting: Ordered[] = [];
-  const notDispatched: NotDispatched[] = [];
-  const running: ClaimItem[] = [];
-  const stale: ClaimItem[] = [];
-  try {
-    for (const dir of paths) {
-      for await (const path of walkMarkdownFiles(dir)) {
-        const read = readRequestFile(path, ['delegated-', 'claimed-']);
-        if (read.kind !== 'text') continue;
-        const decoded = read.file;
-        const scan = await pool.scan(decoded.text).catch(() => null);
-        if (!scan) continue;
-        const file = await realpath(path).catch(() => path);
-        const mtime = (await stat(path).catch(() => null))?.mtimeMs ?? 0;
-        const facts = { mtimeMs: mtime, lastRecovery: scan.lastRecovery };
-        const work = workItemsOf(file, scan.occurrences, (noun) => table.get(noun) ?? null, {
-          readyAt: readyAtOf(facts, debounceMs),
-        });
-        for (const twice of work.twoStates) {
-          notDispatched.push({ file, tags: twice.tags, reason: twoStatesProblem(twice) });
-        }
-        const ready = readiness({ ...facts, claim: claimOf(work) }, debounceMs, now.getTime());
-        waiting.push(...waitingIn(file, work, ready));
-        for (const { noun } of work.claims.filter((claim) => !claim.done)) {
-          const claim = { file, noun, text: decoded.text, mtime };
-          const item = await describeClaim(root, claim, judging);
-          (item.alive ? running : stale).push(item);
-        }
-      }
-    }
-  } finally {
-    await pool.close();
-  }
-  const dayAgo = now.getTime() - 24 * 3600_000;
-  const finished = finishedOnce(
-    (await readEvents(root)).filter((e) => Date.parse(e.time) >= dayAgo),
-  ).slice(-20);
-  const recent: RecentEvent[] = [];
-  for (const event of finished) {
-    recent.push({ ...event, ...(await recordedOf(root, event.session)) });
-  }
+  const judging: StatusJudging = {
+    now: new Date(),
+    probe: systemProbe,
+    // The CLI passes the project's; 0: no quiet period, and no cap.
+    debounceMs: 0,
+    maxAgents: 0,
+    ...given,
+  };
+  const found = await scanPaths(paths, table, judging);
+  const claims = await Promise.all(found.claims.map((c) => describeClaim(root, c, judging)));
+  const running = claims.filter((c) => c.alive);
+  const paused = await readPause(root);
+  const events = await readEvents(root);
+  const current = new Set(claims.map((c) => itemKey(c.file, c.noun)));
+  const done = doneItems(events, judging.now.getTime() - DAY_MS, current);
+  const waits = running.map(inputWait).filter((n) => n !== null);
   return {
     root,
-    // The daemon's order; the items it never claims (no dispatchable row) after all of them.
-    waiting: [
-      ...dispatchOrder(waiting.filter(({ item }) => item.dispatchable)),
-      ...dispatchOrder(waiting.filter(({ item }) => !item.dispatchable)),
-    ].map(({ item }) => item),
-    notDispatched,
+    daemon: daemonPresence(await readDaemonLock(root), events, judging.probe),
+    paused,
+    needsYou: needsOrder([...waits, ...found.needs]),
+    waiting: withSlotWaits(
+      dispatchOrder(found.waiting).map(({ item }) => item),
+      {
+        maxAgents: judging.maxAgents,
+        capOf: (noun) => table.get(noun)?.max,
+        running: running.map((c) => c.noun),
+        pause: paused,
+        admission: admission(paused, judging.now),
+      },
+    ),
     running,
-    stale,
-    recent,
-    paused: await readPause(root),
+    stale: claims.filter((c) => !c.alive),
+    done: await Promise.all(done.items.map((e) => recordedOf(root, e))),
+    doneMore: done.more,
   };
-}
-
-async function describeClaim(
-  root: string,
-  { file, noun, text, mtime }: { file: string; noun: string; text: string; mtime: number },
-  { now, options, probe }: StatusJudging,
-): Promise<ClaimItem> {
-  const session = sessionReference(text);
-  const base: ClaimItem = {
-    file,
-    noun,
-    session,
-    status: null,
-    pid: null,
-    alive: false,
-    liveness: session ? 'no session record' : 'claimed without a Session line',
-    pane: null,
-    startedAt: null,
-    ageSeconds: null,
-    lastHeartbeat: null,
-    agentSessionId: null,
-    agentState: null,
-  };
-  const dir = session ? resolveSessionRef(root, session) : null;
-  if (!session || !dir) return base;
-  const read = await readSessionState(dir);
-  if ('missing' in read) {
-    return { ...base, ...shown(judgeUnrecorded(claimTime(session) ?? mtime, now, options)) };
-  }
-  if (!('state' in read)) {
-    return { ...base, liveness: 'malformed' in read ? read.malformed : read.error };
-  }
-  const s = read.state;
-  const item: ClaimItem = {
-    ...base,
-    status: s.status,
-    pid: s.pid,
-    pane: s.tmux?.pane ?? null,
-    startedAt: s.startedAt,
-    ageSeconds: Math.round((now.getTime() - Date.parse(s.startedAt)) / 1000),
-    lastHeartbeat: s.lastHeartbeat,
-    agentSessionId: s.agentSessionId ?? null,
-    agentState: await readAgentState(dir),
-  };
-  const records = { startTokenAt: await startTokenTime(dir) };
-  return { ...item, ...shown(judgeSession(s, records, now, options, probe)) };
 }
 
 /** A waiting item with what orders it. */
 type Ordered = OrderKey & Readiness & { item: WaitingItem };
 
-/** The `#delegated-X` tags of a file, each with its row, if any, and the file's readiness. */
+/** A claim as found in a file, to be judged. */
+export interface FoundClaim {
+  file: string;
+  noun: string;
+  text: string;
+  mtime: number;
+}
+
+interface Found {
+  waiting: Ordered[];
+  needs: NeedsYou[];
+  claims: FoundClaim[];
+}
+
+async function scanPaths(
+  paths: string[],
+  table: DispatchTable,
+  judging: StatusJudging,
+): Promise<Found> {
+  const pool = new ScanPool();
+  const found: Found = { waiting: [], needs: [], claims: [] };
+  try {
+    for (const dir of paths) {
+      for await (const path of walkMarkdownFiles(dir)) {
+        const one = await scanFile(pool, path, table, judging);
+        if (one === null) continue;
+        found.waiting.push(...one.waiting);
+        found.needs.push(...one.needs);
+        found.claims.push(...one.claims);
+      }
+    }
+  } finally {
+    await pool.close();
+  }
+  return found;
+}
+
+/**
+ * One file's waiting items, what of it needs you, and its claims. Read when it holds a `#` or a
+ * front matter `tags:` key: anything else carries no tag, not even a misspelled one.
+ */
+async function scanFile(
+  pool: ScanPool,
+  path: string,
+  table: DispatchTable,
+  { now, debounceMs }: StatusJudging,
+): Promise<Found | null> {
+  const read = readRequestFile(path, ['#', 'tags:']);
+  if (read.kind !== 'text') return null;
+  const { text } = read.file;
+  const scan = await pool.scan(text).catch(() => null);
+  if (!scan) return null;
+  const file = await realpath(path).catch(() => path);
+  const info = await stat(path).catch(() => null);
+  const mtime = info?.mtimeMs ?? 0;
+  const names = info?.nlink ?? 1;
+  const facts = { mtimeMs: mtime, lastRecovery: scan.lastRecovery };
+  const work = workItemsOf(file, scan.occurrences, (noun) => table.get(noun) ?? null, {
+    readyAt: readyAtOf(facts, debounceMs),
+  });
+  const ready = readiness({ ...facts, claim: claimOf(work) }, debounceMs, now.getTime());
+  const { occurrences, lastRecovery } = scan;
+  return {
+    // The daemon never dispatches a file with more than one name: it needs you instead.
+    waiting: names > 1 ? [] : waitingIn(file, work, ready),
+    needs: needsOfFile({ file, text, occurrences, work, lastRecovery, names }),
+    claims: work.claims.filter((c) => !c.done).map(({ noun }) => ({ file, noun, text, mtime })),
+  };
+}
+
+/** The dispatchable `#delegated-X` items of a file (the others need you), with its readiness. */
 function waitingIn(file: string, work: FileWork, ready: Readiness): Ordered[] {
-  return work.delegated.map(({ noun, route }) => ({
+  return work.items.map(({ noun, skill, weight, tablePriority }) => ({
     ...ready,
-    weight: work.weight,
-    tablePriority: route?.priority ?? Infinity,
+    weight,
+    tablePriority,
     item: {
       file,
       noun,
-      skill: route?.skill ?? null,
-      weight: work.weight,
-      tablePriority: route?.priority ?? null,
-      dispatchable: route?.dispatchable ?? false,
-      wait: ready.wait,
+      skill,
+      weight,
+      tablePriority,
+      wait: ready.wait === null ? null : waitReasonOf(ready.wait),
     },
   }));
-}
-
-/** How a session ended, most telling first: an agent that exited is done, or was requeued. */
-const ENDINGS = ['done', 'requeued', 'exited'];
-
-/**
- * One event per finished session: its `done` or `requeued`, else its `exited` (a session whose
- * claim ended otherwise, a request deleted under it). In the order the sessions ended.
- */
-export function finishedOnce(events: EngineEvent[]): EngineEvent[] {
-  const bySession = new Map<string, EngineEvent>();
-  events.forEach((event, i) => {
-    const rank = ENDINGS.indexOf(event.event);
-    if (rank === -1) return;
-    const key = event.session ?? `#${i}`;
-    const kept = bySession.get(key);
-    if (kept && ENDINGS.indexOf(kept.event) <= rank) return;
-    bySession.delete(key);
-    bySession.set(key, event);
-  });
-  return [...bySession.values()];
-}
-
-async function recordedOf(
-  root: string,
-  session: string | undefined,
-): Promise<Pick<RecentEvent, 'agentSessionId' | 'result'>> {
-  const dir = session === undefined ? null : resolveSessionRef(root, session);
-  const read = dir === null ? null : await readStateRecord(dir);
-  if (read === null || !('state' in read)) return { agentSessionId: null, result: null };
-  return { agentSessionId: read.state.agentSessionId ?? null, result: read.state.result ?? null };
-}
-
-function shown(verdict: SessionVerdict): Pick<ClaimItem, 'alive' | 'liveness'> {
-  return verdict.alive
-    ? { alive: true, liveness: verdict.detail }
-    : { alive: false, liveness: verdict.reason };
 }

@@ -19,10 +19,20 @@ export interface RecoveryRecord {
   failure: FailureKind;
   /** Not claimed again before this time; null when the entry names none. */
   notBefore: Date | null;
+  /** Its `**Reason**:`, as written (tags in code spans); absent when the entry has none. */
+  reason?: string;
+  /**
+   * The tag its `**Action**:` sent the item back to (`#needs-fix`: to a human, the daemon gave
+   * up on it; `#delegated-fix`: a retry); absent when the entry names none.
+   */
+  to?: string;
 }
 
 const FAILURE = /^\*\s+\*\*Failure\*\*:\s*([a-z-]+)/;
 const NOT_BEFORE = /^\*\s+\*\*Not Before\*\*:\s*(\S+)\s*$/;
+const REASON = /^\*\s+\*\*Reason\*\*:\s*(.*?)\s*$/;
+/** `Back to `#delegated-fix`, ...` and `Re-queued for processing (back to `#needs-fix`, ...)`, with or without the code span of older entries. */
+const ACTION_TO = /^\*\s+\*\*Action\*\*:.*?\bback to `*(#[A-Za-z0-9][A-Za-z0-9-]*)/i;
 
 /** Whether a failure of this kind is one of the item's attempts. */
 export function countsAsAttempt(failure: FailureKind): boolean {
@@ -46,6 +56,10 @@ export function recoveryRecordsOf(scan: TagScan): RecoveryRecord[] {
       const notBefore = NOT_BEFORE.exec(value)?.[1];
       if (notBefore !== undefined && Number.isFinite(Date.parse(notBefore)))
         record.notBefore = new Date(notBefore);
+      const reason = REASON.exec(value)?.[1];
+      if (reason !== undefined) record.reason = reason;
+      const to = ACTION_TO.exec(value)?.[1];
+      if (to !== undefined) record.to = to;
     }
     return record;
   });

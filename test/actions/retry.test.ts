@@ -65,7 +65,7 @@ it("a #delegated-X item held by a retry's Not Before an hour away is claimed at 
   ].join('\n');
   const file = await h.request('REQ.md', text);
   const dry = await runCli(['run', '--monitor-tags', '--dry-run', ...rootArgs(h.testRoot)]);
-  expect(dry.stdout, dry.stderr).toContain(`(retry not before ${notBefore})`);
+  expect(dry.stdout, dry.stderr).toContain("(a retry's backoff: ready in ");
   const d = h.start([], { TEST_AGENT_MODE: 'hold' });
   await waitForReady(d);
 

@@ -89,9 +89,9 @@ describe('the claude and claude-print profiles', () => {
 
       const status = await runCli(['status', '--json', '--root', h.root]);
       const report = JSON.parse(status.stdout) as {
-        recent: Array<{ event: string; session?: string; agentSessionId: string | null }>;
+        done: Array<{ event: string; session?: string; agentSessionId: string | null }>;
       };
-      const done = report.recent.find((e) => e.event === 'done');
+      const done = report.done.find((e) => e.event === 'done');
       expect(done?.session).toBe(session.slice(h.root.length + 1));
       expect(done?.agentSessionId).toBe(state.agentSessionId);
 

@@ -66,9 +66,8 @@ it('claude-print marks the item done; records its session id, transcript and res
   expect(lines.at(-1)).toMatchObject({ type: 'result', result: 'Marked it done.' });
 
   const status = await runCli(['status', '--root', h.root, '--json']);
-  const recent = (JSON.parse(status.stdout) as { recent: { session?: string; result: unknown }[] })
-    .recent;
-  expect(recent.find((e) => e.session === ref)?.result).toMatchObject({ numTurns: 2 });
+  const report = JSON.parse(status.stdout) as { done: { session?: string; result: unknown }[] };
+  expect(report.done.find((e) => e.session === ref)?.result).toMatchObject({ numTurns: 2 });
   const text = await runCli(['status', '--root', h.root]);
   expect(text.stdout).toMatch(/cost \$\d+\.\d{4} {2}2 turns/);
 });

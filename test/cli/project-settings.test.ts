@@ -90,8 +90,8 @@ describe('engine status names the §TAG_DISPATCH table it used', () => {
       table: { path: SHIPPED_TAGS, shipped: true },
     });
     const text = await engine(t.dir, ['status']);
-    expect(text.stdout.split('\n')[0]).toBe(
-      `Project ${t.dir}, §TAG_DISPATCH from ${SHIPPED_TAGS} (shipped with engine: the project has no directives/TAGS.md)`,
+    expect(text.stdout.split('\nDaemon')[0]?.replace(/\s+/g, ' ')).toBe(
+      `Project ${t.dir} §TAG_DISPATCH from ${SHIPPED_TAGS} (shipped with engine: the project has no directives/TAGS.md)`,
     );
   });
 });

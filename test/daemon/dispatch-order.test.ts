@@ -43,7 +43,7 @@ describe('one order for --dry-run, engine status and the daemon', () => {
     const file = await h.request('NEW.md', '# New\n**Tags**: #delegated-fix\n');
     const { items, output } = await dryRun(['--debounce-ms', '3000']);
     expect(items).toEqual(['NEW.md #delegated-fix']);
-    expect(output).toMatch(/written just now: ready at /);
+    expect(output).toMatch(/written just now: ready in /);
     expect(await statusWaiting()).toEqual(items);
     h.start();
     await waitForTag(file, ['#done-fix'], 30_000);

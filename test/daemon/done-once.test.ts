@@ -50,9 +50,8 @@ async function expectDoneOnce(file: string, out: string, session: string): Promi
   expect(loggedCalls(out)).toEqual([['done', file, session]]);
   const status = await runCli(['status', '--json', '--root', h.root]);
   expect(status.code, status.stderr).toBe(0);
-  const recent = (JSON.parse(status.stdout) as { recent: Array<{ event: string; file: string }> })
-    .recent;
-  expect(recent.filter((e) => e.file === file).map((e) => e.event)).toEqual(['done']);
+  const { done } = JSON.parse(status.stdout) as { done: Array<{ event: string; file: string }> };
+  expect(done.filter((e) => e.file === file).map((e) => e.event)).toEqual(['done']);
 }
 
 describe('the done of an item, exactly once', () => {

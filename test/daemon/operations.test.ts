@@ -58,8 +58,10 @@ describe('daemon operations', () => {
       return report.running.length === 1 ? report : null;
     });
     expect(running.running[0]).toMatchObject({ file, noun: 'fix', alive: true, status: 'running' });
-    expect(running.waiting).toEqual([
-      expect.objectContaining({ noun: 'manual', dispatchable: false }),
+    // Its row says Daemon no: never dispatched, so it needs you rather than waits.
+    expect(running.waiting).toEqual([]);
+    expect(running.needsYou).toEqual([
+      expect.objectContaining({ kind: 'not-dispatched', tags: ['#delegated-manual'] }),
     ]);
 
     await release(agent!.session);

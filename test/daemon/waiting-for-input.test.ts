@@ -170,9 +170,20 @@ describe('waiting-for-input', () => {
       at: wait?.since,
       detail: 'Claude needs your permission to use Bash',
     });
+    const status = await runCli(['status', '--json', '--root', h.root]);
+    expect((JSON.parse(status.stdout) as { needsYou: unknown[] }).needsYou).toEqual([
+      {
+        kind: 'input',
+        file,
+        noun: 'fix',
+        session: ref,
+        since: wait?.since,
+        question: 'Claude needs your permission to use Bash',
+      },
+    ]);
     const text = await runCli(['status', '--root', h.root]);
-    expect(text.stdout).toContain(
-      `AGENT WAITING FOR INPUT since ${String(wait?.since)}: Claude needs your permission to use Bash`,
+    expect(text.stdout.replace(/\s+/g, ' ')).toMatch(
+      /Needs you \(1\): sessions\/WAIT\.md #claimed-fix AGENT WAITING FOR INPUT since (?:just now|.+ ago): Claude needs your permission to use Bash/,
     );
 
     // The agent goes on, then waits again: a second wait, a second event.

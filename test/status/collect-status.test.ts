@@ -7,6 +7,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { DispatchTable } from '../../src/dispatch/dispatch-table.js';
 import { collectStatus } from '../../src/status/collect-status.js';
 import { createSessionDir } from '../../src/sessions/session-dir.js';
 import { statePath } from '../../src/sessions/session-state.js';
@@ -34,6 +35,10 @@ async function claim(name: string, over: Record<string, unknown>): Promise<strin
   await writeFile(statePath(dir), JSON.stringify(craftedState(root as string, file, ref, over)));
   return file;
 }
+
+const FIX_TABLE: DispatchTable = new Map([
+  ['fix', { noun: 'fix', skill: '/fix', mode: 'agent', priority: 3, dispatchable: true }],
+]);
 
 const at = (minutesAgo: number) => new Date(NOW.getTime() - minutesAgo * 60_000).toISOString();
 
@@ -83,23 +88,25 @@ describe('collectStatus', () => {
     const twice = join(r, 'sessions', 'twice.md');
     await writeFile(twice, '# Twice\n**Tags**: #done-fix #delegated-fix\n');
     await writeFile(join(r, 'sessions', 'once.md'), '# Once\n**Tags**: #delegated-fix\n');
-    const report = await collectStatus(r, [join(r, 'sessions')], new Map(), {
+    const report = await collectStatus(r, [join(r, 'sessions')], FIX_TABLE, {
       now: NOW,
       options: OPTIONS,
       probe: fakeProbe(),
     });
     expect(report.waiting.map((w) => w.file)).toEqual([join(r, 'sessions', 'once.md')]);
-    expect(report.notDispatched).toEqual([
+    expect(report.needsYou).toEqual([
       {
+        kind: 'not-dispatched',
         file: twice,
         tags: ['#done-fix', '#delegated-fix'],
+        line: null,
         reason: expect.stringMatching(/^it holds #done-fix #delegated-fix on its Tags line/),
       },
     ]);
     const shown = await runCli(['status', '--root', r], { cwd: r });
     expect(shown.code).toBe(0);
     expect(shown.stdout).toContain(
-      `Not dispatched (1):\n  ${twice}: it holds #done-fix #delegated-fix on its Tags line or front matter, two lifecycle states of one noun`,
+      `Needs you (1):\n  sessions/twice.md  #done-fix #delegated-fix  never dispatched\n    it holds #done-fix #delegated-fix on its Tags line or front matter, two\n`,
     );
   });
 });
