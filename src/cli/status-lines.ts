@@ -35,6 +35,12 @@ export function statusLines(
   return [
     ...wrap(`Project ${report.root}`, '', '  '),
     ...wrap(`§TAG_DISPATCH from ${view.path(table.path)}${shipped}`, '', '  '),
+    // Requests elsewhere are not seen: an empty list says where it looked.
+    ...wrap(
+      `Requests read under ${report.paths.map((p) => `${view.path(p)}/`).join(', ')}`,
+      '',
+      '  ',
+    ),
     ...daemonLines(report, view),
     ...section(`Needs you (${report.needsYou.length}):`, report.needsYou, 0, (n) =>
       needLines(n, view),

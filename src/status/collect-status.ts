@@ -44,6 +44,8 @@ export interface WaitingItem {
 
 export interface StatusReport {
   root: string;
+  /** The directories whose requests were read (the daemon's, unless given). */
+  paths: string[];
   daemon: DaemonPresence;
   /** The queue-wide pause after a usage limit (sessions/.engine/pause.json), or null. */
   paused: LimitPause | null;
@@ -93,6 +95,7 @@ export async function collectStatus(
   const waits = running.map(inputWait).filter((n) => n !== null);
   return {
     root,
+    paths,
     daemon: daemonPresence(await readDaemonLock(root), events, judging.probe),
     paused,
     needsYou: needsOrder([...waits, ...found.needs]),

@@ -36,6 +36,7 @@ const claim: ClaimItem = {
 
 const report: StatusReport = {
   root: ROOT,
+  paths: [`${ROOT}/sessions`],
   daemon: {
     state: 'other-host',
     pid: 4242,
@@ -118,6 +119,8 @@ describe('statusLines', () => {
     expect(text).toContain('  … and 3 more (engine status --json lists them all)');
     expect(text).toMatch(/^ {2}… and 7 more$/m);
     expect(text).toContain('Paused (lifts in 12 min)');
+    // Where it looked: a list empty for want of the right paths says so.
+    expect(text).toContain('Requests read under sessions/');
     expect(text).toContain('whether it runs cannot be told from this host');
     // Nothing is lost in wrapping: the unbroken question is all there.
     expect(text.replace(/\s+/g, '')).toContain(UNBROKEN);

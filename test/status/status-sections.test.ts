@@ -192,6 +192,7 @@ describe('engine status sections', () => {
     expect(headings).toEqual([
       'Project',
       '§TAG_DISPATCH',
+      'Requests',
       'Daemon',
       'Needs',
       'Waiting',
