@@ -31,6 +31,7 @@ import { Notifier } from '../notify/notifier.js';
 import { parseNotifyVia, splitNotifyTemplate } from '../notify/notify-event.js';
 import { systemProbe } from '../process/process-identity.js';
 import { checkWorktreeRoot } from '../worktrees/worktree.js';
+import { readRequestFile } from '../files/read-text-file.js';
 import { ScanPool, summaryOf } from '../tags/scan-pool.js';
 import { scanTagsFast } from '../tags/scan-fast.js';
 import { createLogger } from './logger.js';
@@ -73,11 +74,7 @@ export interface RunArgs {
 type Args = RunArgs;
 
 export async function runDaemon(args: Args): Promise<void> {
-  // An option given twice arrives as an array: the last one wins, as in most CLIs.
-  for (const [key, value] of Object.entries(args)) {
-    if (Array.isArray(value) && key !== 'args' && key !== '_')
-      (args as unknown as Record<string, unknown>)[key] = value.at(-1);
-  }
+  lastOfRepeated(args);
   const root = await projectRoot(args.root);
   const log = createLogger(args['log-format'], args.verbose);
   const flags = args as unknown as Record<string, unknown>;
@@ -114,6 +111,66 @@ export async function runDaemon(args: Args): Promise<void> {
   };
   if (options.worktree) await checkWorktreeRoot(root);
   const routes = await dispatchRoutes(options, log);
+  checkAgentProgram(options);
+  const runner = await startRunner(args, options);
+  const pool = new ScanPool();
+  const notifier = notifierOf(settings, options, log);
+  const ctx = daemonContext(options, { routes, runner, log, pool, notifier });
+  if (options.agent !== 'custom' && !args['dry-run']) {
+    await writeEngineShim(root, process.execPath, ENGINE_MAIN);
+  }
+  const daemon = new Daemon(ctx);
+  try {
+    await runDaemonMode(args, daemon, options, log);
+  } finally {
+    await pool.close();
+    await runner.close();
+    await notifier.close();
+  }
+  // Agents under the pty runner are children of this process and would keep it alive: they end
+  // with the daemon (docs/DAEMON.md), and the next start requeues them.
+  if (runner instanceof PtyRunner) process.exit(0);
+}
+
+/** The notifications of recorded events (--on-event, --notify-via). */
+function notifierOf(settings: DaemonSettings, options: DaemonOptions, log: LogFn): Notifier {
+  return new Notifier({
+    root: options.root,
+    command: settings.notify === null ? null : splitNotifyTemplate(settings.notify),
+    via: parseNotifyVia(settings.notifyVia),
+    tmuxSocket: options.runner === 'tmux' ? options.tmuxSocket : undefined,
+    log,
+  });
+}
+
+/** An option given twice arrives as an array: the last one wins, as in most CLIs. */
+function lastOfRepeated(args: Args): void {
+  for (const [key, value] of Object.entries(args)) {
+    if (Array.isArray(value) && key !== 'args' && key !== '_')
+      (args as unknown as Record<string, unknown>)[key] = value.at(-1);
+  }
+}
+
+/** The runner of the agents, once it can run them. */
+async function startRunner(args: Args, options: DaemonOptions): Promise<Runner> {
+  if (options.runner === 'tmux' && !(await isTmuxAvailable())) {
+    throw new EngineError('tmux is not installed: install it, or use --runner pty');
+  }
+  if (args.once && options.runner === 'pty') {
+    throw new EngineError(
+      '--once needs --runner tmux: agents under the pty runner end with the daemon',
+    );
+  }
+  const runner: Runner =
+    options.runner === 'tmux'
+      ? new TmuxRunner({ socket: options.tmuxSocket ?? undefined, session: options.tmuxSession })
+      : new PtyRunner();
+  if (runner instanceof PtyRunner) await runner.ensureLoaded();
+  return runner;
+}
+
+/** The agent's program must be on PATH; Claude Code's is kept as an absolute path. */
+function checkAgentProgram(options: DaemonOptions): void {
   if (options.agent === 'custom') {
     const program = options.agentTemplate[0] as string;
     if (!findProgram(program)) {
@@ -132,28 +189,27 @@ export async function runDaemon(args: Args): Promise<void> {
     // Absolute: the agent runs in the root, wherever the daemon was started.
     options.claudeBin = resolve(found);
   }
-  if (options.runner === 'tmux' && !(await isTmuxAvailable())) {
-    throw new EngineError('tmux is not installed: install it, or use --runner pty');
-  }
-  if (args.once && options.runner === 'pty') {
-    throw new EngineError(
-      '--once needs --runner tmux: agents under the pty runner end with the daemon',
-    );
-  }
-  const runner: Runner =
-    options.runner === 'tmux'
-      ? new TmuxRunner({ socket: options.tmuxSocket ?? undefined, session: options.tmuxSession })
-      : new PtyRunner();
-  if (runner instanceof PtyRunner) await runner.ensureLoaded();
-  const pool = new ScanPool();
-  const notifier = new Notifier({
-    root,
-    command: settings.notify === null ? null : splitNotifyTemplate(settings.notify),
-    via: parseNotifyVia(settings.notifyVia),
-    tmuxSocket: options.runner === 'tmux' ? options.tmuxSocket : undefined,
+}
+
+/** The daemon's context: the real clock, timers, process probe, event log and scan pool. */
+function daemonContext(
+  options: DaemonOptions,
+  {
+    routes,
+    runner,
     log,
-  });
-  const ctx: DaemonContext = {
+    pool,
+    notifier,
+  }: {
+    routes: DispatchTableSource;
+    runner: Runner;
+    log: LogFn;
+    pool: ScanPool;
+    notifier: Notifier;
+  },
+): DaemonContext {
+  const { root } = options;
+  return {
     options,
     routes,
     runner,
@@ -173,23 +229,10 @@ export async function runDaemon(args: Args): Promise<void> {
     // The fast path decides most files on this thread; remark runs in the bounded pool.
     scan: async (text) => {
       const fast = scanTagsFast(text);
-      return fast ? summaryOf(fast) : pool.scan(text);
+      return fast ? summaryOf(fast, text) : pool.scan(text);
     },
+    readRequest: readRequestFile,
   };
-  if (options.agent !== 'custom' && !args['dry-run']) {
-    await writeEngineShim(root, process.execPath, ENGINE_MAIN);
-  }
-  const daemon = new Daemon(ctx);
-  try {
-    await runDaemonMode(args, daemon, options, log);
-  } finally {
-    await pool.close();
-    await runner.close();
-    await notifier.close();
-  }
-  // Agents under the pty runner are children of this process and would keep it alive: they end
-  // with the daemon (docs/DAEMON.md), and the next start requeues them.
-  if (runner instanceof PtyRunner) process.exit(0);
 }
 
 async function runDaemonMode(

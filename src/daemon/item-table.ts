@@ -7,7 +7,7 @@
  * knows besides the files: a restarted daemon reads the files again and builds it anew.
  * (pueue's State and concurrently's changeState() are the models.)
  */
-import type { PlannedItem } from './read-requests.js';
+import type { PlannedItem } from './request-snapshot.js';
 
 /** Why a ready item waits for a slot. */
 export type SlotWait = 'noun' | 'agents' | 'pause' | 'probe';

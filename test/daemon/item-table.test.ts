@@ -8,6 +8,8 @@ import {
   type RowKind,
 } from '../../src/daemon/item-table.js';
 
+const SNAPSHOT = { text: '', digest: '', attempts: 0, priorSession: null, session: null };
+
 const SAMPLE: Record<Exclude<RowKind, typeof ABSENT>, ItemState> = {
   blocked: { kind: 'blocked', by: ['sessions/a.md'] },
   parked: { kind: 'parked', until: 5000, why: 'not-before' },
@@ -116,6 +118,7 @@ describe('the item table', () => {
       tablePriority: 1,
       readyAt: 9,
       wait: null,
+      snapshot: SNAPSHOT,
     };
     expect(table.move('/r.md', 'fix', SAMPLE.parked, 'again', item)).toBe(false);
     expect(table.events().length).toBe(events);

@@ -10,6 +10,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Daemon } from '../../src/daemon/daemon.js';
 import type { ProcProbe } from '../../src/process/proc-probe.js';
 import type { AgentLaunch, Runner } from '../../src/runners/runner.js';
+import { readPause, writePause } from '../../src/sessions/limit-pause.js';
+import { claimEdit, requeueEdit } from '../../src/tags/lifecycle-edits.js';
 import { craftClaim, craftedState, sessionRef } from '../helpers/crafted-state.js';
 import { inProcessContext } from '../helpers/in-process-context.js';
 import { BOOT, fakeProbe, HOST, statLine } from '../process/fake-probe.js';
@@ -127,5 +129,58 @@ describe('the daemon, in-process with a fake runner, clock and probe', () => {
       /#needs-fix[\s\S]*## Recovery[\s\S]*agent wrapper pid 4242/,
     );
     expect(dead.launched).toHaveLength(1);
+  });
+
+  it('claims nothing while the queue is paused, and one item, the probe, once the pause ran out', async () => {
+    const { daemon, launched } = await daemonWith(0, fakeProbe());
+    const now = Date.now() + 3600_000;
+    await request('A.md', '#delegated-fix #P1');
+    await request('B.md', '#delegated-fix #P0');
+    const since = new Date(now - 60_000).toISOString();
+    await writePause(root, { until: new Date(now + 60_000).toISOString(), reason: 'limit', since });
+    await daemon.runOnce();
+    await daemon.stop();
+    expect(launched).toEqual([]);
+
+    const later = await daemonWith(0, fakeProbe());
+    await request('A.md', '#delegated-fix #P1');
+    await request('B.md', '#delegated-fix #P0');
+    await writePause(root, { until: new Date(now - 1000).toISOString(), reason: 'limit', since });
+    await later.daemon.runOnce();
+    await later.daemon.stop();
+    expect(later.launched.map((l) => l.env.ENGINE_REQUEST_FILE?.split('/').pop())).toEqual([
+      'B.md',
+    ]);
+    expect((await readPause(root))?.probe).toMatchObject({ file: join(root, 'sessions', 'B.md') });
+    expect(await read('A.md')).toContain('#delegated-fix');
+  });
+
+  it("keeps a retry until its Recovery entry's Not Before, on the daemon's clock", async () => {
+    const now = Date.now() + 3600_000;
+    const retry = (notBefore: number) => {
+      const session = 'sessions/2026_11_24_030000_FIX_x_abcd';
+      const claimed = claimEdit('# R\n**Tags**: #delegated-fix\n', 'fix', session);
+      return requeueEdit(claimed, 'fix', session, {
+        date: new Date(now - 120_000).toISOString(),
+        reason: 'agent exited with code 1',
+        priorSession: `${session}/`,
+        attempt: 1,
+        back: 'delegated',
+        notBefore: new Date(notBefore).toISOString(),
+      });
+    };
+    const early = await daemonWith(0, fakeProbe());
+    await writeFile(join(root, 'sessions', 'R.md'), retry(now + 60_000));
+    await early.daemon.runOnce();
+    await early.daemon.stop();
+    expect(early.launched).toEqual([]);
+    expect(await read('R.md')).toContain('#delegated-fix');
+
+    const due = await daemonWith(0, fakeProbe());
+    await writeFile(join(root, 'sessions', 'R.md'), retry(now - 1000));
+    await due.daemon.runOnce();
+    await due.daemon.stop();
+    expect(due.launched).toHaveLength(1);
+    expect(await read('R.md')).toContain('#claimed-fix');
   });
 });

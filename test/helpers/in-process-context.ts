@@ -9,6 +9,7 @@ import type {
   DaemonOptions,
   DispatchRoutes,
 } from '../../src/daemon/daemon-context.js';
+import { readRequestFile } from '../../src/files/read-text-file.js';
 import { systemProbe } from '../../src/process/process-identity.js';
 import type { Runner } from '../../src/runners/runner.js';
 import { summaryOf } from '../../src/tags/scan-pool.js';
@@ -58,7 +59,8 @@ export function inProcessContext(
     timers: { setTimeout: (callback, ms) => setTimeout(callback, ms), clearTimeout },
     probe: systemProbe,
     recordEvent: async () => undefined,
-    scan: async (text) => summaryOf(scanTags(text)),
+    scan: async (text) => summaryOf(scanTags(text), text),
+    readRequest: readRequestFile,
     ...over,
   };
 }
