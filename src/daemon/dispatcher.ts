@@ -4,6 +4,7 @@
  * admitted item, the adoption of a live claim, and one timer for the earliest parked item.
  * `--once` is one tick of it; `--dry-run` lists its table.
  */
+import { realpath } from 'node:fs/promises';
 import { dispatchOrder } from '../dispatch/work-order.js';
 import { decideAdmission, type Admission } from './admission.js';
 import type { DaemonShared } from './daemon-shared.js';
@@ -16,6 +17,8 @@ import type { FileRead, PlannedItem } from './request-snapshot.js';
 /** The rows a read decides anew; the others hold a slot, and their claim's end frees them. */
 const READ_DECIDES: readonly ItemKind[] = ['blocked', 'parked', 'claimed', 'not-dispatchable'];
 const READY: readonly ItemKind[] = ['queued', 'waiting-slot'];
+/** The rows of items approved and not yet admitted. */
+const WAITING: readonly ItemKind[] = ['blocked', 'parked', ...READY];
 
 const isIn = (row: ItemRow | undefined, kinds: readonly ItemKind[]): boolean =>
   row === undefined || kinds.includes(row.state.kind);
@@ -64,10 +67,10 @@ export class Dispatcher {
     await Promise.allSettled([...this.launches]);
   }
 
-  /** Every item read, in the order the daemon claims them (the rule of dispatch/work-order.ts). */
+  /** Every item waiting, in the order the daemon claims them (the rule of dispatch/work-order.ts). */
   order(): PlannedItem[] {
-    const items = this.shared.table.list().flatMap((row) => (row.item ? [row.item] : []));
-    return dispatchOrder(items);
+    const waiting = this.shared.table.list(...WAITING);
+    return dispatchOrder(waiting.flatMap((row) => (row.item ? [row.item] : [])));
   }
 
   /**
@@ -76,7 +79,8 @@ export class Dispatcher {
    */
   async see(path: string, read: FileRead | null, restore = true): Promise<void> {
     const { table } = this.shared;
-    const file = read?.file ?? path;
+    // Rows are keyed by the real path; a file not read is looked up by it too.
+    const file = read?.file ?? (await realpath(path).catch(() => path));
     const seen = new Set<string>();
     for (const noun of read?.claims ?? []) {
       seen.add(noun);
