@@ -13,7 +13,7 @@ export const LAYERS: string[][] = [
   ['errors.ts'],
   ['tags', 'process', 'runners'],
   ['files', 'dispatch'],
-  ['sessions', 'watch'],
+  ['sessions', 'watch', 'order'],
   ['agents', 'notify'],
   ['resume', 'worktrees'],
   ['approve', 'status', 'daemon'],

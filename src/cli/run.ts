@@ -55,6 +55,7 @@ export const runCommand: CommandModule<object, Args> = {
       .option('retries', numberFlag('retries'))
       .option('retry-backoff-ms', numberFlag('retry-backoff-ms'))
       .option('limit-backoff', numberFlag('limit-backoff'))
+      .option('aging', numberFlag('aging'))
       .option('worktree', { type: 'boolean', ...settingFlag('worktree') })
       .option('on-event', { type: 'string', ...settingFlag('notify') })
       .option('notify-via', { type: 'string', ...settingFlag('notifyVia') })

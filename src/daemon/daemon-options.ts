@@ -106,6 +106,15 @@ export const NUMBER_OPTIONS = {
     unit: 'minutes',
     describe: 'Minutes the queue pauses after a usage limit whose agent gave no reset time',
   },
+  aging: {
+    default: 0,
+    min: 0,
+    max: Number.MAX_SAFE_INTEGER,
+    whole: false,
+    unit: 'minutes',
+    describe:
+      'Minutes an item may wait ready before it orders one priority band up (#P2 as #P1, #P1 as #P0), never more (0: off)',
+  },
 } satisfies Record<string, NumberOption>;
 
 export type NumberOptionName = keyof typeof NUMBER_OPTIONS;
@@ -163,6 +172,8 @@ export interface DaemonSettings {
   retryBackoffMs: number;
   /** Minutes. */
   limitBackoff: number;
+  /** Minutes; 0: off (dispatch/work-order agingOf). */
+  aging: number;
   /** Each claim in its own git worktree (src/worktrees/). */
   worktree: boolean;
   /** The notification command template (--on-event); null: none. */
@@ -304,6 +315,7 @@ export const SETTINGS: { [K in SettingName]: Setting<DaemonSettings[K]> } = {
   retries: numberSetting('retries'),
   retryBackoffMs: numberSetting('retry-backoff-ms'),
   limitBackoff: numberSetting('limit-backoff'),
+  aging: numberSetting('aging'),
   worktree: {
     flag: 'worktree',
     default: false,

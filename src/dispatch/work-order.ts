@@ -2,7 +2,8 @@
  * When a waiting `#delegated-X` item may be claimed, and in which order: one rule for the daemon,
  * `--dry-run` and `engine status`, from the same facts of the file. Dispatch order is weight
  * (`#P0`, then `#P1`, then `#P2` or none), then the §TAG_DISPATCH priority (lower first), then
- * first ready first.
+ * first ready first. With `--aging`, an item ready for longer than its period orders one weight
+ * band up, never more (docs/DAEMON.md, "Readiness and order").
  */
 import type { RecoveryRecord } from '../tags/recovery-entries.js';
 
@@ -72,20 +73,49 @@ export function weightOf(tags: Iterable<string>): number {
   return weight;
 }
 
-export function compareOrder(a: OrderKey, b: OrderKey): number {
-  return a.weight - b.weight || a.tablePriority - b.tablePriority || a.readyAt - b.readyAt;
+/** Priority aging (`--aging MIN`) at one moment; null: off. */
+export interface Aging {
+  /** An item ready for longer than this orders one weight band up. */
+  afterMs: number;
+  /** The clock's now (ms since the epoch): aging is a function of readyAt and now alone. */
+  now: number;
+}
+
+/** The aging of the `aging` setting (minutes; 0: off) at `now`. */
+export function agingOf(minutes: number, now: number): Aging | null {
+  return minutes > 0 ? { afterMs: minutes * 60_000, now } : null;
+}
+
+/**
+ * Whether an item has waited longer than the aging period since it became ready, so it orders
+ * one band up (`#P2` as `#P1`, `#P1` as `#P0`). One band only: old `#P2` work never passes fresh
+ * `#P0` work, which a boost growing with age would (a peer had to cap its boost after old P3 work outranked fresh P1).
+ */
+export function isAged(key: OrderKey, aging: Aging | null = null): boolean {
+  return aging !== null && key.weight > 0 && aging.now - key.readyAt > aging.afterMs;
+}
+
+export function compareOrder(a: OrderKey, b: OrderKey, aging: Aging | null = null): number {
+  const weight = (key: OrderKey) => key.weight - (isAged(key, aging) ? 1 : 0);
+  return weight(a) - weight(b) || a.tablePriority - b.tablePriority || a.readyAt - b.readyAt;
 }
 
 /**
  * The order in which the daemon claims waiting items, given free slots: those ready now in
- * dispatch order, then the others as they become ready (a claim's end has no time: last).
+ * dispatch order, then the others as they become ready (a claim's end has no time: last). Each
+ * says whether aging moved it up, for `engine status` and --dry-run.
  */
-export function dispatchOrder<T extends OrderKey & Readiness>(items: readonly T[]): T[] {
+export function dispatchOrder<T extends OrderKey & Readiness>(
+  items: readonly T[],
+  aging: Aging | null = null,
+): Array<T & { aged: boolean }> {
   const until = (item: T) =>
     item.wait === null
       ? Number.NEGATIVE_INFINITY
       : item.wait.kind === 'claim'
         ? Number.POSITIVE_INFINITY
         : item.wait.until;
-  return [...items].sort((a, b) => Math.sign(until(a) - until(b) || 0) || compareOrder(a, b));
+  return [...items]
+    .sort((a, b) => Math.sign(until(a) - until(b) || 0) || compareOrder(a, b, aging))
+    .map((item) => ({ ...item, aged: isAged(item, aging) }));
 }

@@ -2,10 +2,11 @@
  * Tags in YAML front matter: a top-level `tags:` key holding a string (`"#a #b"`, `a, b`) or a
  * list, entries with or without `#`. Parsed with the `yaml` package, which never runs code
  * (unlike gray-matter's `---js` engine). Entries are located by source offset so edits keep
- * every other byte.
+ * every other byte. The same parse reads the `depends_on:` key (tags/depends-on-line.ts).
  */
 import { createRequire } from 'node:module';
 import type * as Yaml from 'yaml';
+import { dependencyEntries } from './depends-on-line.js';
 import { LineIndex } from './line-index.js';
 import type { ScanProblem } from './tag-scan-types.js';
 
@@ -28,17 +29,27 @@ export interface FrontMatterTag {
 const WORD = /#?[A-Za-z0-9][A-Za-z0-9-]*/g;
 const SEPARATOR = /[\s,'"[\]]/;
 
+export interface FrontMatter {
+  tags: FrontMatterTag[];
+  /** The `depends_on:` entries (docs/TAGS.md, "Depends On"), as written. */
+  dependsOn: string[];
+  problems: ScanProblem[];
+}
+
+/** Fresh arrays each time: the scan hands them on to callers. */
+const nothing = (problems: ScanProblem[] = []): FrontMatter => ({
+  tags: [],
+  dependsOn: [],
+  problems,
+});
+
 /** `start`/`end` are the offsets of the front matter node, fences included. */
-export function scanFrontMatterTags(
-  text: string,
-  start: number,
-  end: number,
-): { tags: FrontMatterTag[]; problems: ScanProblem[] } {
+export function scanFrontMatter(text: string, start: number, end: number): FrontMatter {
   const contentStart = text.indexOf('\n', start) + 1;
   const contentEnd = Math.max(contentStart, text.lastIndexOf('\n', end - 1) + 1);
-  if (contentStart <= 0) return { tags: [], problems: [] };
+  if (contentStart <= 0) return nothing();
   const source = text.slice(contentStart, contentEnd);
-  const { isMap, isScalar, isSeq, parseDocument } = loadYaml();
+  const { isMap, parseDocument } = loadYaml();
   // Problems name the line of the file, not of the front matter.
   const problem = (offset: number, message: string): ScanProblem => ({
     line: new LineIndex(text).lineOf(contentStart + Math.min(Math.max(offset, 0), source.length)),
@@ -48,65 +59,75 @@ export function scanFrontMatterTags(
   try {
     document = parseDocument(source, { uniqueKeys: false });
   } catch (error) {
-    return { tags: [], problems: [problem(0, `front matter is not valid YAML: ${String(error)}`)] };
+    return nothing([problem(0, `front matter is not valid YAML: ${String(error)}`)]);
   }
   const error = document.errors[0];
   if (error) {
     // YAML counts lines from the top of the front matter; the problem names the file's line.
     const message = (error.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '');
-    return {
-      tags: [],
-      problems: [
-        problem(
-          error.pos[0],
-          `front matter is not valid YAML, so its tags are not read: ${message}`,
-        ),
-      ],
-    };
+    const why = `front matter is not valid YAML, so its tags (and depends_on) are not read: ${message}`;
+    return nothing([problem(error.pos[0], why)]);
   }
   const root = document.contents;
-  if (!isMap(root)) return { tags: [], problems: [] };
-  const value = root.get('tags', true) as Yaml.Node | undefined;
-  if (!value) return { tags: [], problems: [] };
+  if (!isMap(root)) return nothing();
   const problems: ScanProblem[] = [];
-  const notTags = (node: Yaml.Node): void => {
-    problems.push(
-      problem(
-        node.range?.[0] ?? 0,
-        'front matter `tags:` holds something other than a string or a list of strings; it is not read as tags',
+  const scalarsOf = (key: string, what: string): Yaml.Scalar[] =>
+    stringScalars(root.get(key, true) as Yaml.Node | undefined, (node) =>
+      problems.push(
+        problem(
+          node.range?.[0] ?? 0,
+          `front matter \`${key}:\` holds something other than a string or a list of strings; it is not read as ${what}`,
+        ),
       ),
     );
-  };
-  let scalars: Yaml.Scalar[] = [];
-  if (isSeq(value)) {
-    for (const item of value.items) {
-      if (isScalar(item)) scalars.push(item);
-      else if (item) notTags(item as Yaml.Node);
-    }
-  } else if (isScalar(value)) scalars = [value];
-  else notTags(value);
-  const tags: FrontMatterTag[] = [];
-  for (const scalar of scalars) {
-    // A bare entry such as `2024` is read by YAML as a number; its source is still a tag name.
-    const { value } = scalar;
-    if ((typeof value !== 'string' && typeof value !== 'number') || !scalar.range) continue;
-    const [from, to] = scalar.range;
-    const raw = source.slice(from, to);
-    for (const match of raw.matchAll(WORD)) {
-      const at = from + (match.index ?? 0);
-      const after = at + match[0].length;
-      const before = source[at - 1];
-      const next = source[after];
-      if (before !== undefined && at > from && !SEPARATOR.test(before)) continue;
-      if (next !== undefined && after < to && !SEPARATOR.test(next)) continue;
-      const bare = !match[0].startsWith('#');
-      tags.push({
-        tag: bare ? `#${match[0]}` : match[0],
-        start: contentStart + at,
-        end: contentStart + after,
-        bare,
-      });
-    }
+  const tags = scalarsOf('tags', 'tags').flatMap((scalar) =>
+    scalarTags(scalar, source, contentStart),
+  );
+  const dependsOn = scalarsOf('depends_on', 'dependencies').flatMap((scalar) =>
+    dependencyEntries(String(scalar.value)),
+  );
+  return { tags, dependsOn, problems };
+}
+
+/** A string (or number) scalar, or a list of them; `refuse` is told of any other node. */
+function stringScalars(
+  value: Yaml.Node | undefined,
+  refuse: (node: Yaml.Node) => void,
+): Yaml.Scalar[] {
+  const { isScalar, isSeq } = loadYaml();
+  if (!value) return [];
+  const items = isSeq(value) ? value.items : [value];
+  const scalars: Yaml.Scalar[] = [];
+  for (const item of items) {
+    // A bare entry such as `2024` is read by YAML as a number; its source is still a name.
+    const ok = isScalar(item) && (typeof item.value === 'string' || typeof item.value === 'number');
+    if (ok) scalars.push(item);
+    // Other scalars (`tags:` left empty, `true`) are no entries: nothing to report.
+    else if (item && !isScalar(item)) refuse(item as Yaml.Node);
   }
-  return { tags, problems };
+  return scalars;
+}
+
+/** The tags of one `tags:` scalar, located by source offset. */
+function scalarTags(scalar: Yaml.Scalar, source: string, contentStart: number): FrontMatterTag[] {
+  if (!scalar.range) return [];
+  const [from, to] = scalar.range;
+  const raw = source.slice(from, to);
+  const tags: FrontMatterTag[] = [];
+  for (const match of raw.matchAll(WORD)) {
+    const at = from + (match.index ?? 0);
+    const after = at + match[0].length;
+    const before = source[at - 1];
+    const next = source[after];
+    if (before !== undefined && at > from && !SEPARATOR.test(before)) continue;
+    if (next !== undefined && after < to && !SEPARATOR.test(next)) continue;
+    const bare = !match[0].startsWith('#');
+    tags.push({
+      tag: bare ? `#${match[0]}` : match[0],
+      start: contentStart + at,
+      end: contentStart + after,
+      bare,
+    });
+  }
+  return tags;
 }

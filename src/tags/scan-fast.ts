@@ -11,7 +11,7 @@
  * daemon's start-up and every agent's `engine tag swap` would pay it. This path costs microseconds.
  * test/tags/scan-fast.test.ts holds it equal to remark (differential, fast-check).
  */
-import { scanFrontMatterTags, type FrontMatterTag } from './front-matter.js';
+import { scanFrontMatter, type FrontMatterTag } from './front-matter.js';
 import { LineIndex } from './line-index.js';
 import { withoutRecordTags } from './recovery-sections.js';
 import { DELIMITER, isTagBoundary, proseOccurrence } from './tag-boundary.js';
@@ -71,6 +71,7 @@ function scan(text: string): TagScan {
   let tagsLine: LineSpan | null = null;
   let h1EndLine: number | null = null;
   let frontMatter: FrontMatterTag[] = [];
+  let frontMatterDependsOn: string[] = [];
   let frontMatterEnd: number | null = null;
   const problems: ScanProblem[] = [];
   const proseLines = new Set<number>();
@@ -82,8 +83,9 @@ function scan(text: string): TagScan {
     const closing = lines.span(matter.closingLine);
     frontMatterEnd = lines.endOfLineAt(closing.end);
     if (matter.kind === 'yaml') {
-      const scanned = scanFrontMatterTags(text, 0, closing.end);
+      const scanned = scanFrontMatter(text, 0, closing.end);
       frontMatter = scanned.tags;
+      frontMatterDependsOn = scanned.dependsOn;
       problems.push(...scanned.problems);
     }
   }
@@ -194,6 +196,7 @@ function scan(text: string): TagScan {
     tagsLine,
     h1EndLine,
     frontMatterEnd,
+    frontMatterDependsOn,
     problems,
     lines,
     isProse,

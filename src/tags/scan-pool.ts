@@ -5,6 +5,7 @@
  */
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
+import { dependsOnOf } from './depends-on-line.js';
 import { lastPriorSessionOf, sessionReferenceOf } from './lifecycle-edits.js';
 import { attemptsSoFar, recoveryRecordsOf, type RecoveryRecord } from './recovery-entries.js';
 import { requestDigest } from './request-digest.js';
@@ -26,7 +27,8 @@ export interface WorkerReady {
 /**
  * What a scan yields across a thread, all the daemon reads of a request: the tags, the problems,
  * the claim's Session line, the last Recovery entry (a retry's Not Before), the attempts so far,
- * the prior attempt's session and the text's digest (for a claim's resume plan).
+ * the prior attempt's session, the text's digest (for a claim's resume plan), and what the
+ * request depends on.
  */
 export interface ScanSummary {
   occurrences: TagOccurrence[];
@@ -40,6 +42,8 @@ export interface ScanSummary {
   priorSession: string | null;
   /** requestDigest of the text. */
   digest: string;
+  /** Its `**Depends On**:` and `depends_on:` entries, as written (see dependsOnOf). */
+  dependsOn: string[];
 }
 
 /** The summary of `scan`, the scan of `text`. */
@@ -53,6 +57,7 @@ export function summaryOf(scan: TagScan, text: string): ScanSummary {
     attempts: attemptsSoFar(records),
     priorSession: lastPriorSessionOf(scan),
     digest: requestDigest(text, scan),
+    dependsOn: dependsOnOf(scan),
   };
 }
 
@@ -171,8 +176,8 @@ export class ScanPool {
     if (!task) return;
     if ('error' in response) task.reject(new Error(response.error));
     else {
-      const { occurrences, problems, session, lastRecovery, attempts, priorSession, digest } =
-        response;
+      const { occurrences, problems, session, lastRecovery, attempts, priorSession } = response;
+      const { digest, dependsOn } = response;
       task.resolve({
         occurrences,
         problems,
@@ -181,6 +186,7 @@ export class ScanPool {
         attempts,
         priorSession,
         digest,
+        dependsOn,
       });
     }
     this.pump();

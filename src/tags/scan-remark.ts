@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import type { Nodes, Root } from 'mdast';
 import type { Processor } from 'unified';
 import { TAG_IN_TEXT } from './tag-name.js';
-import { scanFrontMatterTags, type FrontMatterTag } from './front-matter.js';
+import { scanFrontMatter, type FrontMatterTag } from './front-matter.js';
 import { LineIndex } from './line-index.js';
 import { withoutRecordTags } from './recovery-sections.js';
 import { isTagBoundary, proseOccurrence } from './tag-boundary.js';
@@ -65,6 +65,7 @@ export function scanTagsWithRemark(text: string): TagScan {
   const prose: TagOccurrence[] = [];
   let h1EndLine: number | null = null;
   let frontMatter: FrontMatterTag[] = [];
+  let frontMatterDependsOn: string[] = [];
   let frontMatterEnd: number | null = null;
   const problems: ScanProblem[] = [];
 
@@ -82,8 +83,9 @@ export function scanTagsWithRemark(text: string): TagScan {
       ) {
         frontMatterEnd = lines.endOfLineAt(end);
         if (node.type === 'yaml') {
-          const scanned = scanFrontMatterTags(text, start, end);
+          const scanned = scanFrontMatter(text, start, end);
           frontMatter = scanned.tags;
+          frontMatterDependsOn = scanned.dependsOn;
           problems.push(...scanned.problems);
         }
       }
@@ -131,6 +133,7 @@ export function scanTagsWithRemark(text: string): TagScan {
     tagsLine,
     h1EndLine,
     frontMatterEnd,
+    frontMatterDependsOn,
     problems,
     lines,
     isProse,

@@ -37,6 +37,8 @@ export interface TagScan {
   h1EndLine: number | null;
   /** The end offset of the front matter block (after its closing fence line), if any. */
   frontMatterEnd: number | null;
+  /** The YAML front matter's `depends_on:` entries (read through tags/depends-on-line). */
+  frontMatterDependsOn: string[];
   /** Problems worth telling the user about (malformed front matter); the scan still succeeds. */
   problems: ScanProblem[];
   lines: LineIndex;

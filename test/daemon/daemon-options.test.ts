@@ -23,6 +23,7 @@ describe('the daemon options', () => {
     ['max-agents', 1.5, /--max-agents must be a whole number of agents from 0 up, got '1.5'/],
     ['stale-after', -1, /--stale-after must be a number of minutes from 0 up, got '-1'/],
     ['debounce-ms', NaN, /got 'NaN'/],
+    ['aging', -5, /--aging must be a number of minutes from 0 up, got '-5'/],
   ] as const)(
     'refuses --%s %s, saying what it expected, never raising it silently',
     (name, value, message) => {

@@ -80,6 +80,7 @@ describe('settings precedence: flag > environment variable > engine.json > defau
       retries: 2,
       retryBackoffMs: 500,
       limitBackoff: 0.5,
+      aging: 90,
       worktree: true,
       notify: 'notify-me {event} {file}',
       notifyVia: 'tmux',

@@ -1,7 +1,10 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  agingOf,
   compareOrder,
   dispatchOrder,
+  isAged,
   readiness,
   weightOf,
   type Wait,
@@ -74,5 +77,81 @@ describe('dispatch order', () => {
       item('p2-new', 2, 3),
     ]);
     expect(order.map((i) => i.id)).toEqual(['p1', 'p2-old', 'p2-new', 'soon', 'later', 'claim']);
+  });
+});
+
+describe('priority aging (--aging MIN)', () => {
+  const MIN = 60_000;
+  const NOW = 100 * MIN;
+  const aging = agingOf(30, NOW);
+  const item = (id: string, weight: number, minutesAgo: number, tablePriority = 3) => ({
+    id,
+    weight,
+    tablePriority,
+    readyAt: NOW - minutesAgo * MIN,
+    wait: null,
+  });
+  const ids = (items: Array<{ id: string }>) => items.map((i) => i.id);
+
+  it('is off at 0 minutes, and changes no order then', () => {
+    expect(agingOf(0, NOW)).toBeNull();
+    const items = [item('p2-old', 2, 90), item('p1-new', 1, 1)];
+    expect(ids(dispatchOrder(items, agingOf(0, NOW)))).toEqual(['p1-new', 'p2-old']);
+    expect(dispatchOrder(items).every((i) => !i.aged)).toBe(true);
+  });
+
+  it('moves an item ready for longer than MIN up one band, and says so', () => {
+    const order = dispatchOrder(
+      [item('p1-new', 1, 1), item('p2-old', 2, 31), item('p2-new', 2, 2), item('p0', 0, 0)],
+      aging,
+    );
+    expect(ids(order)).toEqual(['p0', 'p2-old', 'p1-new', 'p2-new']);
+    expect(order.filter((i) => i.aged).map((i) => i.id)).toEqual(['p2-old']);
+  });
+
+  it('moves it one band only: old #P2 work never passes fresh #P0 work', () => {
+    const ancient = item('p2-ancient', 2, 10_000);
+    const fresh = item('p0-fresh', 0, 0, 9);
+    expect(ids(dispatchOrder([ancient, fresh], aging))).toEqual(['p0-fresh', 'p2-ancient']);
+    // An aged #P1 joins the #P0 band, where table priority, then first ready, decide.
+    const p1 = item('p1-old', 1, 45, 3);
+    expect(ids(dispatchOrder([fresh, p1], aging))).toEqual(['p1-old', 'p0-fresh']);
+    expect(ids(dispatchOrder([item('p0-first', 0, 0, 1), p1], aging))).toEqual([
+      'p0-first',
+      'p1-old',
+    ]);
+  });
+
+  it('is a function of readyAt and now alone: longer than MIN, not at MIN', () => {
+    expect(isAged(item('at', 2, 30), aging)).toBe(false);
+    expect(isAged({ ...item('past', 2, 30), readyAt: NOW - 30 * MIN - 1 }, aging)).toBe(true);
+    expect(isAged(item('p0', 0, 999), aging)).toBe(false);
+    expect(isAged(item('later', 2, 31), agingOf(30, NOW - 2 * MIN))).toBe(false);
+  });
+
+  it('never lets a #P2 item precede a ready #P0 item, whatever the ages (property)', () => {
+    const arbitrary = fc.array(
+      fc.record({
+        id: fc.string(),
+        weight: fc.constantFrom(0, 1, 2),
+        tablePriority: fc.integer({ min: 0, max: 9 }),
+        readyAt: fc.integer({ min: 0, max: NOW }),
+        wait: fc.constant(null),
+      }),
+      { maxLength: 12 },
+    );
+    fc.assert(
+      fc.property(arbitrary, fc.integer({ min: 1, max: 200 }), (items, minutes) => {
+        const order = dispatchOrder(items, agingOf(minutes, NOW));
+        const lastP0 = order.map((i) => i.weight).lastIndexOf(0);
+        const firstP2 = order.findIndex((i) => i.weight === 2);
+        if (lastP0 !== -1 && firstP2 !== -1) expect(firstP2).toBeGreaterThan(lastP0);
+        // The same facts give the same order.
+        expect(
+          dispatchOrder([...items].reverse(), agingOf(minutes, NOW)).map((i) => i.weight),
+        ).toEqual(order.map((i) => i.weight));
+      }),
+      { numRuns: 500, seed: 20261126 },
+    );
   });
 });

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { addTag, removeTag, swapTags, TagMissingError } from '../../src/tags/edit-tags.js';
-import { scanFrontMatterTags } from '../../src/tags/front-matter.js';
+import { scanFrontMatter } from '../../src/tags/front-matter.js';
 import { scanTags } from '../../src/tags/scan-tags.js';
 
 const found = (text: string): string[] =>
@@ -154,10 +154,10 @@ describe('malformed front matter', () => {
     expect(scanTags('---\n---\n# T\n').problems).toEqual([]);
   });
 
-  it('should give no tags, and no exception, for scanFrontMatterTags on malformed YAML', () => {
+  it('should give no tags, and no exception, for scanFrontMatter on malformed YAML', () => {
     const text = '---\n{ [ : ] }}\n---\n';
-    expect(() => scanFrontMatterTags(text, 0, text.length - 1)).not.toThrow();
-    expect(scanFrontMatterTags(text, 0, text.length - 1).tags).toEqual([]);
+    expect(() => scanFrontMatter(text, 0, text.length - 1)).not.toThrow();
+    expect(scanFrontMatter(text, 0, text.length - 1).tags).toEqual([]);
   });
 });
 

@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { scanTagsFast } from '../../src/tags/scan-fast.js';
 import { scanTagsWithRemark } from '../../src/tags/scan-remark.js';
+import { dependsOnOf } from '../../src/tags/depends-on-line.js';
 import type { TagScan } from '../../src/tags/scan-tags.js';
 import { fileText, kinds } from '../../scripts/bench/gen-tree.mjs';
 
@@ -19,6 +20,7 @@ const decided = (scan: TagScan) => ({
   h1EndLine: scan.h1EndLine,
   frontMatterEnd: scan.frontMatterEnd,
   problems: scan.problems,
+  dependsOn: dependsOnOf(scan),
 });
 
 /** Runs both locators; returns whether the fast path decided, and fails on any difference. */
@@ -29,7 +31,7 @@ function agree(text: string): boolean {
   return true;
 }
 
-const WORDS = ['word', 'the', 'é', 'x', 'fix', '2024', 'a.b', 'C#', 'snake_case'];
+const WORDS = ['word', 'the', 'é', 'x', 'fix', '2024', 'a.b', 'C#', 'snake_case', 'a/b.md'];
 const TAGS = ['#needs-x', '#delegated-impl', '#claimed-y', '#P1', '#a', '#2fa', '#needs-x-'];
 const INLINE = [
   '`',
@@ -94,6 +96,7 @@ const PREFIXES = [
   '> ',
   '**Tags**: ',
   '**Tags**:',
+  '**Depends On**: ',
   '[x]: ',
   '*   **Reason**: ',
   '*   **Action**: ',
@@ -130,6 +133,7 @@ const FRONT_MATTER = [
   '---\ntags: [needs-a, "#delegated-b"]\n---\n',
   '---\ntags: "#needs-c #P1"\ntitle: x\n---  \n',
   '---\ntitle: x\n---\n',
+  '---\ndepends_on: [a.md, "b/*.md"]\ntags: [delegated-b]\n---\n',
   '---\nbad: [\n---\n',
   '---\n',
   '---\ntags: a\n',
