@@ -39,6 +39,7 @@ import { ENGINE_MAIN, projectTablePath, readDispatchTable, shippedTableNote } fr
 import { projectRoot } from './project-root.js';
 import { printLine } from './output.js';
 import { waitText } from './wait-line.js';
+import { blockerText } from '../dispatch/depends-on.js';
 
 /** The flags; a setting's flag is undefined when not given (see daemon-options.ts). */
 export interface RunArgs {
@@ -98,6 +99,7 @@ export async function runDaemon(args: Args): Promise<void> {
     ...judgeOptionsOf(settings),
     closeAfterDoneMs: settings.closeAfterDone * 60_000,
     maxAgents: settings.maxAgents,
+    agingMs: settings.aging * 60_000,
     ...agentOptions(settings, from),
     runner: settings.runner,
     tmuxSocket: settings.tmuxSocket,
@@ -250,7 +252,7 @@ async function runDaemonMode(
     if (plan.length === 0) printLine('Nothing to dispatch.');
     plan.forEach((item, i) =>
       printLine(
-        `${i + 1}. ${item.file}  #delegated-${item.noun} → ${item.skill}  (weight P${item.weight}, priority ${item.tablePriority})${waitText(item.wait)}`,
+        `${i + 1}. ${item.file}  #delegated-${item.noun} → ${item.skill}  (weight P${item.weight}${item.aged ? ', aged one band up' : ''}, priority ${item.tablePriority})${waitText(item.wait)}${item.blockers.map((b) => `  (${blockerText(b)})`).join('')}`,
       ),
     );
     await daemon.stop();

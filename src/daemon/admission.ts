@@ -5,7 +5,7 @@
  * (sessions/limit-pause.ts admission). An item its noun's cap holds back never keeps another
  * noun's item from a free slot, and an item the caps hold back never becomes the probe.
  */
-import { compareOrder } from '../dispatch/work-order.js';
+import { compareOrder, type Aging } from '../dispatch/work-order.js';
 import type { ItemRow, SlotWait } from './item-table.js';
 import type { PlannedItem } from './request-snapshot.js';
 
@@ -22,6 +22,8 @@ export interface AdmissionInput {
   /** --max-agents (0: no cap). */
   maxAgents: number;
   pause: PauseGate;
+  /** Priority aging (--aging), null: off. */
+  aging: Aging | null;
 }
 
 export type Admission =
@@ -35,7 +37,7 @@ export function decideAdmission(input: AdmissionInput): Admission[] {
   let probeOut = false;
   const ready = input.ready
     .filter((row): row is ItemRow & { item: PlannedItem } => row.item !== null)
-    .sort((a, b) => compareOrder(a.item, b.item));
+    .sort((a, b) => compareOrder(a.item, b.item, input.aging));
   return ready.map((row): Admission => {
     const { item } = row;
     const held = (taken.get(item.noun) ?? 0) + input.held(item.noun);

@@ -30,6 +30,8 @@ export interface DaemonOptions {
   closeAfterDoneMs: number;
   /** 0: no cap. */
   maxAgents: number;
+  /** Priority aging (--aging): an item ready longer than this orders one band up; 0: off. */
+  agingMs: number;
   /** The agent profile (src/agents/agent-profile.ts). */
   agent: AgentKind;
   /** The command template of a `custom` agent, split. */

@@ -106,7 +106,7 @@ export class Daemon {
    * Every item waiting, in the order the daemon claims them (the item table's order), each with
    * what it waits for, if anything; changes nothing.
    */
-  async plan(): Promise<PlannedItem[]> {
+  async plan(): Promise<Array<PlannedItem & { aged: boolean }>> {
     await this.reader.readAll((read) => this.dispatcher.see(read.file, read, false));
     return this.dispatcher.order();
   }

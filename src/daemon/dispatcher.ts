@@ -5,7 +5,8 @@
  * `--once` is one tick of it; `--dry-run` lists its table.
  */
 import { realpath } from 'node:fs/promises';
-import { dispatchOrder } from '../dispatch/work-order.js';
+import { blockerText } from '../dispatch/depends-on.js';
+import { dispatchOrder, type Aging } from '../dispatch/work-order.js';
 import { decideAdmission, type Admission } from './admission.js';
 import type { DaemonShared } from './daemon-shared.js';
 import type { SessionFollower } from './follow-session.js';
@@ -41,6 +42,8 @@ export class Dispatcher {
   /** One admission pass at a time, so that a slot or the probe is given once. */
   private admitting: Promise<void> = Promise.resolve();
   private readonly launches = new Set<Promise<unknown>>();
+  /** The re-read of the blocked items, already asked for. */
+  private recheck: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly shared: DaemonShared,
@@ -57,8 +60,10 @@ export class Dispatcher {
 
   stop(): void {
     this.open = false;
-    if (this.timer) this.shared.ctx.timers.clearTimeout(this.timer);
+    for (const timer of [this.timer, this.recheck])
+      if (timer) this.shared.ctx.timers.clearTimeout(timer);
     this.timer = null;
+    this.recheck = null;
   }
 
   /** Resolves once every launch admitted so far has been made (--once). */
@@ -68,9 +73,12 @@ export class Dispatcher {
   }
 
   /** Every item waiting, in the order the daemon claims them (the rule of dispatch/work-order.ts). */
-  order(): PlannedItem[] {
+  order(): Array<PlannedItem & { aged: boolean }> {
     const waiting = this.shared.table.list(...WAITING);
-    return dispatchOrder(waiting.flatMap((row) => (row.item ? [row.item] : [])));
+    return dispatchOrder(
+      waiting.flatMap((row) => (row.item ? [row.item] : [])),
+      this.aging(),
+    );
   }
 
   /**
@@ -98,6 +106,7 @@ export class Dispatcher {
       if (seen.has(row.noun) || (read === null && row.state.kind === 'claimed')) continue;
       this.moveRead(file, row.noun, null, 'no longer approved in its file');
     }
+    this.recheckBlocked(file);
     this.schedule();
     void this.admit();
   }
@@ -133,6 +142,7 @@ export class Dispatcher {
       }
     }
     if (!isIn(row, [...READ_DECIDES, ...READY])) return;
+    if (item.blockers.length > 0) return this.block(item);
     if (item.wait) return this.park(item);
     const known = isIn(row, READY) && row !== undefined;
     if (!known && restore && (await this.parts.launcher.restoreClaim(item))) {
@@ -144,6 +154,30 @@ export class Dispatcher {
         'debug',
         `queued ${file} #delegated-${noun} (P${item.weight}, priority ${item.tablePriority})`,
       );
+  }
+
+  /** Held after the requests it depends on: read again whenever another request is read. */
+  private block(item: PlannedItem): void {
+    const { file, noun, blockers } = item;
+    const by = blockers.map(blockerText);
+    if (this.moveRead(file, noun, { kind: 'blocked', by }, 'a dependency holds it', item))
+      this.shared.ctx.log('debug', `held ${file} #delegated-${noun}: ${by.join('; ')}`);
+  }
+
+  /**
+   * A request was read that holds no blocked item: any blocked item may depend on it, and is read
+   * again, once per --debounce-ms for a burst of reads (not in the first pass, which reads all).
+   */
+  private recheckBlocked(file: string): void {
+    const { table, ctx } = this.shared;
+    if (!this.timed || this.recheck || this.shared.stopping) return;
+    if (table.list('blocked').length === 0) return;
+    if (table.ofFile(file).some((row) => row.state.kind === 'blocked')) return;
+    this.recheck = ctx.timers.setTimeout(() => {
+      this.recheck = null;
+      if (this.shared.stopping) return;
+      for (const row of table.list('blocked')) table.wake(row.file);
+    }, ctx.options.debounceMs);
   }
 
   /** An item not ready yet is parked until its time, or until its file changes. */
@@ -167,6 +201,12 @@ export class Dispatcher {
     if (why === 'quiet' && this.timed) this.parts.settleAt(file, wait.until);
   }
 
+  /** Priority aging (--aging) on the daemon's clock now; null: off. */
+  private aging(): Aging | null {
+    const { options, now } = this.shared.ctx;
+    return options.agingMs > 0 ? { afterMs: options.agingMs, now: now().getTime() } : null;
+  }
+
   /** Admission: the ready items, in dispatch order, within the caps and the pause. */
   admit(): Promise<void> {
     const run = () => this.admitPass();
@@ -187,6 +227,7 @@ export class Dispatcher {
       capOf: (noun) => ctx.routes.cap(noun),
       maxAgents: ctx.options.maxAgents,
       pause,
+      aging: this.aging(),
     });
     for (const decision of decisions) await this.apply(decision);
   }
@@ -237,9 +278,9 @@ export class Dispatcher {
     const ref = launched.session;
     await this.parts.governor.launched(item, ref);
     if (ref === null) {
-      table.move(file, noun, null, launched.changed ? 'changed since it was read' : 'not claimed');
+      table.move(file, noun, null, launched.reread ? 'to be read again' : 'not claimed');
       // Its file is read again now: the snapshot the claim was refused for is out of date.
-      if (launched.changed && !this.shared.stopping) table.wake(file);
+      if (launched.reread && !this.shared.stopping) table.wake(file);
       void this.admit();
       return;
     }

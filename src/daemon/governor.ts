@@ -1,6 +1,6 @@
 /**
- * The usage-limit governor and the retry gate, the daemon's IO around the pure decisions of
- * limit-pause.ts, usage-limit.ts and requeue-decision.ts:
+ * The usage-limit governor, the daemon's IO around the pure decisions of limit-pause.ts,
+ * usage-limit.ts and requeue-decision.ts (a retry's Not Before is the item table's: a parked item):
  *
  * - a dead claim's failure is classified (a launch that never ran its wrapper, a usage limit the
  *   agent reported in structured fields, or the agent's own failure);

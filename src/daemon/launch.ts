@@ -14,7 +14,9 @@ import { engineBinDir, pathWith } from '../agents/engine-shim.js';
 import { EngineError, messageOf, PreconditionError } from '../errors.js';
 import type { WorkItem } from '../dispatch/work-items.js';
 import { definedEnv } from '../runners/runner.js';
+import { blockerText } from '../dispatch/depends-on.js';
 import { editFile } from '../files/tag-file.js';
+import { blockersOf } from '../order/read-dependencies.js';
 import { createSessionDir, newSessionRef, resolveSessionRef } from '../sessions/session-dir.js';
 import { isSessionDone, takeStartToken } from '../sessions/session-markers.js';
 import { AGENT_LOG } from '../sessions/agent-log.js';
@@ -35,10 +37,10 @@ import type { PlannedItem } from './request-snapshot.js';
 
 const LAUNCHES_AT_ONCE = 8;
 
-/** What a launch made: the session, or none (`changed`: the file is to be read again). */
+/** What a launch made: the session, or none (`reread`: the file is to be read again). */
 export interface Launched {
   session: string | null;
-  changed?: true;
+  reread?: true;
 }
 
 /** The claim refused: the file is no longer the text the item was read from. */
@@ -124,12 +126,23 @@ export class Launcher {
     failpoint('after-read');
     // Linked since it was read: the claim would split its names (see RequestReader.hasOtherNames).
     if (await this.reader.hasOtherNames(item.file)) return { session: null };
+    // Its dependencies, from the files as they are now: read again, it is held by them.
+    if (await this.isBlocked(item)) return { session: null, reread: true };
     const ref = newSessionRef(item.noun, item.file, this.shared.ctx.now());
     const claimed = await this.claim(item, ref);
-    if (claimed !== true) return { session: null, ...(claimed === 'changed' && { changed: true }) };
+    if (claimed !== true) return { session: null, ...(claimed === 'changed' && { reread: true }) };
     failpoint('after-claim');
     const prepared = await this.prepare(item, ref);
     return { session: await this.spawn(prepared, await this.resumePlan(prepared)) };
+  }
+
+  /** Whether a request it depends on holds it now (checked at claim time, not only at its read). */
+  private async isBlocked({ file, noun, snapshot }: PlannedItem): Promise<boolean> {
+    const { ctx } = this.shared;
+    const blockers = await blockersOf(ctx.options.root, file, snapshot.dependsOn, ctx.scan);
+    if (blockers.length === 0) return false;
+    ctx.log('debug', `not claiming ${file} (#delegated-${noun}): ${blockerText(blockers[0]!)}`);
+    return true;
   }
 
   /** The compare-and-swap claim, over the text the item was read from only. */

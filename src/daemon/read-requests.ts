@@ -11,6 +11,7 @@ import PQueue from 'p-queue';
 import { MAX_PARSE_BYTES, type TextRead } from '../files/read-text-file.js';
 import { claimOf, twoStatesProblem, workItemsOf } from '../dispatch/work-items.js';
 import { readiness, readyAtOf } from '../dispatch/work-order.js';
+import { blockersOf } from '../order/read-dependencies.js';
 import type { ScanSummary } from '../tags/scan-pool.js';
 import { parseTagPattern, type TagPattern } from '../tags/tag-name.js';
 import { walkMarkdownFiles } from '../tags/walk-markdown.js';
@@ -87,9 +88,10 @@ export class RequestReader {
       ctx.options.debounceMs,
       ctx.now().getTime(),
     );
-    const { digest, attempts, priorSession, session } = scan;
-    const snapshot = { text: read.file.text, digest, attempts, priorSession, session };
-    const items = work.items.map((item) => ({ ...item, wait, snapshot }));
+    const { digest, attempts, priorSession, session, dependsOn } = scan;
+    const snapshot = { text: read.file.text, digest, attempts, priorSession, session, dependsOn };
+    const blockers = await blockersOf(ctx.options.root, file, dependsOn, ctx.scan);
+    const items = work.items.map((item) => ({ ...item, wait, blockers, snapshot }));
     return { file, items, claims, unrouted };
   }
 

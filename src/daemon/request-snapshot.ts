@@ -2,6 +2,7 @@
  * What the daemon's read stage takes of a request file, once per read: its items, each with its
  * readiness and the snapshot it travels with to admission and launch.
  */
+import type { Blocker } from '../dispatch/depends-on.js';
 import type { WorkItem } from '../dispatch/work-items.js';
 import type { Readiness } from '../dispatch/work-order.js';
 
@@ -19,10 +20,15 @@ export interface RequestSnapshot {
   priorSession: string | null;
   /** The session its `**Session**:` line names, or null. */
   session: string | null;
+  /** Its `**Depends On**:` entries, as written: checked again right before the claim. */
+  dependsOn: string[];
 }
 
-/** A work item as read, with when it may be claimed and what it was read from. */
-export type PlannedItem = WorkItem & Readiness & { snapshot: RequestSnapshot };
+/**
+ * A work item as read, with when it may be claimed, what holds it after the requests it depends
+ * on (none: free), and what it was read from.
+ */
+export type PlannedItem = WorkItem & Readiness & { blockers: Blocker[]; snapshot: RequestSnapshot };
 
 /** What one read of a request file says of its items. */
 export interface FileRead {

@@ -5,8 +5,16 @@
 import { describe, expect, it } from 'vitest';
 import { decideAdmission, type Admission, type PauseGate } from '../../src/daemon/admission.js';
 import type { ItemRow } from '../../src/daemon/item-table.js';
+import type { Aging } from '../../src/dispatch/work-order.js';
 
-const SNAPSHOT = { text: '', digest: '', attempts: 0, priorSession: null, session: null };
+const SNAPSHOT = {
+  text: '',
+  digest: '',
+  attempts: 0,
+  priorSession: null,
+  session: null,
+  dependsOn: [],
+};
 
 const row = (file: string, noun: string, weight = 2, readyAt = 0): ItemRow => ({
   file,
@@ -20,6 +28,7 @@ const row = (file: string, noun: string, weight = 2, readyAt = 0): ItemRow => ({
     tablePriority: 1,
     readyAt,
     wait: null,
+    blockers: [],
     snapshot: SNAPSHOT,
   },
   since: 0,
@@ -27,11 +36,12 @@ const row = (file: string, noun: string, weight = 2, readyAt = 0): ItemRow => ({
 
 function decide(
   rows: ItemRow[],
-  { held = {}, caps = {}, maxAgents = 0, pause = 'go' as PauseGate } = {} as {
+  { held = {}, caps = {}, maxAgents = 0, pause = 'go' as PauseGate, aging = null } = {} as {
     held?: Record<string, number>;
     caps?: Record<string, number>;
     maxAgents?: number;
     pause?: PauseGate;
+    aging?: Aging | null;
   },
 ): string[] {
   const decisions = decideAdmission({
@@ -41,6 +51,7 @@ function decide(
     capOf: (noun) => caps[noun],
     maxAgents,
     pause,
+    aging,
   });
   return decisions.map((d: Admission) => `${d.item.file}:${'go' in d ? d.go : `wait-${d.wait}`}`);
 }
@@ -92,6 +103,25 @@ describe('admission', () => {
       '/a.md:wait-noun',
       '/b.md:probe',
       '/c.md:wait-probe',
+    ]);
+  });
+
+  it('moves an item ready longer than --aging one band up, never more', () => {
+    const rows = [row('/fresh-p1.md', 'fix', 1, 100_000), row('/old-p2.md', 'fix', 2, 0)];
+    const aging = { afterMs: 60_000, now: 120_000 };
+    expect(decide(rows, { maxAgents: 1 })).toEqual([
+      '/fresh-p1.md:launch',
+      '/old-p2.md:wait-agents',
+    ]);
+    expect(decide(rows, { maxAgents: 1, aging })).toEqual([
+      '/old-p2.md:launch',
+      '/fresh-p1.md:wait-agents',
+    ]);
+    // One band only: old #P2 work never passes fresh #P0 work.
+    const p0 = [row('/fresh-p0.md', 'fix', 0, 100_000), row('/old-p2.md', 'fix', 2, 0)];
+    expect(decide(p0, { maxAgents: 1, aging })).toEqual([
+      '/fresh-p0.md:launch',
+      '/old-p2.md:wait-agents',
     ]);
   });
 });

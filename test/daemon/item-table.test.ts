@@ -8,7 +8,14 @@ import {
   type RowKind,
 } from '../../src/daemon/item-table.js';
 
-const SNAPSHOT = { text: '', digest: '', attempts: 0, priorSession: null, session: null };
+const SNAPSHOT = {
+  text: '',
+  digest: '',
+  attempts: 0,
+  priorSession: null,
+  session: null,
+  dependsOn: [],
+};
 
 const SAMPLE: Record<Exclude<RowKind, typeof ABSENT>, ItemState> = {
   blocked: { kind: 'blocked', by: ['sessions/a.md'] },
@@ -118,6 +125,7 @@ describe('the item table', () => {
       tablePriority: 1,
       readyAt: 9,
       wait: null,
+      blockers: [],
       snapshot: SNAPSHOT,
     };
     expect(table.move('/r.md', 'fix', SAMPLE.parked, 'again', item)).toBe(false);

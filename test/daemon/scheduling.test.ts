@@ -14,6 +14,7 @@ import { readPause, writePause } from '../../src/sessions/limit-pause.js';
 import { claimEdit, requeueEdit } from '../../src/tags/lifecycle-edits.js';
 import { craftClaim, craftedState, sessionRef } from '../helpers/crafted-state.js';
 import { inProcessContext } from '../helpers/in-process-context.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { BOOT, fakeProbe, HOST, statLine } from '../process/fake-probe.js';
 
 let root: string;
@@ -28,7 +29,12 @@ const ROUTES = {
 };
 
 /** A daemon over a fresh root; the clock stands an hour after every file was written. */
-async function daemonWith(maxAgents: number, probe: ProcProbe, caps: Record<string, number> = {}) {
+async function daemonWith(
+  maxAgents: number,
+  probe: ProcProbe,
+  caps: Record<string, number> = {},
+  onLaunch: (request: AgentLaunch) => Promise<void> = async () => undefined,
+) {
   root = await mkdtemp(join(tmpdir(), 'engine-scheduling-'));
   roots.push(root);
   await mkdir(join(root, 'sessions'));
@@ -37,6 +43,7 @@ async function daemonWith(maxAgents: number, probe: ProcProbe, caps: Record<stri
     kind: 'tmux',
     launch: async (request: AgentLaunch) => {
       launched.push(request);
+      await onLaunch(request);
       return { pid: 1, windowName: request.name, target: '%1' };
     },
     close: async () => undefined,
@@ -182,5 +189,80 @@ describe('the daemon, in-process with a fake runner, clock and probe', () => {
     await due.daemon.stop();
     expect(due.launched).toHaveLength(1);
     expect(await read('R.md')).toContain('#claimed-fix');
+  });
+
+  it('holds an item after a request it depends on, checked again right before its claim', async () => {
+    const names = (launched: AgentLaunch[]) =>
+      launched.map((l) => l.env.ENGINE_REQUEST_FILE?.split('/').pop());
+    const dependent = '# C\n**Tags**: #delegated-fix\n**Depends On**: sessions/P.md\n';
+    const held = await daemonWith(0, fakeProbe());
+    await request('P.md', '#needs-fix');
+    await writeFile(join(root, 'sessions', 'C.md'), dependent);
+    await held.daemon.runOnce();
+    await held.daemon.stop();
+    expect(held.launched).toEqual([]);
+
+    // Free when read (P done); P goes back to work while A, first in order, is launched.
+    const reopened = await daemonWith(0, fakeProbe(), {}, async (launch) => {
+      if (launch.env.ENGINE_REQUEST_FILE?.endsWith('A.md'))
+        await request('P.md', '#delegated-chores');
+    });
+    await request('P.md', '#done-fix');
+    await request('A.md', '#delegated-fix #P0');
+    await writeFile(join(root, 'sessions', 'C.md'), dependent);
+    await reopened.daemon.runOnce();
+    await reopened.daemon.stop();
+    expect(names(reopened.launched)).toEqual(['A.md']);
+    expect(await read('C.md')).toContain('#delegated-fix');
+  });
+
+  it('a running daemon claims a held item once the request it depends on is done', async () => {
+    root = await mkdtemp(join(tmpdir(), 'engine-scheduling-'));
+    roots.push(root);
+    await mkdir(join(root, 'sessions'));
+    const launched: string[] = [];
+    const lines: string[] = [];
+    const daemon = new Daemon(
+      inProcessContext(root, {
+        log: (_level, message) => lines.push(message),
+        // No watch: a reconcile pass every 100 ms finds the parent's change.
+        options: { debounceMs: 0, rescanIntervalMs: 100, pollMs: 60_000, reapIntervalMs: 60_000 },
+        routes: {
+          route: (noun) => ROUTES[noun as keyof typeof ROUTES] ?? null,
+          cap: () => undefined,
+          watch: () => undefined,
+          close: async () => undefined,
+        },
+        runner: {
+          kind: 'tmux',
+          launch: async (request: AgentLaunch) => {
+            launched.push(request.env.ENGINE_REQUEST_FILE?.split('/').pop() ?? '');
+            return { pid: 1, windowName: request.name, target: '%1' };
+          },
+          close: async () => undefined,
+        } as unknown as Runner,
+        probe: fakeProbe(),
+      }),
+    );
+    try {
+      await request('P.md', '#claimed-fix');
+      await writeFile(
+        join(root, 'sessions', 'C.md'),
+        '# C\n**Tags**: #delegated-chores\n**Depends On**: sessions/P.md\n',
+      );
+      await daemon.start();
+      await waitFor(
+        () => lines.some((l) => /C\.md #delegated-chores: after sessions\/P\.md/.test(l)),
+        {
+          message: `C.md held; ${lines.join('\n')}`,
+        },
+      );
+      expect(launched).toEqual([]);
+      await request('P.md', '#done-fix');
+      await waitFor(() => launched.length === 1, { message: 'C.md claimed' });
+      expect(launched).toEqual(['C.md']);
+    } finally {
+      await daemon.stop();
+    }
   });
 });

@@ -38,6 +38,7 @@ export function inProcessContext(
       staleAfterMs: 45 * 60_000,
       closeAfterDoneMs: 0,
       maxAgents: 0,
+      agingMs: 0,
       agent: 'custom',
       agentTemplate: ['true'],
       claudeBin: null,
