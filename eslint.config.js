@@ -18,4 +18,11 @@ export default tseslint.config(
     ignores: ['src/cli/**'],
     rules: { 'no-console': 'error' },
   },
+  {
+    // The daemon's stages stay readable: a long function there is split into named steps.
+    files: ['src/daemon/**/*.ts'],
+    rules: {
+      'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true }],
+    },
+  },
 );

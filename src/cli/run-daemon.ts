@@ -10,6 +10,7 @@ import { loadSettings, settingFlagValues } from '../settings/load-settings.js';
 import { daemonOptions } from '../settings/daemon-options.js';
 import { DispatchTableSource } from '../daemon/dispatch-table-source.js';
 import type { DaemonContext, DaemonOptions, LogFn } from '../daemon/daemon-context.js';
+import type { Settings } from '../settings/setting-table.js';
 import { writeEngineShim } from '../agents/engine-shim.js';
 import { findProgram } from '../dispatch/agent-command.js';
 import { parseDispatchTable } from '../dispatch/dispatch-table.js';
@@ -23,6 +24,7 @@ import { Notifier } from '../notify/notifier.js';
 import { splitNotifyTemplate } from '../notify/notify-event.js';
 import { systemProbe } from '../process/process-identity.js';
 import { checkWorktreeRoot } from '../worktrees/worktree.js';
+import { readRequestFile } from '../files/read-text-file.js';
 import { ScanPool, summaryOf } from '../tags/scan-pool.js';
 import { scanTagsFast } from '../tags/scan-fast.js';
 import { createLogger } from './logger.js';
@@ -31,6 +33,7 @@ import { projectRoot } from './project-root.js';
 import { printLine } from './output.js';
 import { waitReasonOf } from '../status/wait-reasons.js';
 import { waitText } from './wait-line.js';
+import { blockerText } from '../dispatch/depends-on.js';
 
 /**
  * The flags: the invocation's own, and each setting's flag by its name in the settings table
@@ -49,11 +52,7 @@ export interface RunArgs extends Record<string, unknown> {
 type Args = RunArgs;
 
 export async function runDaemon(args: Args): Promise<void> {
-  // An option given twice arrives as an array: the last one wins, as in most CLIs.
-  for (const [key, value] of Object.entries(args)) {
-    if (Array.isArray(value) && key !== 'args' && key !== '_')
-      (args as unknown as Record<string, unknown>)[key] = value.at(-1);
-  }
+  lastOfRepeated(args);
   const root = await projectRoot(args.root);
   const log = createLogger(args['log-format'], args.verbose);
   const resolved = await loadSettings(root, settingFlagValues(args), process.env);
@@ -64,6 +63,66 @@ export async function runDaemon(args: Args): Promise<void> {
     options.watcher = await usableWatcher(options.watcher, log);
   if (options.worktree) await checkWorktreeRoot(root);
   const routes = await dispatchRoutes(options, log);
+  checkAgentProgram(options);
+  const runner = await startRunner(args, options);
+  const pool = new ScanPool();
+  const notifier = notifierOf(settings, options, log);
+  const ctx = daemonContext(options, { routes, runner, log, pool, notifier });
+  if (options.agent !== 'custom' && !args['dry-run']) {
+    await writeEngineShim(root, process.execPath, ENGINE_MAIN);
+  }
+  const daemon = new Daemon(ctx);
+  try {
+    await runDaemonMode(args, daemon, options, log);
+  } finally {
+    await pool.close();
+    await runner.close();
+    await notifier.close();
+  }
+  // Agents under the pty runner are children of this process and would keep it alive: they end
+  // with the daemon (docs/DAEMON.md), and the next start requeues them.
+  if (runner instanceof PtyRunner) process.exit(0);
+}
+
+/** The notifications of recorded events (--on-event, --notify-via). */
+function notifierOf(settings: Settings, options: DaemonOptions, log: LogFn): Notifier {
+  return new Notifier({
+    root: options.root,
+    command: settings.notify === null ? null : splitNotifyTemplate(settings.notify),
+    via: settings.notifyVia,
+    tmuxSocket: options.runner === 'tmux' ? options.tmuxSocket : undefined,
+    log,
+  });
+}
+
+/** An option given twice arrives as an array: the last one wins, as in most CLIs. */
+function lastOfRepeated(args: Args): void {
+  for (const [key, value] of Object.entries(args)) {
+    if (Array.isArray(value) && key !== 'args' && key !== '_')
+      (args as unknown as Record<string, unknown>)[key] = value.at(-1);
+  }
+}
+
+/** The runner of the agents, once it can run them. */
+async function startRunner(args: Args, options: DaemonOptions): Promise<Runner> {
+  if (options.runner === 'tmux' && !(await isTmuxAvailable())) {
+    throw new EngineError('tmux is not installed: install it, or use --runner pty');
+  }
+  if (args.once && options.runner === 'pty') {
+    throw new EngineError(
+      '--once needs --runner tmux: agents under the pty runner end with the daemon',
+    );
+  }
+  const runner: Runner =
+    options.runner === 'tmux'
+      ? new TmuxRunner({ socket: options.tmuxSocket ?? undefined, session: options.tmuxSession })
+      : new PtyRunner();
+  if (runner instanceof PtyRunner) await runner.ensureLoaded();
+  return runner;
+}
+
+/** The agent's program must be on PATH; Claude Code's is kept as an absolute path. */
+function checkAgentProgram(options: DaemonOptions): void {
   if (options.agent === 'custom') {
     const program = options.agentTemplate[0] as string;
     if (!findProgram(program)) {
@@ -82,28 +141,27 @@ export async function runDaemon(args: Args): Promise<void> {
     // Absolute: the agent runs in the root, wherever the daemon was started.
     options.claudeBin = resolve(found);
   }
-  if (options.runner === 'tmux' && !(await isTmuxAvailable())) {
-    throw new EngineError('tmux is not installed: install it, or use --runner pty');
-  }
-  if (args.once && options.runner === 'pty') {
-    throw new EngineError(
-      '--once needs --runner tmux: agents under the pty runner end with the daemon',
-    );
-  }
-  const runner: Runner =
-    options.runner === 'tmux'
-      ? new TmuxRunner({ socket: options.tmuxSocket ?? undefined, session: options.tmuxSession })
-      : new PtyRunner();
-  if (runner instanceof PtyRunner) await runner.ensureLoaded();
-  const pool = new ScanPool();
-  const notifier = new Notifier({
-    root,
-    command: settings.notify === null ? null : splitNotifyTemplate(settings.notify),
-    via: settings.notifyVia,
-    tmuxSocket: options.runner === 'tmux' ? options.tmuxSocket : undefined,
+}
+
+/** The daemon's context: the real clock, timers, process probe, event log and scan pool. */
+function daemonContext(
+  options: DaemonOptions,
+  {
+    routes,
+    runner,
     log,
-  });
-  const ctx: DaemonContext = {
+    pool,
+    notifier,
+  }: {
+    routes: DispatchTableSource;
+    runner: Runner;
+    log: LogFn;
+    pool: ScanPool;
+    notifier: Notifier;
+  },
+): DaemonContext {
+  const { root } = options;
+  return {
     options,
     routes,
     runner,
@@ -123,23 +181,10 @@ export async function runDaemon(args: Args): Promise<void> {
     // The fast path decides most files on this thread; remark runs in the bounded pool.
     scan: async (text) => {
       const fast = scanTagsFast(text);
-      return fast ? summaryOf(fast) : pool.scan(text);
+      return fast ? summaryOf(fast, text) : pool.scan(text);
     },
+    readRequest: readRequestFile,
   };
-  if (options.agent !== 'custom' && !args['dry-run']) {
-    await writeEngineShim(root, process.execPath, ENGINE_MAIN);
-  }
-  const daemon = new Daemon(ctx);
-  try {
-    await runDaemonMode(args, daemon, options, log);
-  } finally {
-    await pool.close();
-    await runner.close();
-    await notifier.close();
-  }
-  // Agents under the pty runner are children of this process and would keep it alive: they end
-  // with the daemon (docs/DAEMON.md), and the next start requeues them.
-  if (runner instanceof PtyRunner) process.exit(0);
 }
 
 async function runDaemonMode(
@@ -158,7 +203,7 @@ async function runDaemonMode(
     const now = new Date();
     plan.forEach((item, i) =>
       printLine(
-        `${i + 1}. ${item.file}  #delegated-${item.noun} → ${item.skill}  (weight P${item.weight}, priority ${item.tablePriority})${item.wait ? `  (${waitText(waitReasonOf(item.wait), now)})` : ''}`,
+        `${i + 1}. ${item.file}  #delegated-${item.noun} → ${item.skill}  (weight P${item.weight}${item.aged ? ', aged one band up' : ''}, priority ${item.tablePriority})${item.wait ? `  (${waitText(waitReasonOf(item.wait), now)})` : ''}${item.blockers.map((b) => `  (${blockerText(b)})`).join('')}`,
       ),
     );
     await daemon.stop();

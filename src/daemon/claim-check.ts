@@ -7,13 +7,14 @@
  */
 import { realpath, rename, stat, writeFile } from 'node:fs/promises';
 import { editFile } from '../files/tag-file.js';
-import { readError, readRequestFile } from '../files/read-text-file.js';
+import { readError } from '../files/read-text-file.js';
 import { EngineError, isErrnoException, messageOf, PreconditionError } from '../errors.js';
 import {
   decideRequeue,
   limitResumesAt,
   type Failure,
   type RequeueDecision,
+  type RetryPolicy,
 } from '../dispatch/requeue-decision.js';
 import { requeueEdit, sessionReference } from '../tags/lifecycle-edits.js';
 import { attemptsSoFar, failuresInARow, recoveryRecords } from '../tags/recovery-entries.js';
@@ -63,18 +64,41 @@ export async function checkClaim(
   }
 }
 
+/** A claim the daemon made: its request, noun, Session line and session directory. */
+interface DaemonClaim {
+  ctx: DaemonContext;
+  file: string;
+  noun: string;
+  ref: string;
+  dir: string;
+}
+
 async function judgeClaim(
   ctx: DaemonContext,
   file: string,
   noun: string,
 ): Promise<ClaimVerdict | typeof CHANGED> {
-  const request = readRequestFile(file);
+  const claim = await claimIn(ctx, file, noun);
+  if ('kind' in claim) return claim;
+  const read = await readSessionState(claim.dir);
+  if ('error' in read) return { kind: 'unknown', reason: `${claim.dir}: ${read.error}` };
+  if ('malformed' in read) return judgeMalformed(claim, read.malformed);
+  if ('missing' in read) return judgeUnrecordedClaim(claim, null);
+  return judgeRecorded(claim, read.state);
+}
+
+/** The daemon's claim on `noun` the file carries now, or the verdict when there is none. */
+async function claimIn(
+  ctx: DaemonContext,
+  file: string,
+  noun: string,
+): Promise<DaemonClaim | ClaimVerdict> {
+  const request = ctx.readRequest(file);
   if (request.kind === 'gone') return { kind: 'gone' };
   if (request.kind !== 'text') return { kind: 'unknown', reason: readError(file, request).message };
-  const { text } = request.file;
   let scan;
   try {
-    scan = await ctx.scan(text);
+    scan = await ctx.scan(request.file.text);
   } catch (error) {
     return { kind: 'unknown', reason: `cannot parse ${file}: ${String(error)}` };
   }
@@ -85,98 +109,107 @@ async function judgeClaim(
   const { from: claimed, to: done } = transitionTags('finish', noun);
   if (tags.has(done)) return { kind: 'done', session: ref };
   if (!tags.has(claimed)) return { kind: 'not-claimed' };
-  if (!ref) {
-    return {
-      kind: 'foreign',
-      reason: 'claimed without a **Session**: line (not claimed by the daemon)',
-    };
-  }
+  if (!ref) return foreign('claimed without a **Session**: line (not claimed by the daemon)');
   const dir = resolveSessionRef(ctx.options.root, ref);
-  if (!dir) {
-    return {
-      kind: 'foreign',
-      reason: `Session line '${ref}' is not a session under ${ctx.options.root}`,
-    };
-  }
+  if (!dir) return foreign(`Session line '${ref}' is not a session under ${ctx.options.root}`);
   // A Session line left by a finished attempt (the agent's done swap keeps it) does not make a
   // later claim, by a human or the next skill, the daemon's: never requeue that.
-  if (await isSessionDone(dir)) {
-    return {
-      kind: 'foreign',
-      reason: `Session line names ${ref}, a session that already finished this item: the claim is not the daemon's`,
-    };
-  }
-
-  const read = await readSessionState(dir);
-  const unrecorded = async (): Promise<SessionVerdict | ClaimVerdict> => {
-    const since = await claimedAt(file, ref);
-    return typeof since === 'number' ? judgeUnrecorded(since, ctx.now(), ctx.options) : since;
-  };
-  if ('error' in read) return { kind: 'unknown', reason: `${dir}: ${read.error}` };
-  if ('malformed' in read) {
-    // No agent can run before its wrapper takes the start token: without one, requeueing is safe.
-    // With one, an agent may be running that nothing identifies any more: leave it to a human.
-    if ((await startTokenTime(dir)) !== null) {
-      return {
-        kind: 'foreign',
-        reason: `${sessionDir(dir).state} is malformed (${read.malformed}) and an agent may be running`,
-      };
-    }
-    const verdict = await unrecorded();
-    if ('kind' in verdict) return verdict;
-    if (verdict.alive) return { kind: 'alive', session: ref, state: null };
-    return requeue(
-      ctx,
-      file,
-      noun,
-      ref,
-      dir,
-      null,
-      `session record is malformed (${read.malformed}) and no agent ever started`,
+  if (await isSessionDone(dir))
+    return foreign(
+      `Session line names ${ref}, a session that already finished this item: the claim is not the daemon's`,
     );
-  }
-  if ('missing' in read) {
-    const verdict = await unrecorded();
-    if ('kind' in verdict) return verdict;
-    if (verdict.alive) return { kind: 'alive', session: ref, state: null };
-    return requeue(ctx, file, noun, ref, dir, null, verdict.reason);
-  }
-  let state = read.state;
+  return { ctx, file, noun, ref, dir };
+}
+
+const foreign = (reason: string): ClaimVerdict => ({ kind: 'foreign', reason });
+
+/**
+ * No agent can run before its wrapper takes the start token: without one, requeueing is safe.
+ * With one, an agent may be running that nothing identifies any more: leave it to a human.
+ */
+async function judgeMalformed(
+  claim: DaemonClaim,
+  malformed: string,
+): Promise<ClaimVerdict | typeof CHANGED> {
+  if ((await startTokenTime(claim.dir)) !== null)
+    return foreign(
+      `${sessionDir(claim.dir).state} is malformed (${malformed}) and an agent may be running`,
+    );
+  return judgeUnrecordedClaim(
+    claim,
+    `session record is malformed (${malformed}) and no agent ever started`,
+  );
+}
+
+/** A claim without a usable record: alive within its grace period, else requeued. */
+async function judgeUnrecordedClaim(
+  claim: DaemonClaim,
+  reason: string | null,
+): Promise<ClaimVerdict | typeof CHANGED> {
+  const { ctx, file, ref } = claim;
+  const since = await claimedAt(file, ref);
+  if (typeof since !== 'number') return since;
+  const verdict = judgeUnrecorded(since, ctx.now(), ctx.options);
+  if (verdict.alive) return { kind: 'alive', session: ref, state: null };
+  return requeue(claim, null, reason ?? verdict.reason);
+}
+
+/** A claim with its session's record: judged by its processes, requeued when they are gone. */
+async function judgeRecorded(
+  claim: DaemonClaim,
+  recorded: SessionState,
+): Promise<ClaimVerdict | typeof CHANGED> {
+  const { ctx, file, noun, ref, dir } = claim;
+  let state = recorded;
   const real = await realpath(file).catch(() => file);
-  const foreign: ClaimVerdict = {
-    kind: 'foreign',
-    reason: `Session line points at ${ref}, which works on #${state.noun} of ${state.requestFile}`,
-  };
-  if (state.noun !== noun) return foreign;
+  const other = foreign(
+    `Session line points at ${ref}, which works on #${state.noun} of ${state.requestFile}`,
+  );
+  if (state.noun !== noun) return other;
   if (state.requestFile !== real) {
     const moved = await followMovedRequest(ctx, dir, ref, state.requestFile, real);
-    if (moved === 'copy') return foreign;
+    if (moved === 'copy') return other;
     if (moved !== 'moved') return { kind: 'unknown', reason: moved.unknown };
     state = { ...state, requestFile: real };
   }
-  const judge = (startTokenAt: number | null): SessionVerdict =>
-    judgeSession(state, { startTokenAt }, ctx.now(), ctx.options, ctx.probe);
+  const verdict = await judgeProcesses(claim, state);
+  if (verdict === 'starting') return { kind: 'alive', session: ref, state };
+  if (verdict.alive) return { kind: 'alive', session: ref, state: verdict.state };
+  return requeue(claim, verdict.state, verdict.reason);
+}
+
+/**
+ * The judge's verdict on the session's processes, and the record it was judged by; `starting`:
+ * a wrapper took its start token just now.
+ */
+async function judgeProcesses(
+  { ctx, dir }: DaemonClaim,
+  recorded: SessionState,
+): Promise<'starting' | (SessionVerdict & { state: SessionState })> {
+  let state = recorded;
+  const judge = (startTokenAt: number | null) => ({
+    ...judgeSession(state, { startTokenAt }, ctx.now(), ctx.options, ctx.probe),
+    state,
+  });
   let verdict = judge(await startTokenTime(dir));
   // A wrapper that never recorded its pid may still be starting: take its start token first, so
   // it can no longer run an agent on the requeued item. If it took the token meanwhile, judge
   // again by the token's time.
   if (!verdict.alive && verdict.mayStart && !(await takeStartToken(dir))) {
     const taken = await startTokenTime(dir);
-    if (taken === null) return { kind: 'alive', session: ref, state };
+    if (taken === null) return 'starting';
     verdict = judge(taken);
   }
-  if (verdict.alive) return { kind: 'alive', session: ref, state };
   // The wrapper writes `.exit` right before it exits: found gone after a read that came before
   // that write, it is read again, so the requeue gives the agent's exit as its reason.
-  if (isOpen(state.status)) {
+  if (!verdict.alive && isOpen(state.status)) {
     const again = await readSessionState(dir);
     if ('state' in again && again.state.status === 'exited') {
       state = { ...again.state, requestFile: state.requestFile };
       verdict = judge(await startTokenTime(dir));
     }
   }
-  if (verdict.alive) return { kind: 'alive', session: ref, state };
-  return requeue(ctx, file, noun, ref, dir, state, verdict.reason);
+  return verdict;
 }
 
 /**
@@ -208,7 +241,7 @@ async function followMovedRequest(
   from: string,
   to: string,
 ): Promise<'moved' | 'copy' | { unknown: string }> {
-  const read = readRequestFile(from);
+  const read = ctx.readRequest(from);
   if (read.kind === 'text' && sessionReference(read.file.text) === ref) return 'copy';
   if (read.kind !== 'text' && read.kind !== 'gone')
     return { unknown: readError(from, read).message };
@@ -228,16 +261,16 @@ async function followMovedRequest(
   return 'moved';
 }
 
+/**
+ * Sends a dead claim back (#needs-X, or #delegated-X for a retry) with its Recovery entry, in one
+ * compare-and-swap write; then abandons the session. A usage limit pauses the queue first.
+ */
 async function requeue(
-  ctx: DaemonContext,
-  file: string,
-  noun: string,
-  ref: string,
-  dir: string,
+  claim: DaemonClaim,
   state: SessionState | null,
   reason: string,
 ): Promise<ClaimVerdict | typeof CHANGED> {
-  let attempt = 1;
+  const { ctx, dir } = claim;
   await pausepoint('before-requeue');
   // A claim of another host, judged dead by its stale heartbeat, may still have a live agent
   // there (a slow shared filesystem): never sent back without a human, whatever --retries says.
@@ -250,19 +283,38 @@ async function requeue(
   if (failure.kind === 'usage-limit') {
     // Paused before the item goes back, so no claim starts in between.
     const until = limitResumesAt(failure, now, policy);
+    const { file, noun, ref } = claim;
     await pauseForLimit(ctx, until, `usage limit, resets at ${until.toISOString()}`, {
       file,
       noun,
       session: ref,
     });
   }
-  let decision: RequeueDecision | null = null;
+  const written = await writeRequeue(claim, failure, policy, now);
+  if (written === CHANGED) return CHANGED;
+  if (state) await abandon(claim, state, exit, written.decision.reason);
+  await recordRequeue(claim, written);
+  return { kind: 'requeued', reason: written.decision.reason };
+}
+
+interface Requeued {
+  decision: RequeueDecision;
+  attempt: number;
+}
+
+/** The requeue's one write; CHANGED when the file is no longer claimed by the session. */
+async function writeRequeue(
+  { file, noun, ref }: DaemonClaim,
+  failure: Failure,
+  policy: RetryPolicy,
+  now: Date,
+): Promise<Requeued | typeof CHANGED> {
+  let written: Requeued | null = null;
   try {
     await editFile(file, (text) => {
       const records = recoveryRecords(text);
       const attempts = attemptsSoFar(records);
-      attempt = attempts + 1;
-      decision = decideRequeue(
+      const decision = decideRequeue(
         failure,
         {
           attempts,
@@ -272,11 +324,12 @@ async function requeue(
         policy,
         now,
       );
+      written = { decision, attempt: attempts + 1 };
       return requeueEdit(text, noun, ref, {
         date: now.toISOString(),
         reason: decision.reason,
         priorSession: `${ref}/`,
-        attempt,
+        attempt: attempts + 1,
         back: decision.tag,
         failure: decision.failure,
         notBefore: decision.notBefore?.toISOString() ?? null,
@@ -289,29 +342,49 @@ async function requeue(
       { cause: error },
     );
   }
-  const decided = decision as unknown as RequeueDecision;
-  const why = decided.reason;
-  if (state) {
-    const events = ctx.recordEvent;
-    // The wrapper records its exit in `.exit`: the record (and the event log, once) hears of it
-    // on its way to `abandoned`, unless the daemon copied it in already.
-    if (exit !== null) {
-      const patch = { ...state, ...exit };
-      await transitionSession(dir, ['starting', 'running'], 'exited', patch, {
-        events,
-        event: { event: 'exited', exitCode: state.exitCode },
-      });
-    }
+  return written as unknown as Requeued;
+}
+
+/**
+ * The session ends `abandoned`. The wrapper records its exit in `.exit`: the record (and the
+ * event log, once) hears of it on its way, unless the daemon copied it in already.
+ */
+async function abandon(
+  { ctx, dir }: DaemonClaim,
+  state: SessionState,
+  exit: Awaited<ReturnType<typeof exitResult>> | null,
+  why: string,
+): Promise<void> {
+  const events = ctx.recordEvent;
+  if (exit !== null) {
     await transitionSession(
       dir,
-      ['starting', 'running', 'exited'],
-      'abandoned',
-      { ...state, reason: why, endedAt: state.endedAt ?? ctx.now().toISOString() },
-      { events },
+      ['starting', 'running'],
+      'exited',
+      { ...state, ...exit },
+      {
+        events,
+        event: { event: 'exited', exitCode: state.exitCode },
+      },
     );
   }
+  await transitionSession(
+    dir,
+    ['starting', 'running', 'exited'],
+    'abandoned',
+    { ...state, reason: why, endedAt: state.endedAt ?? ctx.now().toISOString() },
+    { events },
+  );
+}
+
+/** The requeue's log line and events (`requeued`, and `gave-up` when it went to a human for good). */
+async function recordRequeue(
+  { ctx, file, noun, ref }: DaemonClaim,
+  { decision, attempt }: Requeued,
+): Promise<void> {
+  const why = decision.reason;
   const real = await realpath(file).catch(() => file);
-  ctx.log('warn', `requeued ${file} to #${decided.tag}-${noun}: ${why}`, {
+  ctx.log('warn', `requeued ${file} to #${decision.tag}-${noun}: ${why}`, {
     file,
     noun,
     session: ref,
@@ -323,10 +396,9 @@ async function requeue(
     session: ref,
     reason: why,
     attempt,
-    to: `#${decided.tag}-${noun}`,
-    ...(decided.notBefore ? { notBefore: decided.notBefore.toISOString() } : {}),
+    to: `#${decision.tag}-${noun}`,
+    ...(decision.notBefore ? { notBefore: decision.notBefore.toISOString() } : {}),
   });
-  if (decided.gaveUp)
+  if (decision.gaveUp)
     await ctx.recordEvent({ event: 'gave-up', file: real, noun, session: ref, reason: why });
-  return { kind: 'requeued', reason: why };
 }

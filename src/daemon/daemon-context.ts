@@ -1,5 +1,6 @@
 /** What every part of the daemon shares: the root, its options, the runner, a clock and a log. */
 import type { DispatchRoute } from '../dispatch/dispatch-table.js';
+import type { readRequestFile } from '../files/read-text-file.js';
 import type { ProcProbe } from '../process/proc-probe.js';
 import type { Runner } from '../runners/runner.js';
 import type { EventInput } from '../sessions/event-log.js';
@@ -15,14 +16,14 @@ export type LogFn = (level: LogLevel, message: string, fields?: Record<string, u
 /** §TAG_DISPATCH as the daemon uses it: the table in force, reloaded when it changes. */
 export interface DispatchRoutes {
   /**
-   * The dispatchable row of `#delegated-<noun>`, or null: warned about once per table, and
-   * `file` is handed back to be read again when a new table takes effect.
+   * The dispatchable row of `#delegated-<noun>`, or null: warned about once per table, naming
+   * `file`.
    */
   route(noun: string, file: string): DispatchRoute | null;
   /** The Max of `#delegated-<noun>`'s row in force: its agents at once at most (undefined: no cap). */
   cap(noun: string): number | undefined;
-  /** Reloads the table when it changes, until close(); `onReload` gets the files that waited. */
-  watch(onReload: (files: string[]) => void): void;
+  /** Reloads the table when it changes, until close(); `onReload` is told of each new table. */
+  watch(onReload: () => void): void;
   close(): Promise<void>;
 }
 
@@ -46,4 +47,6 @@ export interface DaemonContext {
   recordEvent(event: EventInput): Promise<void>;
   /** Tags of a text (and its front matter's problems), parsed off the main thread with a time limit. */
   scan(text: string): Promise<ScanSummary>;
+  /** Reads a request file: readRequestFile (files/), through here so that tests count reads. */
+  readRequest: typeof readRequestFile;
 }

@@ -1,5 +1,5 @@
 /**
- * What the stages of one running daemon share besides its context: the claim ledger, the index
+ * What the stages of one running daemon share besides its context: the item table, the index
  * of sessions by request, the change signals that wake a watch, the warnings already given, the
  * work in flight (waited for at stop), and whether the daemon is stopping.
  */
@@ -7,12 +7,13 @@ import { judgeSession, type SessionVerdict } from '../sessions/judge-session.js'
 import { startTokenTime } from '../sessions/session-markers.js';
 import type { SessionState } from '../sessions/session-state.js';
 import { ChangeSignals } from '../watch/change-signals.js';
-import { ClaimLedger } from './claim-ledger.js';
 import type { DaemonContext } from './daemon-context.js';
+import { ItemTable } from './item-table.js';
 import { SessionIndex } from './session-index.js';
 
 export class DaemonShared {
-  readonly ledger = new ClaimLedger();
+  /** Every item this daemon knows of, and where it stands (item-table.ts). */
+  readonly table: ItemTable;
   readonly sessions: SessionIndex;
   /** Wakes the watch of a claim, or of a session, when one of the files it depends on changes. */
   readonly signals: ChangeSignals;
@@ -22,7 +23,16 @@ export class DaemonShared {
   private readonly warned = new Set<string>();
   private readonly inFlight = new Set<Promise<unknown>>();
 
-  constructor(readonly ctx: DaemonContext) {
+  /** `wake`: reads a file again, as a settled change (the daemon's read stage). */
+  constructor(
+    readonly ctx: DaemonContext,
+    wake: (file: string) => void = () => undefined,
+  ) {
+    this.table = new ItemTable(
+      () => ctx.now().getTime(),
+      (line) => ctx.log('debug', `item ${line}`),
+      wake,
+    );
     this.sessions = new SessionIndex(ctx.options.root);
     this.signals = new ChangeSignals((error) => ctx.log('debug', `${error.message}; polling`));
   }

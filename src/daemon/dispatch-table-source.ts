@@ -3,8 +3,8 @@
  * read again when a watch of its directory reports it changed (once it has been quiet for the
  * debounce period, so a half-written save is not judged) and every check interval in any case
  * (events are hints; the directory may not exist yet, or be re-created). A text seen before, an
- * unchanged re-save included, does nothing. A valid new table replaces the old one, and every
- * file that waited for a row it lacked is handed back to be read again. An invalid table, or a
+ * unchanged re-save included, does nothing. A valid new table replaces the old one, and the
+ * daemon is told (it reads again the files whose items had no dispatchable row). An invalid table, or a
  * file that cannot be read (deleted), leaves the old table in force and is logged as an error
  * once, naming `file:line` (see parseDispatchTable).
  */
@@ -45,8 +45,6 @@ export class DispatchTableSource implements DispatchRoutes {
   private lastSeen: Reading;
   /** Nouns warned about under the table in force; a new table may warn again. */
   private readonly warned = new Set<string>();
-  /** Files that carry an item the table in force has no dispatchable row for. */
-  private readonly waiting = new Set<string>();
   private readonly signals: ChangeSignals;
   private running: Promise<void> | null = null;
   /** The wait under way; closing it ends the wait (a wait on no file is not woken by signals). */
@@ -72,7 +70,6 @@ export class DispatchTableSource implements DispatchRoutes {
   route(noun: string, file: string): DispatchRoute | null {
     const route = this.table.get(noun);
     if (route?.dispatchable) return route;
-    this.waiting.add(file);
     if (!this.warned.has(noun)) {
       this.warned.add(noun);
       this.options.log(
@@ -89,7 +86,7 @@ export class DispatchTableSource implements DispatchRoutes {
     return this.table.get(noun)?.max;
   }
 
-  watch(onReload: (files: string[]) => void): void {
+  watch(onReload: () => void): void {
     if (this.running || this.closed) return;
     this.running = this.run(onReload);
   }
@@ -101,7 +98,7 @@ export class DispatchTableSource implements DispatchRoutes {
     await this.running;
   }
 
-  private async run(onReload: (files: string[]) => void): Promise<void> {
+  private async run(onReload: () => void): Promise<void> {
     const { path, watch, checkIntervalMs } = this.options;
     while (!this.closed) {
       // A fresh watch each round, opened before the read: a change after the read wakes the
@@ -111,7 +108,7 @@ export class DispatchTableSource implements DispatchRoutes {
       this.current = changes;
       try {
         const mtimeMs = await this.quiet((ms) => changes.next(ms));
-        if (!this.closed && (await this.check(mtimeMs))) onReload(this.takeWaiting());
+        if (!this.closed && (await this.check(mtimeMs))) onReload();
         // Like the watch of request paths, a missing watch or file is looked for every second: a
         // watch opened on a directory about to be deleted is not told when it is created again.
         const missing = this.watchFailed || 'error' in this.lastSeen;
@@ -186,11 +183,5 @@ export class DispatchTableSource implements DispatchRoutes {
       return false;
     this.lastSeen = found;
     return true;
-  }
-
-  private takeWaiting(): string[] {
-    const files = [...this.waiting];
-    this.waiting.clear();
-    return files;
   }
 }

@@ -45,7 +45,6 @@ export class SessionFollower {
           this.shared.ctx.log('error', `checking ${file}: ${String(error)}; will look again`);
         }
         if (verdict && verdict.kind !== 'alive' && verdict.kind !== 'unknown') {
-          this.shared.ledger.forgetClaim(file, noun);
           await this.recordEnd(file, noun, verdict);
           if (verdict.kind === 'gone' && dir) await this.followGoneRequest(file, session, dir);
           return verdict;

@@ -1,13 +1,12 @@
 /**
- * The usage-limit governor and the retry gate, the daemon's IO around the pure decisions of
- * limit-pause.ts, usage-limit.ts and requeue-decision.ts:
+ * The usage-limit governor, the daemon's IO around the pure decisions of limit-pause.ts,
+ * usage-limit.ts and requeue-decision.ts (a retry's Not Before is the item table's: a parked item):
  *
  * - a dead claim's failure is classified (a launch that never ran its wrapper, a usage limit the
  *   agent reported in structured fields, or the agent's own failure);
  * - a usage limit pauses the whole queue in `sessions/.engine/pause.json` (before its item is
  *   requeued, so no claim slips in between); running agents are left alone;
- * - no new claim starts while paused; an item that is not ready yet (dispatch/work-order.ts:
- *   its quiet period, its Recovery entry's Not Before) is held here and read again at its time;
+ * - no new claim starts while paused (admission asks gate(); the items wait in the item table);
  * - when the pause runs out, one item goes first as the probe; the pause is lifted once the probe
  *   got an answer from the API (or ended done), extended when it hit the limit again, and
  *   another item becomes the probe when it failed otherwise.
@@ -35,6 +34,7 @@ import {
   printStreamAnswered,
   printStreamLimit,
 } from '../agents/usage-limit.js';
+import type { PauseGate } from './admission.js';
 import type { DaemonContext, DaemonOptions } from './daemon-context.js';
 import type { DaemonShared } from './daemon-shared.js';
 
@@ -97,63 +97,41 @@ function withoutProbe(pause: LimitPause): LimitPause {
 }
 
 export class Governor {
-  /** Items held back, by file: looked at again at that time (Infinity: when the pause changes). */
-  private readonly held = new Map<string, number>();
-  /** One admission at a time, so that only one item becomes the probe. */
-  private admitting: Promise<unknown> = Promise.resolve();
   /** The pause as last seen, to notice one lifted by hand. */
   private seen: LimitPause | null = null;
   private timer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly shared: DaemonShared,
-    /** Reads a file again, as a settled change: its item is queued again if still approved. */
-    private readonly reevaluate: (file: string) => void,
+    /** The pause changed (lifted, its probe dropped, run out): admission looks again. */
+    private readonly onChange: () => void,
   ) {}
 
-  /** Whether the usage-limit pause lets `item` be claimed now; when not, it is looked at again when it may. */
-  admit(item: WorkItem): Promise<boolean> {
-    const run = () => this.decide(item);
-    const result = this.admitting.then(run, run);
-    this.admitting = result.catch(() => undefined);
-    return result;
+  /** What the usage-limit pause lets through now (read once per admission pass). */
+  async gate(): Promise<PauseGate> {
+    const pause = await readPause(this.shared.ctx.options.root);
+    this.seen = pause;
+    const verdict = admission(pause, this.shared.ctx.now());
+    return verdict.kind;
   }
 
-  private async decide(item: WorkItem): Promise<boolean> {
+  /**
+   * Makes `item` the probe of a pause that has run out, recorded before its claim (a restart
+   * finds it, and sends no second one). False when another item is the probe already.
+   */
+  async takeProbe(item: WorkItem): Promise<boolean> {
     const { ctx } = this.shared;
     const now = ctx.now();
-    const pause = await readPause(ctx.options.root);
-    this.seen = pause;
-    const verdict = admission(pause, now);
-    if (verdict.kind === 'go') return true;
-    if (verdict.kind === 'hold') {
-      const why = verdict.until ? `paused until ${verdict.until.toISOString()}` : 'probe out';
-      this.hold(item, verdict.until?.getTime() ?? Infinity, why);
-      return false;
-    }
-    // The probe is recorded before its claim: a restart finds it, and sends no second one.
     const { after } = await updatePause(ctx.options.root, (current) =>
       current === null || current.probe !== undefined
         ? undefined
-        : {
-            ...current,
-            probe: { file: item.file, noun: item.noun, since: now.toISOString() },
-          },
+        : { ...current, probe: { file: item.file, noun: item.noun, since: now.toISOString() } },
     );
     this.seen = after;
     if (after === null) return true;
-    if (after.probe?.file !== item.file || after.probe.noun !== item.noun) {
-      this.hold(item, Infinity, 'probe out');
-      return false;
-    }
+    if (after.probe?.file !== item.file || after.probe.noun !== item.noun) return false;
     ctx.log('info', `usage limit: ${item.file} goes first, as the probe`);
     return true;
-  }
-
-  /** Holds `item` back until `until` (Infinity: until the pause changes); then it is read again. */
-  hold(item: WorkItem, until: number, why: string): void {
-    this.held.set(item.file, Math.min(until, this.held.get(item.file) ?? Infinity));
-    this.shared.ctx.log('debug', `held ${item.file} #delegated-${item.noun}: ${why}`);
   }
 
   /** After an admitted item's launch: the probe's session is recorded (or the probe dropped). */
@@ -166,7 +144,7 @@ export class Governor {
       return { ...current, probe: { ...probe, session } };
     });
     this.seen = after;
-    if (session === null && after?.probe === undefined) this.releaseAll();
+    if (session === null && after?.probe === undefined) this.onChange();
   }
 
   start(): void {
@@ -188,7 +166,7 @@ export class Governor {
     }, this.shared.ctx.options.pollMs);
   }
 
-  /** Looks at the pause and its probe, and releases the items whose time has come. */
+  /** Looks at the pause and its probe; admission looks again when the pause has run out. */
   async tick(): Promise<void> {
     const { ctx } = this.shared;
     const root = ctx.options.root;
@@ -203,10 +181,7 @@ export class Governor {
     const current = this.seen;
     const now = ctx.now().getTime();
     if (current !== null && current.probe === undefined && now >= Date.parse(current.until)) {
-      this.releaseAll();
-    }
-    for (const [file, at] of this.held) {
-      if (at <= now) this.release(file);
+      this.onChange();
     }
   }
 
@@ -244,7 +219,7 @@ export class Governor {
       'info',
       `usage limit: the probe ${file} says nothing (${why}); another goes`,
     );
-    this.releaseAll();
+    this.onChange();
   }
 
   private async lift(reason: string): Promise<void> {
@@ -259,16 +234,6 @@ export class Governor {
     this.seen = null;
     this.shared.ctx.log('info', `usage limit lifted: ${reason}`);
     await this.shared.ctx.recordEvent({ event: 'limit-lifted', reason });
-    this.releaseAll();
-  }
-
-  /** Items held for the pause are looked at again; those with a later Not Before stay held. */
-  private releaseAll(): void {
-    for (const file of [...this.held.keys()]) this.release(file);
-  }
-
-  private release(file: string): void {
-    this.held.delete(file);
-    if (!this.shared.stopping) this.reevaluate(file);
+    this.onChange();
   }
 }

@@ -8,16 +8,15 @@ import type { Stats } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import { sep } from 'node:path';
 import PQueue from 'p-queue';
-import { MAX_PARSE_BYTES, readRequestFile, type TextRead } from '../files/read-text-file.js';
-import { claimOf, twoStatesProblem, workItemsOf, type WorkItem } from '../dispatch/work-items.js';
-import { readiness, readyAtOf, type Readiness } from '../dispatch/work-order.js';
+import { MAX_PARSE_BYTES, type TextRead } from '../files/read-text-file.js';
+import { claimOf, twoStatesProblem, workItemsOf } from '../dispatch/work-items.js';
+import { readiness, readyAtOf } from '../dispatch/work-order.js';
+import { blockersOf } from '../order/read-dependencies.js';
 import type { ScanSummary } from '../tags/scan-pool.js';
 import { parseTagPattern, type TagPattern } from '../tags/tag-name.js';
 import { walkMarkdownFiles } from '../tags/walk-markdown.js';
 import type { DaemonShared } from './daemon-shared.js';
-
-/** A work item as read, with when it may be claimed. */
-export type PlannedItem = WorkItem & Readiness;
+import type { FileRead } from './request-snapshot.js';
 
 export class RequestReader {
   private readonly patterns: TagPattern[];
@@ -27,60 +26,73 @@ export class RequestReader {
     this.patterns = shared.ctx.options.monitor.map(parseTagPattern);
   }
 
-  /** Reads every file that contains `delegated-` or `claimed-` (a byte prefilter), in parallel. */
-  async allItems(): Promise<PlannedItem[]> {
+  /**
+   * Reads every file that contains `delegated-` or `claimed-` (a byte prefilter), in parallel;
+   * `see` gets each read.
+   */
+  async readAll(see: (read: FileRead) => Promise<void>): Promise<void> {
     const reads = new PQueue({ concurrency: 16 });
-    const items: PlannedItem[] = [];
     for (const root of this.shared.ctx.options.paths) {
       for await (const path of walkMarkdownFiles(root)) {
         await reads.onSizeLessThan(64);
-        void reads.add(async () => items.push(...(await this.itemsIn(path))));
+        void reads.add(async () => {
+          const read = await this.readFile(path);
+          if (read) await see(read);
+        });
       }
     }
     await reads.onIdle();
-    return items;
   }
 
   /**
    * The `#delegated-X` work items a file carries now (Tags line or front matter only), each with
-   * its readiness (dispatch/work-order.ts), and its claims remembered for the reaper. `read`: the
-   * file as just read.
+   * its readiness (dispatch/work-order.ts), and its claims. Null: it cannot be read, or is
+   * skipped (outside the watched paths).
    */
-  async itemsIn(path: string, read = this.read(path)): Promise<PlannedItem[]> {
+  async readFile(path: string): Promise<FileRead | null> {
+    const read = this.read(path);
     const scan = read && (await this.scan(path, read));
     const info = scan && (await stat(path).catch(() => null));
-    if (!scan || !info) return [];
-    const { ctx, ledger } = this.shared;
+    if (!read || !scan || !info) return null;
+    const { ctx } = this.shared;
     const file = await realpath(path).catch(() => path);
     if (!(await this.isInsideWatchedPaths(file))) {
       this.shared.warnOnce(
         `outside:${path}`,
         `skipped ${path}: it resolves to ${file}, outside the watched paths; never written through`,
       );
-      return [];
+      return null;
     }
     const facts = { mtimeMs: info.mtimeMs, lastRecovery: scan.lastRecovery };
     const work = workItemsOf(file, scan.occurrences, (noun) => ctx.routes.route(noun, path), {
       patterns: this.patterns,
       readyAt: readyAtOf(facts, ctx.options.debounceMs),
     });
-    ledger.setClaims(
-      file,
-      work.claims.map((claim) => claim.noun),
-    );
     for (const twice of work.twoStates) {
       this.shared.warnOnce(
         `two-states:${file}:${twice.tags.join(' ')}`,
         `not dispatching ${path}: ${twoStatesProblem(twice)}`,
       );
     }
-    if (work.items.length === 0 || (await this.hasOtherNames(file, info))) return [];
+    const claims = work.claims.map((claim) => claim.noun);
+    const unrouted = work.delegated
+      .filter(({ route }) => !route?.dispatchable)
+      .map(({ noun, route }) => ({
+        noun,
+        why: route ? 'marked not dispatchable' : 'no row in §TAG_DISPATCH',
+      }));
+    if (work.items.length === 0 || (await this.hasOtherNames(file, info)))
+      return { file, items: [], claims, unrouted };
     const { wait } = readiness(
       { ...facts, claim: claimOf(work) },
       ctx.options.debounceMs,
       ctx.now().getTime(),
     );
-    return work.items.map((item) => ({ ...item, wait }));
+    const { digest, attempts, priorSession, session, dependsOn } = scan;
+    const snapshot = { text: read.file.text, digest, attempts, priorSession, session, dependsOn };
+    const blockers = await blockersOf(ctx.options.root, file, dependsOn, ctx.scan);
+    const items = work.items.map((item) => ({ ...item, wait, blockers, snapshot }));
+    return { file, items, claims, unrouted };
   }
 
   /**
@@ -103,7 +115,7 @@ export class RequestReader {
    * (a skip logged once) cannot be read. Synchronous on purpose (see readRequestFile).
    */
   private read(path: string): TextRead | null {
-    const read = readRequestFile(path, ['delegated-', 'claimed-']);
+    const read = this.shared.ctx.readRequest(path, ['delegated-', 'claimed-']);
     if (read.kind === 'text') return read;
     if (read.kind === 'not-text') return this.skip(path, 'not UTF-8 text');
     if (read.kind === 'too-large') return this.skip(path, `larger than ${MAX_PARSE_BYTES} bytes`);

@@ -7,7 +7,6 @@
  * first mark and not the second, and records the event only if the event log lacks it.
  */
 import { realpath } from 'node:fs/promises';
-import { readRequestFile } from '../files/read-text-file.js';
 import { messageOf } from '../errors.js';
 import { readEvents, type EngineEvent } from '../sessions/event-log.js';
 import { resolveSessionRef } from '../sessions/session-dir.js';
@@ -103,7 +102,7 @@ async function isClaimOf(state: SessionState, item: FinishedItem): Promise<boole
 
 /** Whether the request shows `#done-X` on its Tags line (or front matter) under the session's line. */
 async function showsDone(ctx: DaemonContext, item: FinishedItem, dir: string): Promise<boolean> {
-  const read = readRequestFile(item.file);
+  const read = ctx.readRequest(item.file);
   if (read.kind !== 'text') return false;
   const scan = await ctx.scan(read.file.text);
   const done = transitionTags('finish', item.noun).to;

@@ -8,7 +8,7 @@
  * - that session's transcript still exists (Claude Code deletes old ones at start-up);
  * - the new attempt runs in the directory the prior one ran in (Claude Code finds a conversation
  *   by its directory, and a resume elsewhere fails or works in the wrong place);
- * - the request text is what the prior attempt was asked (request-digest.ts).
+ * - the request text is what the prior attempt was asked (tags/request-digest.ts).
  * Completion is never taken from the conversation: only the tag in the file as it is now counts.
  */
 import type { AgentKind } from '../agents/agent-profile.js';

@@ -82,7 +82,7 @@ export interface SessionState {
   result?: PrintResult | null;
   /**
    * Resume (src/resume/): the directory the agent ran in, the digest of the request text it was
-   * asked (request-digest.ts), and the prior agent session it continued (`--resume`), null when it
+   * asked (tags/request-digest.ts), and the prior agent session it continued (`--resume`), null when it
    * started fresh. Absent from records written before they existed.
    */
   cwd?: string;

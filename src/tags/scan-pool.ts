@@ -6,8 +6,9 @@
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { dependsOnOf } from './depends-on-line.js';
-import { sessionReferenceOf } from './lifecycle-edits.js';
-import { recoveryRecordsOf, type RecoveryRecord } from './recovery-entries.js';
+import { lastPriorSessionOf, sessionReferenceOf } from './lifecycle-edits.js';
+import { attemptsSoFar, recoveryRecordsOf, type RecoveryRecord } from './recovery-entries.js';
+import { requestDigest } from './request-digest.js';
 import type { ScanProblem, TagOccurrence, TagScan } from './scan-tags.js';
 import { startWorker } from './start-worker.js';
 
@@ -24,8 +25,10 @@ export interface WorkerReady {
 }
 
 /**
- * What a scan yields across a thread: the tags, the problems, the claim's Session line, the
- * last Recovery entry (a retry's Not Before), and what the request depends on.
+ * What a scan yields across a thread, all the daemon reads of a request: the tags, the problems,
+ * the claim's Session line, the last Recovery entry (a retry's Not Before), the attempts so far,
+ * the prior attempt's session, the text's digest (for a claim's resume plan), and what the
+ * request depends on.
  */
 export interface ScanSummary {
   occurrences: TagOccurrence[];
@@ -33,16 +36,27 @@ export interface ScanSummary {
   /** The session the claim's `**Session**:` line names (see sessionReference), or null. */
   session: string | null;
   lastRecovery: RecoveryRecord | undefined;
+  /** Attempts recorded in its Recovery entries (attemptsSoFar). */
+  attempts: number;
+  /** The last Recovery entry's Prior Session (lastPriorSessionOf), or null. */
+  priorSession: string | null;
+  /** requestDigest of the text. */
+  digest: string;
   /** Its `**Depends On**:` and `depends_on:` entries, as written (see dependsOnOf). */
   dependsOn: string[];
 }
 
-export function summaryOf(scan: TagScan): ScanSummary {
+/** The summary of `scan`, the scan of `text`. */
+export function summaryOf(scan: TagScan, text: string): ScanSummary {
+  const records = recoveryRecordsOf(scan);
   return {
     occurrences: scan.occurrences,
     problems: scan.problems,
     session: sessionReferenceOf(scan),
-    lastRecovery: recoveryRecordsOf(scan).at(-1),
+    lastRecovery: records.at(-1),
+    attempts: attemptsSoFar(records),
+    priorSession: lastPriorSessionOf(scan),
+    digest: requestDigest(text, scan),
     dependsOn: dependsOnOf(scan),
   };
 }
@@ -162,8 +176,18 @@ export class ScanPool {
     if (!task) return;
     if ('error' in response) task.reject(new Error(response.error));
     else {
-      const { occurrences, problems, session, lastRecovery, dependsOn } = response;
-      task.resolve({ occurrences, problems, session, lastRecovery, dependsOn });
+      const { occurrences, problems, session, lastRecovery, attempts, priorSession } = response;
+      const { digest, dependsOn } = response;
+      task.resolve({
+        occurrences,
+        problems,
+        session,
+        lastRecovery,
+        attempts,
+        priorSession,
+        digest,
+        dependsOn,
+      });
     }
     this.pump();
   }

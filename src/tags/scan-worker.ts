@@ -6,7 +6,7 @@ import { summaryOf, type ScanRequest, type ScanResponse, type WorkerReady } from
 parentPort?.on('message', (request: ScanRequest) => {
   let response: ScanResponse;
   try {
-    response = { id: request.id, ...summaryOf(scanTags(request.text)) };
+    response = { id: request.id, ...summaryOf(scanTags(request.text), request.text) };
   } catch (error) {
     response = { id: request.id, error: error instanceof Error ? error.message : String(error) };
   }

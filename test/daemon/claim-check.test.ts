@@ -52,7 +52,7 @@ describe('checkClaim', () => {
     // The agent marks the item done while the daemon parses the text it read before.
     const ctx = context(root, async (text) => {
       if (scans++ === 0) await writeFile(file, done);
-      return summaryOf(scanTags(text));
+      return summaryOf(scanTags(text), text);
     });
     expect(await checkClaim(ctx, file, 'fix')).toEqual({ kind: 'done', session: ref });
     expect(await readFile(file, 'utf8')).toBe(done);
@@ -74,7 +74,7 @@ describe('a request deleted while its claim is judged', () => {
     // Deleted right after the daemon read it, while it parses the text.
     const ctx = context(root, async (text) => {
       await rm(file);
-      return summaryOf(scanTags(text));
+      return summaryOf(scanTags(text), text);
     });
     expect(await checkClaim(ctx, file, 'fix')).toEqual({ kind: 'gone' });
   });
@@ -97,7 +97,7 @@ describe('a Session line left by a finished attempt', () => {
     await writeFile(statePath(dir), JSON.stringify(state));
     await markSessionDone(dir);
     const verdict = await checkClaim(
-      context(root, async (t) => summaryOf(scanTags(t))),
+      context(root, async (t) => summaryOf(scanTags(t), t)),
       file,
       'fix',
     );
@@ -115,7 +115,7 @@ describe('a failed spawn', () => {
     const events: EventInput[] = [];
     const route = { noun: 'fix', skill: '/fix', mode: 'agent', priority: 3, dispatchable: true };
     const ctx: DaemonContext = {
-      ...context(root, async (text) => summaryOf(scanTags(text))),
+      ...context(root, async (text) => summaryOf(scanTags(text), text)),
       routes: {
         route: () => route,
         cap: () => undefined,

@@ -10,8 +10,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Daemon } from '../../src/daemon/daemon.js';
 import type { ProcProbe } from '../../src/process/proc-probe.js';
 import type { AgentLaunch, Runner } from '../../src/runners/runner.js';
+import { readPause, writePause } from '../../src/sessions/limit-pause.js';
+import { claimEdit, requeueEdit } from '../../src/tags/lifecycle-edits.js';
 import { craftClaim, craftedState, sessionRef } from '../helpers/crafted-state.js';
 import { inProcessContext } from '../helpers/in-process-context.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { BOOT, fakeProbe, HOST, statLine } from '../process/fake-probe.js';
 
 let root: string;
@@ -26,7 +29,12 @@ const ROUTES = {
 };
 
 /** A daemon over a fresh root; the clock stands an hour after every file was written. */
-async function daemonWith(maxAgents: number, probe: ProcProbe, caps: Record<string, number> = {}) {
+async function daemonWith(
+  maxAgents: number,
+  probe: ProcProbe,
+  caps: Record<string, number> = {},
+  onLaunch: (request: AgentLaunch) => Promise<void> = async () => undefined,
+) {
   root = await mkdtemp(join(tmpdir(), 'engine-scheduling-'));
   roots.push(root);
   await mkdir(join(root, 'sessions'));
@@ -35,6 +43,7 @@ async function daemonWith(maxAgents: number, probe: ProcProbe, caps: Record<stri
     kind: 'tmux',
     launch: async (request: AgentLaunch) => {
       launched.push(request);
+      await onLaunch(request);
       return { pid: 1, windowName: request.name, target: '%1' };
     },
     close: async () => undefined,
@@ -127,5 +136,133 @@ describe('the daemon, in-process with a fake runner, clock and probe', () => {
       /#needs-fix[\s\S]*## Recovery[\s\S]*agent wrapper pid 4242/,
     );
     expect(dead.launched).toHaveLength(1);
+  });
+
+  it('claims nothing while the queue is paused, and one item, the probe, once the pause ran out', async () => {
+    const { daemon, launched } = await daemonWith(0, fakeProbe());
+    const now = Date.now() + 3600_000;
+    await request('A.md', '#delegated-fix #P1');
+    await request('B.md', '#delegated-fix #P0');
+    const since = new Date(now - 60_000).toISOString();
+    await writePause(root, { until: new Date(now + 60_000).toISOString(), reason: 'limit', since });
+    await daemon.runOnce();
+    await daemon.stop();
+    expect(launched).toEqual([]);
+
+    const later = await daemonWith(0, fakeProbe());
+    await request('A.md', '#delegated-fix #P1');
+    await request('B.md', '#delegated-fix #P0');
+    await writePause(root, { until: new Date(now - 1000).toISOString(), reason: 'limit', since });
+    await later.daemon.runOnce();
+    await later.daemon.stop();
+    expect(later.launched.map((l) => l.env.ENGINE_REQUEST_FILE?.split('/').pop())).toEqual([
+      'B.md',
+    ]);
+    expect((await readPause(root))?.probe).toMatchObject({ file: join(root, 'sessions', 'B.md') });
+    expect(await read('A.md')).toContain('#delegated-fix');
+  });
+
+  it("keeps a retry until its Recovery entry's Not Before, on the daemon's clock", async () => {
+    const now = Date.now() + 3600_000;
+    const retry = (notBefore: number) => {
+      const session = 'sessions/2026_11_24_030000_FIX_x_abcd';
+      const claimed = claimEdit('# R\n**Tags**: #delegated-fix\n', 'fix', session);
+      return requeueEdit(claimed, 'fix', session, {
+        date: new Date(now - 120_000).toISOString(),
+        reason: 'agent exited with code 1',
+        priorSession: `${session}/`,
+        attempt: 1,
+        back: 'delegated',
+        notBefore: new Date(notBefore).toISOString(),
+      });
+    };
+    const early = await daemonWith(0, fakeProbe());
+    await writeFile(join(root, 'sessions', 'R.md'), retry(now + 60_000));
+    await early.daemon.runOnce();
+    await early.daemon.stop();
+    expect(early.launched).toEqual([]);
+    expect(await read('R.md')).toContain('#delegated-fix');
+
+    const due = await daemonWith(0, fakeProbe());
+    await writeFile(join(root, 'sessions', 'R.md'), retry(now - 1000));
+    await due.daemon.runOnce();
+    await due.daemon.stop();
+    expect(due.launched).toHaveLength(1);
+    expect(await read('R.md')).toContain('#claimed-fix');
+  });
+
+  it('holds an item after a request it depends on, checked again right before its claim', async () => {
+    const names = (launched: AgentLaunch[]) =>
+      launched.map((l) => l.env.ENGINE_REQUEST_FILE?.split('/').pop());
+    const dependent = '# C\n**Tags**: #delegated-fix\n**Depends On**: sessions/P.md\n';
+    const held = await daemonWith(0, fakeProbe());
+    await request('P.md', '#needs-fix');
+    await writeFile(join(root, 'sessions', 'C.md'), dependent);
+    await held.daemon.runOnce();
+    await held.daemon.stop();
+    expect(held.launched).toEqual([]);
+
+    // Free when read (P done); P goes back to work while A, first in order, is launched.
+    const reopened = await daemonWith(0, fakeProbe(), {}, async (launch) => {
+      if (launch.env.ENGINE_REQUEST_FILE?.endsWith('A.md'))
+        await request('P.md', '#delegated-chores');
+    });
+    await request('P.md', '#done-fix');
+    await request('A.md', '#delegated-fix #P0');
+    await writeFile(join(root, 'sessions', 'C.md'), dependent);
+    await reopened.daemon.runOnce();
+    await reopened.daemon.stop();
+    expect(names(reopened.launched)).toEqual(['A.md']);
+    expect(await read('C.md')).toContain('#delegated-fix');
+  });
+
+  it('a running daemon claims a held item once the request it depends on is done', async () => {
+    root = await mkdtemp(join(tmpdir(), 'engine-scheduling-'));
+    roots.push(root);
+    await mkdir(join(root, 'sessions'));
+    const launched: string[] = [];
+    const lines: string[] = [];
+    const daemon = new Daemon(
+      inProcessContext(root, {
+        log: (_level, message) => lines.push(message),
+        // No watch: a reconcile pass every 100 ms finds the parent's change.
+        options: { debounceMs: 0, rescanIntervalMs: 100, pollMs: 60_000, reapIntervalMs: 60_000 },
+        routes: {
+          route: (noun) => ROUTES[noun as keyof typeof ROUTES] ?? null,
+          cap: () => undefined,
+          watch: () => undefined,
+          close: async () => undefined,
+        },
+        runner: {
+          kind: 'tmux',
+          launch: async (request: AgentLaunch) => {
+            launched.push(request.env.ENGINE_REQUEST_FILE?.split('/').pop() ?? '');
+            return { pid: 1, windowName: request.name, target: '%1' };
+          },
+          close: async () => undefined,
+        } as unknown as Runner,
+        probe: fakeProbe(),
+      }),
+    );
+    try {
+      await request('P.md', '#claimed-fix');
+      await writeFile(
+        join(root, 'sessions', 'C.md'),
+        '# C\n**Tags**: #delegated-chores\n**Depends On**: sessions/P.md\n',
+      );
+      await daemon.start();
+      await waitFor(
+        () => lines.some((l) => /C\.md #delegated-chores: after sessions\/P\.md/.test(l)),
+        {
+          message: `C.md held; ${lines.join('\n')}`,
+        },
+      );
+      expect(launched).toEqual([]);
+      await request('P.md', '#done-fix');
+      await waitFor(() => launched.length === 1, { message: 'C.md claimed' });
+      expect(launched).toEqual(['C.md']);
+    } finally {
+      await daemon.stop();
+    }
   });
 });

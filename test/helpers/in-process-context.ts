@@ -9,6 +9,7 @@ import type {
   DaemonOptions,
   DispatchRoutes,
 } from '../../src/daemon/daemon-context.js';
+import { readRequestFile } from '../../src/files/read-text-file.js';
 import { systemProbe } from '../../src/process/process-identity.js';
 import type { Runner } from '../../src/runners/runner.js';
 import { summaryOf } from '../../src/tags/scan-pool.js';
@@ -37,6 +38,7 @@ export function inProcessContext(
       staleAfterMs: 45 * 60_000,
       closeAfterDoneMs: 0,
       maxAgents: 0,
+      agingMs: 0,
       agent: 'custom',
       agentTemplate: ['true'],
       claudeBin: null,
@@ -48,7 +50,6 @@ export function inProcessContext(
       retries: 0,
       retryBackoffMs: 60_000,
       limitBackoffMs: 15 * 60_000,
-      agingMs: 0,
       worktree: false,
       ...options,
     },
@@ -59,7 +60,8 @@ export function inProcessContext(
     timers: { setTimeout: (callback, ms) => setTimeout(callback, ms), clearTimeout },
     probe: systemProbe,
     recordEvent: async () => undefined,
-    scan: async (text) => summaryOf(scanTags(text)),
+    scan: async (text) => summaryOf(scanTags(text), text),
+    readRequest: readRequestFile,
     ...over,
   };
 }

@@ -12,7 +12,7 @@ import { requeueEdit } from '../../src/tags/lifecycle-edits.js';
 import { ScanPool, summaryOf } from '../../src/tags/scan-pool.js';
 import { scanTags } from '../../src/tags/scan-tags.js';
 
-const scan = async (text: string) => summaryOf(scanTags(text));
+const scan = async (text: string) => summaryOf(scanTags(text), text);
 let base: string;
 let root: string;
 
@@ -37,7 +37,8 @@ async function request(file: string, tags: string, dependsOn?: string): Promise<
 /** What holds `file`, from its own entries as the daemon's scan gives them. */
 async function holds(file: string) {
   const path = join(root, file);
-  const { dependsOn } = summaryOf(scanTags(await readFile(path, 'utf8')));
+  const text = await readFile(path, 'utf8');
+  const { dependsOn } = summaryOf(scanTags(text), text);
   return blockersOf(root, path, dependsOn, scan);
 }
 

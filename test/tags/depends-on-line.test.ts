@@ -71,7 +71,7 @@ describe('the Depends On line', () => {
 
   it('reaches the daemon in the scan summary', () => {
     const text = '# T\n**Tags**: #delegated-fix\n**Depends On**: a.md\n';
-    expect(summaryOf(scanTags(text)).dependsOn).toEqual(['a.md']);
+    expect(summaryOf(scanTags(text), text).dependsOn).toEqual(['a.md']);
   });
 });
 

@@ -14,9 +14,9 @@
  * trims it before appending its entry).
  */
 import { createHash } from 'node:crypto';
-import { sessionLines } from '../tags/lifecycle-edits.js';
-import { RECOVERY_HEADING } from '../tags/recovery-sections.js';
-import { scanTags, type TagScan } from '../tags/scan-tags.js';
+import { sessionLines } from './lifecycle-edits.js';
+import { RECOVERY_HEADING } from './recovery-sections.js';
+import { scanTags, type TagScan } from './scan-tags.js';
 
 /** A line of a Recovery entry as the requeue writes it: `*   **Reason**: ...`. */
 const RECOVERY_ENTRY = /^\*\s+\*\*[^*]+\*\*:/;

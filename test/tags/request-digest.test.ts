@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { normalisedRequest, requestDigest } from '../../src/resume/request-digest.js';
+import { normalisedRequest, requestDigest } from '../../src/tags/request-digest.js';
 import { addTag, swapTags } from '../../src/tags/edit-tags.js';
 import { claimEdit, requeueEdit } from '../../src/tags/lifecycle-edits.js';
 

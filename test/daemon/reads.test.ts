@@ -1,0 +1,110 @@
+/**
+ * What the daemon reads of a request between settle and spawn, in-process: one read per decision
+ * (the snapshot travels with the item to admission and launch), plus the compare-and-swap's own
+ * read, which makes the claim only over the text the item was read from.
+ */
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Daemon } from '../../src/daemon/daemon.js';
+import { readRequestFile } from '../../src/files/read-text-file.js';
+import type { AgentLaunch, Runner } from '../../src/runners/runner.js';
+import { resolveSessionRef } from '../../src/sessions/session-dir.js';
+import { readSessionState } from '../../src/sessions/session-state.js';
+import { claimEdit, requeueEdit, sessionReference } from '../../src/tags/lifecycle-edits.js';
+import { requestDigest } from '../../src/tags/request-digest.js';
+import { inProcessContext } from '../helpers/in-process-context.js';
+import { waitFor } from '../helpers/wait-for.js';
+import { fakeProbe } from '../process/fake-probe.js';
+
+const ROUTE = { noun: 'fix', skill: '/fix', mode: 'agent', priority: 3, dispatchable: true };
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+/** A running daemon (no watch: reconcile passes only) counting the reads of each request. */
+async function countingDaemon() {
+  const root = await mkdtemp(join(tmpdir(), 'engine-reads-'));
+  await mkdir(join(root, 'sessions'));
+  const reads = new Map<string, number>();
+  /** The reads of each request when its agent was spawned. */
+  const atSpawn = new Map<string, number>();
+  const runner = {
+    kind: 'tmux',
+    launch: async (request: AgentLaunch) => {
+      const file = request.env.ENGINE_REQUEST_FILE ?? '';
+      atSpawn.set(file.split('/').pop() ?? '', reads.get(file) ?? 0);
+      return { pid: 1, windowName: request.name, target: '%1' };
+    },
+    close: async () => undefined,
+  } as unknown as Runner;
+  const ctx = inProcessContext(root, {
+    options: { debounceMs: 0, pollMs: 60_000, reapIntervalMs: 60_000 },
+    routes: {
+      route: () => ROUTE,
+      cap: () => undefined,
+      watch: () => undefined,
+      close: async () => undefined,
+    },
+    runner,
+    probe: fakeProbe(),
+    readRequest: ((path: string, needles?: readonly string[]) => {
+      reads.set(path, (reads.get(path) ?? 0) + 1);
+      return needles ? readRequestFile(path, needles) : readRequestFile(path);
+    }) as typeof readRequestFile,
+  });
+  const daemon = new Daemon(ctx);
+  cleanups.push(async () => {
+    await daemon.stop();
+    await rm(root, { recursive: true, force: true });
+  });
+  return { root, daemon, atSpawn, file: (name: string) => join(root, 'sessions', name) };
+}
+
+/** A request sent back for a retry, not to be claimed before `notBefore`. */
+function retry(notBefore: number, body = ''): string {
+  const session = 'sessions/2026_11_24_030000_FIX_x_abcd';
+  const claimed = claimEdit(`# R\n**Tags**: #delegated-fix\n${body}`, 'fix', session);
+  return requeueEdit(claimed, 'fix', session, {
+    date: new Date(notBefore - 60_000).toISOString(),
+    reason: 'agent exited with code 1',
+    priorSession: `${session}/`,
+    attempt: 1,
+    back: 'delegated',
+    notBefore: new Date(notBefore).toISOString(),
+  });
+}
+
+describe('the reads of a request between settle and spawn', () => {
+  it('are one per decision: a ready item, and a retry parked until its Not Before', async () => {
+    const d = await countingDaemon();
+    await writeFile(d.file('A.md'), '# A\n**Tags**: #delegated-fix\n');
+    await writeFile(d.file('R.md'), retry(Date.now() + 700));
+    await d.daemon.start();
+    await waitFor(() => d.atSpawn.size === 2, { message: 'both spawned' });
+    // Read once by the first pass each; the retry woke on time without a second read.
+    expect(Object.fromEntries(d.atSpawn)).toEqual({ 'A.md': 1, 'R.md': 1 });
+  });
+
+  it("refuses a claim over a text that is not the snapshot's, and claims it from a new read", async () => {
+    const d = await countingDaemon();
+    await writeFile(d.file('R.md'), retry(Date.now() + 700));
+    await d.daemon.start();
+    // A human edits it while it waits; no watch sees it (reconcile passes only).
+    const edited = retry(Date.now() + 700, '\nA human note.\n').replace(
+      /\*\*Not Before\*\*:[^\n]*/,
+      (await readFile(d.file('R.md'), 'utf8')).match(/\*\*Not Before\*\*:[^\n]*/)?.[0] ?? '',
+    );
+    await writeFile(d.file('R.md'), edited);
+    await waitFor(() => d.atSpawn.has('R.md'), { message: 'R.md spawned' });
+    expect(d.atSpawn.get('R.md')).toBe(2);
+    const claimed = await readFile(d.file('R.md'), 'utf8');
+    expect(claimed).toContain('A human note.');
+    const dir = resolveSessionRef(d.root, sessionReference(claimed) ?? '') ?? '';
+    const record = await readSessionState(dir);
+    // The session starts from what the human wrote: the digest of the edited text.
+    expect('state' in record && record.state.requestDigest).toBe(requestDigest(edited));
+  });
+});
