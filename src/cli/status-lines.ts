@@ -131,7 +131,7 @@ function waitingLines(waiting: readonly WaitingItem[], view: View, daemonRuns: b
     waiting.length - shown.length,
     ({ w, n }) => [
       ...wrap(
-        `${n}${view.path(w.file)}  #delegated-${w.noun}  ${w.skill}  P${w.weight}`,
+        `${n}${view.path(w.file)}  #delegated-${w.noun}  ${w.skill}  P${w.weight}${w.aged ? ', aged one band up' : ''}`,
         '  ',
         '     ',
       ),

@@ -42,6 +42,7 @@ export const statusCommand: CommandModule<object, Args> = {
       options: judgeOptionsOf(settings),
       debounceMs: settings.debounceMs,
       maxAgents: settings.maxAgents,
+      agingMs: settings.agingMs,
     });
     const shown = { path: used.path, shipped: used.shipped };
     if (args.json) return printJson({ ...report, table: shown });

@@ -2,6 +2,7 @@
  * How `engine status` and `engine run --dry-run` say why a waiting item is not claimed yet
  * (status/wait-reasons.ts): the same words in both, times relative to `now`.
  */
+import { blockerText } from '../dispatch/depends-on.js';
 import type { WaitReason } from '../status/wait-reasons.js';
 import { relativeTime } from './fit-width.js';
 
@@ -18,6 +19,8 @@ export function waitText(wait: WaitReason, now: Date): string {
       return `${wait.noun} is at its Max in §TAG_DISPATCH: ${wait.running} of ${wait.max} running`;
     case 'agents':
       return `all agents busy: ${wait.running} of --max-agents ${wait.max} running`;
+    case 'blocked':
+      return `after the requests it depends on: ${wait.by.map(blockerText).join('; ')}`;
     case 'paused':
       return wait.until === null
         ? 'paused by a usage limit until its probe is judged'

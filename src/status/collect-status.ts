@@ -9,6 +9,7 @@ import { readDaemonLock } from '../daemon/daemon-lock.js';
 import type { DispatchTable } from '../dispatch/dispatch-table.js';
 import { claimOf, workItemsOf, type FileWork } from '../dispatch/work-items.js';
 import {
+  agingOf,
   dispatchOrder,
   readiness,
   readyAtOf,
@@ -20,6 +21,7 @@ import { systemProbe, type ProcProbe } from '../process/process-identity.js';
 import { readEvents } from '../sessions/event-log.js';
 import type { JudgeOptions } from '../sessions/judge-session.js';
 import { admission, readPause, type LimitPause } from '../sessions/limit-pause.js';
+import { blockersOf } from '../order/read-dependencies.js';
 import { ScanPool } from '../tags/scan-pool.js';
 import { walkMarkdownFiles } from '../tags/walk-markdown.js';
 import { describeClaim, type ClaimItem } from './claim-item.js';
@@ -38,6 +40,8 @@ export interface WaitingItem {
   skill: string;
   weight: number;
   tablePriority: number;
+  /** Ordered one band up by --aging (dispatch/work-order.ts isAged). */
+  aged: boolean;
   /** Why the daemon would not claim it now (wait-reasons.ts); null: it would, first come. */
   wait: WaitReason | null;
 }
@@ -67,6 +71,8 @@ export interface StatusJudging {
   debounceMs: number;
   /** The daemon's --max-agents; 0: no cap. */
   maxAgents: number;
+  /** The daemon's --aging, in ms; 0: off. */
+  agingMs: number;
 }
 
 const DAY_MS = 24 * 3600_000;
@@ -83,9 +89,10 @@ export async function collectStatus(
     // The CLI passes the project's; 0: no quiet period, and no cap.
     debounceMs: 0,
     maxAgents: 0,
+    agingMs: 0,
     ...given,
   };
-  const found = await scanPaths(paths, table, judging);
+  const found = await scanPaths(root, paths, table, judging);
   const claims = await Promise.all(found.claims.map((c) => describeClaim(root, c, judging)));
   const running = claims.filter((c) => c.alive);
   const paused = await readPause(root);
@@ -100,7 +107,9 @@ export async function collectStatus(
     paused,
     needsYou: needsOrder([...waits, ...found.needs]),
     waiting: withSlotWaits(
-      dispatchOrder(found.waiting).map(({ item }) => item),
+      dispatchOrder(found.waiting, agingOf(judging.agingMs, judging.now.getTime())).map(
+        ({ item, aged }) => ({ ...item, aged }),
+      ),
       {
         maxAgents: judging.maxAgents,
         capOf: (noun) => table.get(noun)?.max,
@@ -134,6 +143,7 @@ interface Found {
 }
 
 async function scanPaths(
+  root: string,
   paths: string[],
   table: DispatchTable,
   judging: StatusJudging,
@@ -143,7 +153,7 @@ async function scanPaths(
   try {
     for (const dir of paths) {
       for await (const path of walkMarkdownFiles(dir)) {
-        const one = await scanFile(pool, path, table, judging);
+        const one = await scanFile({ pool, root, table }, path, judging);
         if (one === null) continue;
         found.waiting.push(...one.waiting);
         found.needs.push(...one.needs);
@@ -161,9 +171,8 @@ async function scanPaths(
  * front matter `tags:` key: anything else carries no tag, not even a misspelled one.
  */
 async function scanFile(
-  pool: ScanPool,
+  { pool, root, table }: { pool: ScanPool; root: string; table: DispatchTable },
   path: string,
-  table: DispatchTable,
   { now, debounceMs }: StatusJudging,
 ): Promise<Found | null> {
   const read = readRequestFile(path, ['#', 'tags:']);
@@ -181,16 +190,30 @@ async function scanFile(
   });
   const ready = readiness({ ...facts, claim: claimOf(work) }, debounceMs, now.getTime());
   const { occurrences, lastRecovery } = scan;
+  // As the daemon does: a dependency holds the item before anything else would.
+  const blockers =
+    work.items.length === 0
+      ? []
+      : await blockersOf(root, file, scan.dependsOn, (t) => pool.scan(t));
+  const wait: WaitReason | null =
+    blockers.length > 0
+      ? { kind: 'blocked', by: blockers }
+      : ready.wait && waitReasonOf(ready.wait);
   return {
     // The daemon never dispatches a file with more than one name: it needs you instead.
-    waiting: names > 1 ? [] : waitingIn(file, work, ready),
+    waiting: names > 1 ? [] : waitingIn(file, work, ready, wait),
     needs: needsOfFile({ file, text, occurrences, work, lastRecovery, names }),
     claims: work.claims.filter((c) => !c.done).map(({ noun }) => ({ file, noun, text, mtime })),
   };
 }
 
 /** The dispatchable `#delegated-X` items of a file (the others need you), with its readiness. */
-function waitingIn(file: string, work: FileWork, ready: Readiness): Ordered[] {
+function waitingIn(
+  file: string,
+  work: FileWork,
+  ready: Readiness,
+  wait: WaitReason | null,
+): Ordered[] {
   return work.items.map(({ noun, skill, weight, tablePriority }) => ({
     ...ready,
     weight,
@@ -201,7 +224,8 @@ function waitingIn(file: string, work: FileWork, ready: Readiness): Ordered[] {
       skill,
       weight,
       tablePriority,
-      wait: ready.wait === null ? null : waitReasonOf(ready.wait),
+      aged: false,
+      wait,
     },
   }));
 }

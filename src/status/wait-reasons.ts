@@ -4,6 +4,7 @@
  * walking the items ready now in dispatch order as the daemon hands out slots, the usage-limit
  * pause, its noun at the Max of §TAG_DISPATCH, and --max-agents. Pure.
  */
+import type { Blocker } from '../dispatch/depends-on.js';
 import type { Wait } from '../dispatch/work-order.js';
 import type { Admission, LimitPause } from '../sessions/limit-pause.js';
 import { lifecycleTag } from '../tags/tag-name.js';
@@ -20,12 +21,14 @@ export type WaitReason =
   | { kind: 'noun-max'; noun: string; max: number; running: number }
   /** --max-agents agents run. */
   | { kind: 'agents'; max: number; running: number }
+  /** Held after the requests its Depends On names (dispatch/depends-on.ts): each blocker. */
+  | { kind: 'blocked'; by: Blocker[] }
   /** The usage-limit pause: until a time, or (null) until the probe out now is judged. */
   | { kind: 'paused'; until: string | null; probe: string | null };
 
 /**
- * The file's own wait, with its times as ISO. A new kind of wait of work-order (a dependency's
- * `blocked`, say) is converted here and worded in cli/wait-line.ts: the compiler names both.
+ * The file's own wait, with its times as ISO. A new kind of wait of work-order is converted here
+ * and worded in cli/wait-line.ts: the compiler names both.
  */
 export function waitReasonOf(wait: Wait): WaitReason {
   switch (wait.kind) {

@@ -77,7 +77,17 @@ const report: StatusReport = {
     skill: '/implement-a-long-skill',
     weight: 2,
     tablePriority: 4,
-    wait: { kind: 'paused' as const, until: null, probe: LONG },
+    aged: i === 0,
+    wait:
+      i === 1
+        ? {
+            kind: 'blocked' as const,
+            by: [
+              { kind: 'pending' as const, pattern: LONG, file: LONG, states: ['#claimed-fix'] },
+              { kind: 'missing' as const, pattern: `${LONG}/*.md` },
+            ],
+          }
+        : { kind: 'paused' as const, until: null, probe: LONG },
   })),
   running: [claim],
   stale: [{ ...claim, alive: false, liveness: WORDS }],

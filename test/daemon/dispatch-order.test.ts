@@ -97,4 +97,46 @@ describe('one order for --dry-run, engine status and the daemon', () => {
     );
     expect(claimed()).toEqual(items.slice(0, 4));
   });
+
+  it('holds items after what they depend on, and ages the old ones, the same in --dry-run and status', async () => {
+    const files: Record<string, string> = {
+      // A failed parent: its child stays held (never released by the parent's failure).
+      'PARENT.md':
+        '**Tags**: #needs-fix\n\n## Recovery\n*   **Failure**: agent\n*   **Attempt**: 1',
+      'CHILD.md': '**Tags**: #delegated-fix #P0\n**Depends On**: sessions/PARENT.md',
+      // A cycle: each waits for the other.
+      'X.md': '**Tags**: #delegated-fix\n**Depends On**: sessions/Y.md',
+      'Y.md': '**Tags**: #delegated-fix\n**Depends On**: sessions/X.md',
+      // Aged: a #P2 ready two hours ago orders with #P1 work (and before a fresher #P1).
+      'OLD.md': '**Tags**: #delegated-fix',
+      'NEW.md': '**Tags**: #delegated-fix #P1',
+    };
+    for (const [name, body] of Object.entries(files))
+      await writeFile(h.file(name), `# ${name}\n${body}\n`);
+    const at = (name: string, ago: number) =>
+      utimes(h.file(name), (Date.now() - ago) / 1000, (Date.now() - ago) / 1000);
+    for (const name of Object.keys(files)) await at(name, 60_000);
+    await at('OLD.md', 2 * 3600_000);
+
+    const { items, output } = await dryRun(['--aging', '30']);
+    expect(output).toMatch(/OLD\.md .*aged one band up/);
+    expect(output).toMatch(/CHILD\.md .*failed/);
+    expect(output).toMatch(/X\.md .*cycle/);
+    const status = await runCli(['status', '--json', '--root', h.root], {
+      env: { ...process.env, ENGINE_AGING: '30' },
+    });
+    const { waiting } = JSON.parse(status.stdout) as {
+      waiting: Array<{ file: string; noun: string; aged: boolean; wait: { kind: string } | null }>;
+    };
+    const named = (name: string) => waiting.find((w) => w.file.endsWith(`/${name}`));
+    expect(waiting.map((w) => `${w.file.split('/').pop()} #delegated-${w.noun}`)).toEqual(items);
+    expect(named('CHILD.md')?.wait?.kind).toBe('blocked');
+    expect(named('X.md')?.wait?.kind).toBe('blocked');
+    expect(named('OLD.md')?.aged).toBe(true);
+    expect(items.indexOf('OLD.md #delegated-fix')).toBeLessThan(
+      items.indexOf('NEW.md #delegated-fix'),
+    );
+    const text = await runCli(['status', '--root', h.root]);
+    expect(text.stdout).toMatch(/after the requests it depends on: .*PARENT\.md/);
+  });
 });
