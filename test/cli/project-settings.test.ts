@@ -91,7 +91,7 @@ describe('engine status names the §TAG_DISPATCH table it used', () => {
     });
     const text = await engine(t.dir, ['status']);
     expect(text.stdout.split('\nDaemon')[0]?.replace(/\s+/g, ' ')).toBe(
-      `Project ${t.dir} §TAG_DISPATCH from ${SHIPPED_TAGS} (shipped with engine: the project has no directives/TAGS.md)`,
+      `Project ${t.dir} §TAG_DISPATCH from ${SHIPPED_TAGS} (shipped with engine: the project has no directives/TAGS.md) Requests read under sessions/`,
     );
   });
 });

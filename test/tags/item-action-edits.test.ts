@@ -91,7 +91,12 @@ describe('retryEdit', () => {
     );
     const retried = retryEdit(text, 'fix', NOW, true);
     expect(tagsOf(retried)).toEqual(['tags-line #delegated-fix']);
-    expect(lastOf(retried)).toEqual({ failure: 'none', notBefore: null });
+    expect(lastOf(retried)).toEqual({
+      failure: 'none',
+      notBefore: null,
+      reason: 'retried by hand (engine retry)',
+      to: '#delegated-fix',
+    });
     expect(readyAtOf({ mtimeMs: 0, lastRecovery: lastOf(retried) }, 0)).toBe(0);
     expect(attemptsSoFar(recoveryRecords(retried))).toBe(1);
     expect(retried).toContain('*   **Reason**: retried by hand (engine retry)');
