@@ -13,7 +13,7 @@ import { isOpen } from '../sessions/session-status.js';
 import { RequestWatcher } from '../watch/request-watcher.js';
 import type { DaemonContext } from './daemon-context.js';
 import { DaemonShared } from './daemon-shared.js';
-import { Dispatcher } from './dispatcher.js';
+import { Dispatcher, UNLAUNCHED } from './dispatcher.js';
 import { SessionFollower } from './follow-session.js';
 import { Governor } from './governor.js';
 import { Launcher } from './launch.js';
@@ -77,9 +77,10 @@ export class Daemon {
     await this.reap();
     void this.dispatcher.start(true);
     this.governor.start();
-    // A new table may route items that had no row, or raise a Max: they are looked at again.
+    // A new table may route items that had no row, raise a Max, or take a waiting item's row
+    // away: every item not yet launched is read again, under the new table.
     this.ctx.routes.watch(() => {
-      for (const row of shared.table.list('not-dispatchable')) shared.table.wake(row.file);
+      for (const row of shared.table.list(...UNLAUNCHED)) shared.table.wake(row.file);
       void this.dispatcher.admit();
     });
     // Sessions that ended while no daemon ran get their exit recorded; running ones are followed.
@@ -145,6 +146,8 @@ export class Daemon {
   private scheduleReap(): void {
     if (this.shared.stopping) return;
     this.reapTimer = this.ctx.timers.setTimeout(() => {
+      // A dependency outside the watched paths changes unseen: blocked items are read again here.
+      this.dispatcher.wakeBlocked();
       void this.shared
         .track(this.reap())
         .catch((error: unknown) => this.ctx.log('error', `reap: ${String(error)}`))

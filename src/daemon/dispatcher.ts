@@ -20,6 +20,10 @@ const READ_DECIDES: readonly ItemKind[] = ['blocked', 'parked', 'claimed', 'not-
 const READY: readonly ItemKind[] = ['queued', 'waiting-slot'];
 /** The rows of items approved and not yet admitted. */
 const WAITING: readonly ItemKind[] = ['blocked', 'parked', ...READY];
+/** Rows a read decides and no launch holds: what a new §TAG_DISPATCH table is to judge again. */
+export const UNLAUNCHED: readonly ItemKind[] = [...WAITING, 'not-dispatchable'];
+/** Node runs a longer timer at once (a 32-bit delay): a far Not Before is looked at again then. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 const isIn = (row: ItemRow | undefined, kinds: readonly ItemKind[]): boolean =>
   row === undefined || kinds.includes(row.state.kind);
@@ -180,6 +184,13 @@ export class Dispatcher {
     }, ctx.options.debounceMs);
   }
 
+  /** Every blocked item is read again (its dependencies may have changed unseen). */
+  wakeBlocked(): void {
+    const { table } = this.shared;
+    if (this.shared.stopping) return;
+    for (const file of new Set(table.list('blocked').map((row) => row.file))) table.wake(file);
+  }
+
   /** An item not ready yet is parked until its time, or until its file changes. */
   private park(item: PlannedItem): void {
     const { file, noun, wait } = item;
@@ -273,7 +284,10 @@ export class Dispatcher {
     try {
       if (!this.shared.stopping) launched = await this.parts.launcher.launch(item);
     } catch (error) {
+      // It may have failed after its claim: the file is read again, and a claim found there is
+      // the reaper's to judge (a read while it launched was not taken: it holds a slot).
       ctx.log('error', `dispatch ${file}: ${String(error)}`);
+      launched = { session: null, reread: true };
     }
     const ref = launched.session;
     await this.parts.governor.launched(item, ref);
@@ -331,7 +345,8 @@ export class Dispatcher {
     if (at >= this.timerAt || !Number.isFinite(at)) return;
     if (this.timer) ctx.timers.clearTimeout(this.timer);
     this.timerAt = at;
-    this.timer = ctx.timers.setTimeout(() => this.ripen(), Math.max(0, at - ctx.now().getTime()));
+    const delay = Math.min(MAX_TIMER_MS, Math.max(0, at - ctx.now().getTime()));
+    this.timer = ctx.timers.setTimeout(() => this.ripen(), delay);
   }
 
   private ripen(): void {

@@ -162,9 +162,10 @@ export class Launcher {
         ctx.log('debug', `not claiming ${what}: changed since it was read; reading it again`);
         return 'changed';
       }
+      // Changed while it waited to launch (a read meanwhile was not taken): read it again.
       if (error instanceof PreconditionError) {
         ctx.log('debug', `claim lost on ${what}: #delegated-${item.noun} no longer there`);
-        return 'lost';
+        return 'changed';
       }
       // Not claimed: the item stays approved, tried again when its file changes or at a restart.
       ctx.log('error', `could not claim ${what}: ${messageOf(error)}`);

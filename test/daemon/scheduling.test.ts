@@ -265,4 +265,216 @@ describe('the daemon, in-process with a fake runner, clock and probe', () => {
       await daemon.stop();
     }
   });
+
+  it('reads a held item again at each reap: a dependency outside the watched paths changes unseen', async () => {
+    root = await mkdtemp(join(tmpdir(), 'engine-scheduling-'));
+    roots.push(root);
+    await mkdir(join(root, 'sessions'));
+    await mkdir(join(root, 'docs'));
+    const launched: string[] = [];
+    const lines: string[] = [];
+    const daemon = new Daemon(
+      inProcessContext(root, {
+        log: (_level, message) => lines.push(message),
+        options: { debounceMs: 0, rescanIntervalMs: 60_000, pollMs: 60_000, reapIntervalMs: 100 },
+        routes: {
+          route: (noun) => ROUTES[noun as keyof typeof ROUTES] ?? null,
+          cap: () => undefined,
+          watch: () => undefined,
+          close: async () => undefined,
+        },
+        runner: {
+          kind: 'tmux',
+          launch: async (request: AgentLaunch) => {
+            launched.push(request.env.ENGINE_REQUEST_FILE?.split('/').pop() ?? '');
+            return { pid: 1, windowName: request.name, target: '%1' };
+          },
+          close: async () => undefined,
+        } as unknown as Runner,
+        probe: fakeProbe(),
+      }),
+    );
+    const plan = join(root, 'docs', 'PLAN.md');
+    try {
+      await writeFile(plan, '# Plan\n**Tags**: #claimed-fix\n');
+      await writeFile(
+        join(root, 'sessions', 'C.md'),
+        '# C\n**Tags**: #delegated-chores\n**Depends On**: docs/PLAN.md\n',
+      );
+      await daemon.start();
+      await waitFor(
+        () => lines.some((l) => /C\.md #delegated-chores: after docs\/PLAN\.md/.test(l)),
+        {
+          message: `C.md held; ${lines.join('\n')}`,
+        },
+      );
+      // docs/ is not watched: no event, no reconcile pass sees this.
+      await writeFile(plan, '# Plan\n**Tags**: #done-fix\n');
+      await waitFor(() => launched.length === 1, { message: `C.md claimed; ${lines.join('\n')}` });
+      expect(launched).toEqual(['C.md']);
+    } finally {
+      await daemon.stop();
+    }
+  });
+
+  it('waits for a Not Before beyond the longest timer without spinning', async () => {
+    root = await mkdtemp(join(tmpdir(), 'engine-scheduling-'));
+    roots.push(root);
+    await mkdir(join(root, 'sessions'));
+    const delays: number[] = [];
+    const daemon = new Daemon(
+      inProcessContext(root, {
+        options: {
+          debounceMs: 0,
+          rescanIntervalMs: 60_000,
+          pollMs: 60_000,
+          reapIntervalMs: 60_000,
+        },
+        routes: {
+          route: (noun) => ROUTES[noun as keyof typeof ROUTES] ?? null,
+          cap: () => undefined,
+          watch: () => undefined,
+          close: async () => undefined,
+        },
+        timers: {
+          setTimeout: (callback, ms) => {
+            delays.push(ms);
+            return setTimeout(callback, Math.min(ms, 60_000));
+          },
+          clearTimeout,
+        },
+      }),
+    );
+    const session = 'sessions/2026_01_01_000000_FIX_r_0001';
+    const farAway = new Date(Date.now() + 100 * 24 * 3600_000).toISOString();
+    const claimed = claimEdit('# R\n**Tags**: #delegated-fix\n', 'fix', session);
+    const text = requeueEdit(claimed, 'fix', session, {
+      date: new Date().toISOString(),
+      reason: 'agent exited with code 1',
+      priorSession: `${session}/`,
+      attempt: 1,
+      back: 'delegated',
+      failure: 'agent',
+      notBefore: farAway,
+    });
+    await writeFile(join(root, 'sessions', 'R.md'), text);
+    try {
+      await daemon.start();
+      await waitFor(() => delays.some((ms) => ms > 60_000), { message: `${delays.join(' ')}` });
+      // Node runs a timer longer than 2^31-1 ms at once: the far Not Before is looked at again then.
+      expect(Math.max(...delays)).toBeLessThanOrEqual(2 ** 31 - 1);
+    } finally {
+      await daemon.stop();
+    }
+  });
+
+  it('judges a waiting item again under a reloaded table: a row taken away is not launched', async () => {
+    root = await mkdtemp(join(tmpdir(), 'engine-scheduling-'));
+    roots.push(root);
+    await mkdir(join(root, 'sessions'));
+    const launched: string[] = [];
+    const lines: string[] = [];
+    let reload: (files: string[]) => void = () => undefined;
+    let choresRoute: (typeof ROUTES)['chores'] | null = ROUTES.chores;
+    const daemon = new Daemon(
+      inProcessContext(root, {
+        log: (_level, message) => lines.push(message),
+        options: {
+          debounceMs: 0,
+          maxAgents: 1,
+          rescanIntervalMs: 60_000,
+          pollMs: 50,
+          reapIntervalMs: 60_000,
+        },
+        routes: {
+          route: (noun) => (noun === 'chores' ? choresRoute : ROUTES.fix),
+          cap: () => undefined,
+          watch: (onReload) => void (reload = onReload),
+          close: async () => undefined,
+        },
+        runner: {
+          kind: 'tmux',
+          launch: async (request: AgentLaunch) => {
+            launched.push(request.env.ENGINE_REQUEST_FILE?.split('/').pop() ?? '');
+            return { pid: 1, windowName: request.name, target: '%1' };
+          },
+          close: async () => undefined,
+        } as unknown as Runner,
+        probe: fakeProbe({ stats: { 4242: statLine(4242, 'sh', 'S', '777') } }),
+      }),
+    );
+    const ref = sessionRef(5 * 60_000, 'held');
+    const held = join(root, 'sessions', 'HELD.md');
+    await craftClaim(
+      root,
+      'HELD.md',
+      ref,
+      craftedState(root, held, ref, { pid: 4242, startTicks: '777', bootId: BOOT, host: HOST }),
+    );
+    await request('NEXT.md', '#delegated-chores');
+    const seen = (pattern: RegExp) => lines.some((l) => pattern.test(l));
+    try {
+      await daemon.start();
+      await waitFor(() => seen(/NEXT\.md #chores: .*→ waiting-slot/), {
+        message: `NEXT.md waits for the slot; ${lines.join('\n')}`,
+      });
+      // The human takes the chores row away while NEXT.md waits; then the slot frees.
+      choresRoute = null;
+      reload([]);
+      await writeFile(held, (await read('HELD.md')).replace('#claimed-fix', '#done-fix'));
+      await waitFor(
+        () =>
+          launched.length > 0 ||
+          (seen(/HELD\.md #fix: .*its claim ended/) &&
+            seen(/NEXT\.md #chores: .*→ not-dispatchable/)),
+        {
+          message: `the slot freed; ${lines.join('\n')}`,
+        },
+      );
+      expect(launched).toEqual([]);
+    } finally {
+      await daemon.stop();
+    }
+  });
+
+  it('reads a file again when its launch failed after the claim: the claim is judged, never left', async () => {
+    root = await mkdtemp(join(tmpdir(), 'engine-scheduling-'));
+    roots.push(root);
+    await mkdir(join(root, 'sessions'));
+    const lines: string[] = [];
+    const daemon = new Daemon(
+      inProcessContext(root, {
+        log: (_level, message) => lines.push(message),
+        options: {
+          debounceMs: 0,
+          claimGraceMs: 0,
+          rescanIntervalMs: 60_000,
+          pollMs: 60_000,
+          reapIntervalMs: 100,
+        },
+        routes: {
+          route: (noun) => ROUTES[noun as keyof typeof ROUTES] ?? null,
+          cap: () => undefined,
+          watch: () => undefined,
+          close: async () => undefined,
+        },
+        // Something fails right after the claim was written (here: recording it).
+        recordEvent: async (event) => {
+          if (event.event === 'claimed') throw new Error('disk full');
+        },
+        runner: { kind: 'tmux', close: async () => undefined } as unknown as Runner,
+        probe: fakeProbe(),
+      }),
+    );
+    await request('R.md', '#delegated-fix');
+    try {
+      await daemon.start();
+      await waitFor(async () => (await read('R.md')).includes('#needs-fix'), {
+        message: () => `R.md requeued; ${lines.join('\n')}`,
+      });
+      expect(await read('R.md')).toMatch(/## Recovery/);
+    } finally {
+      await daemon.stop();
+    }
+  });
 });
