@@ -15,7 +15,12 @@ import { EngineError, PreconditionError } from '../errors.js';
 import { editFile } from '../files/tag-file.js';
 import { judgeSession } from '../sessions/judge-session.js';
 import { resolveSessionRef } from '../sessions/session-dir.js';
-import { isSessionDone, startTokenTime, takeStartToken } from '../sessions/session-markers.js';
+import {
+  isSessionDone,
+  markCancelled,
+  startTokenTime,
+  takeStartToken,
+} from '../sessions/session-markers.js';
 import { readSessionState, type SessionState } from '../sessions/session-state.js';
 import { transitionSession } from '../sessions/session-status.js';
 import { cancelEdit, sessionReference } from '../tags/lifecycle-edits.js';
@@ -50,6 +55,8 @@ export async function cancelItem(
 ): Promise<Cancelled> {
   const claim = await liveClaim(ctx, file, noun);
   const to = transitionTags('cancel', claim.noun).to;
+  // Marked first: from here on no daemon restores this session's claim over a stale save.
+  await markCancelled(claim.dir);
   await writeCancel(ctx, claim);
   // While no wrapper has taken the start token, taking it means no agent ever starts for it.
   const { state, ended } = (await takeStartToken(claim.dir))

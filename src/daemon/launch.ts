@@ -22,7 +22,7 @@ import {
   resolveSessionRef,
   sessionDir,
 } from '../sessions/session-dir.js';
-import { isSessionDone, takeStartToken } from '../sessions/session-markers.js';
+import { isCancelled, isSessionDone, takeStartToken } from '../sessions/session-markers.js';
 import { readSessionState, type SessionState } from '../sessions/session-state.js';
 import { isOpen, transitionSession } from '../sessions/session-status.js';
 import { agentEnvironment, wrapperArgv } from '../sessions/wrapper-script.js';
@@ -96,7 +96,8 @@ export class Launcher {
       !isOpen(read.state.status)
     )
       return false;
-    if (await isSessionDone(dir)) return false;
+    // A cancelled session ends: an approval over its claim is a human's new one (engine cancel).
+    if ((await isSessionDone(dir)) || (await isCancelled(dir))) return false;
     return (await this.shared.judge(dir, read.state)).alive;
   }
 

@@ -30,6 +30,7 @@ export const SESSION_FILES = {
   closeTerm: '.close-term',
   closeKill: '.close-kill',
   closeRequested: '.close-requested',
+  cancelled: '.cancelled',
   agentLog: 'agent.log',
   agentState: 'agent-state.json',
   claudeSettings: 'claude-settings.json',

@@ -84,6 +84,18 @@ export async function takeCloseMark(
   return true;
 }
 
+/**
+ * Records that a human cancelled the session (`engine cancel`), before its claim is handed back:
+ * a stale save that puts `#delegated-X` back meanwhile is a new approval, never a claim to restore.
+ */
+export async function markCancelled(dir: string): Promise<void> {
+  await (await open(sessionDir(dir).cancelled, 'a')).close();
+}
+
+export async function isCancelled(dir: string): Promise<boolean> {
+  return (await markTime(dir, 'cancelled')) !== null;
+}
+
 /** Records that a human asked to close the agent now; a second ask keeps the first one's time. */
 export async function requestClose(dir: string): Promise<void> {
   await (await open(sessionDir(dir).closeRequested, 'a')).close();

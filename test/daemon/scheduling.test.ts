@@ -11,6 +11,7 @@ import { Daemon } from '../../src/daemon/daemon.js';
 import type { ProcProbe } from '../../src/process/proc-probe.js';
 import type { AgentLaunch, Runner } from '../../src/runners/runner.js';
 import { readPause, writePause } from '../../src/sessions/limit-pause.js';
+import { markCancelled } from '../../src/sessions/session-markers.js';
 import { claimEdit, requeueEdit } from '../../src/tags/lifecycle-edits.js';
 import { craftClaim, craftedState, sessionRef } from '../helpers/crafted-state.js';
 import { inProcessContext } from '../helpers/in-process-context.js';
@@ -476,5 +477,26 @@ describe('the daemon, in-process with a fake runner, clock and probe', () => {
     } finally {
       await daemon.stop();
     }
+  });
+
+  it('never restores the claim of a cancelled session over a stale save: the approval is a new one', async () => {
+    const alive = fakeProbe({ stats: { 4242: statLine(4242, 'sh', 'S', '777') } });
+    const { daemon, launched } = await daemonWith(1, alive);
+    const ref = sessionRef(5 * 60_000, 'cancelled');
+    const file = join(root, 'sessions', 'R.md');
+    const state = craftedState(root, file, ref, {
+      pid: 4242,
+      startTicks: '777',
+      bootId: BOOT,
+      host: HOST,
+    });
+    await craftClaim(root, 'R.md', ref, state);
+    // engine cancel marked it, and its agent is still ending when an editor saves its old copy.
+    await markCancelled(join(root, ref));
+    await request('R.md', '#delegated-fix');
+    await daemon.runOnce();
+    await daemon.stop();
+    expect(launched).toHaveLength(1);
+    expect(await read('R.md')).not.toContain(ref);
   });
 });
