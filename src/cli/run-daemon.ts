@@ -63,7 +63,8 @@ export async function runDaemon(args: Args): Promise<void> {
     options.watcher = await usableWatcher(options.watcher, log);
   if (options.worktree) await checkWorktreeRoot(root);
   const routes = await dispatchRoutes(options, log);
-  checkAgentProgram(options);
+  // A dry run starts no agent: it answers without one installed.
+  if (!args['dry-run']) checkAgentProgram(options);
   const runner = await startRunner(args, options);
   const pool = new ScanPool();
   const notifier = notifierOf(settings, options, log);

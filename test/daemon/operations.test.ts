@@ -87,6 +87,13 @@ describe('daemon operations', () => {
     expect(d.output()).toContain("ERROR: The agent program 'no-such-agent-program' is not on PATH");
   });
 
+  it('answers --dry-run without the agent program installed: it starts no agent', async () => {
+    await h.request('REQ.md', '# R\n**Tags**: #delegated-fix\n');
+    const d = h.start(['--dry-run', '--agent-cmd', 'no-such-agent-program {file}']);
+    expect(await d.exited, d.output()).toBe(0);
+    expect(d.output()).toMatch(/^1\. .*REQ\.md {2}#delegated-fix/m);
+  });
+
   it('writes JSON log lines with --log-format json', async () => {
     const d = h.start(['--log-format', 'json']);
     await waitForReady(d);
