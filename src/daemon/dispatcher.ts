@@ -5,7 +5,7 @@
  * `--once` is one tick of it; `--dry-run` lists its table.
  */
 import { realpath } from 'node:fs/promises';
-import { blockerText } from '../dispatch/depends-on.js';
+import { blockerText, isHeldByMistake } from '../dispatch/depends-on.js';
 import { dispatchOrder, type Aging } from '../dispatch/work-order.js';
 import { decideAdmission, type Admission } from './admission.js';
 import type { DaemonShared } from './daemon-shared.js';
@@ -166,6 +166,24 @@ export class Dispatcher {
     const by = blockers.map(blockerText);
     if (this.moveRead(file, noun, { kind: 'blocked', by }, 'a dependency holds it', item))
       this.shared.ctx.log('debug', `held ${file} #delegated-${noun}: ${by.join('; ')}`);
+    this.warnHeldByMistake(item);
+  }
+
+  /**
+   * A hold by a mistake in the files, which only a human's edit ends (a cycle, ...), is warned
+   * once: a cycle once for all its items (it names them), any other once per file and reason.
+   */
+  private warnHeldByMistake({ file, noun, blockers }: PlannedItem): void {
+    for (const blocker of blockers.filter(isHeldByMistake)) {
+      const key =
+        blocker.kind === 'cycle'
+          ? `cycle:${[...blocker.cycle].sort().join('\0')}`
+          : `held:${file}:${blockerText(blocker)}`;
+      this.shared.warnOnce(
+        key,
+        `held ${file} #delegated-${noun}: ${blockerText(blocker)}; it waits until its Depends On line, or a file it names, is changed`,
+      );
+    }
   }
 
   /**

@@ -132,6 +132,16 @@ function cycleThrough(graph: DependencyGraph, start: string): string[] | null {
   return null;
 }
 
+/**
+ * Whether the blocker is a mistake in the files that holds the item until a human edits one: a
+ * cycle, an entry outside the root, a dependency with no state or unreadable. A dependency that
+ * runs, waits for approval or failed is in view on its own; an entry that names no file yet may
+ * name one that an earlier step writes.
+ */
+export function isHeldByMistake(blocker: Blocker): boolean {
+  return ['cycle', 'outside-root', 'no-state', 'unreadable'].includes(blocker.kind);
+}
+
 /** One line for `engine status` and the daemon's log: what holds the item, and why. */
 export function blockerText(blocker: Blocker): string {
   switch (blocker.kind) {

@@ -2,7 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   blockerText,
+  isHeldByMistake,
   judgeDependencies,
+  type Blocker,
   type DependencyFile,
   type ResolvedEntry,
 } from '../../src/dispatch/depends-on.js';
@@ -138,5 +140,24 @@ describe('judgeDependencies', () => {
     expect(parent).toEqual([
       { kind: 'needs', pattern: 'grand.md', file: 'grand.md', states: ['#needs-fix'] },
     ]);
+  });
+
+  it('tells a mistake in the files (warned by the daemon) from the plan working', () => {
+    const file = { pattern: 'a.md', file: 'a.md' };
+    const mistakes = [
+      { kind: 'cycle', pattern: 'a.md', cycle: ['item.md', 'a.md'] },
+      { kind: 'outside-root', pattern: '../a.md' },
+      { kind: 'no-state', ...file },
+      { kind: 'unreadable', ...file, reason: 'a directory' },
+    ] satisfies Blocker[];
+    const plan = [
+      { kind: 'pending', ...file, states: ['#claimed-fix'] },
+      { kind: 'needs', ...file, states: ['#needs-fix'] },
+      { kind: 'failed', ...file, states: ['#needs-fix'], failure: 'agent' },
+      // An earlier step may write the file it names.
+      { kind: 'missing', pattern: 'batch-*.md' },
+    ] satisfies Blocker[];
+    expect(mistakes.map(isHeldByMistake)).toEqual([true, true, true, true]);
+    expect(plan.map(isHeldByMistake)).toEqual([false, false, false, false]);
   });
 });
