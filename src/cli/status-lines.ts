@@ -46,6 +46,15 @@ export function statusLines(
       needLines(n, view),
     ),
     ...waitingLines(report.waiting, view, report.daemon.state !== 'none'),
+    ...section(
+      `Next (${report.next.length}), for the next skill to claim:`,
+      report.next,
+      0,
+      (n) => [
+        ...wrap(`${view.path(n.file)}  ${n.tag}`, '  ', '    '),
+        ...wrap(n.title, '    ', '    '),
+      ],
+    ),
     ...section(`Running (${report.running.length}):`, report.running, 0, (c) =>
       claimLines(c, view),
     ),

@@ -22,7 +22,10 @@ import { readEvents } from '../sessions/event-log.js';
 import type { JudgeOptions } from '../sessions/judge-session.js';
 import { admission, readPause, type LimitPause } from '../sessions/limit-pause.js';
 import { blockersOf } from '../order/read-dependencies.js';
+import type { TagOccurrence } from '../tags/scan-tags.js';
+import { titleOf } from '../approve/approval-items.js';
 import { ScanPool } from '../tags/scan-pool.js';
+import { lifecycleOf } from '../tags/tag-name.js';
 import { walkMarkdownFiles } from '../tags/walk-markdown.js';
 import { describeClaim, type ClaimItem } from './claim-item.js';
 import { daemonPresence, type DaemonPresence } from './daemon-presence.js';
@@ -46,6 +49,14 @@ export interface WaitingItem {
   wait: WaitReason | null;
 }
 
+/** A `#next-X` on the Tags line or front matter: queued for the next skill, not the daemon. */
+export interface NextItem {
+  file: string;
+  tag: string;
+  noun: string;
+  title: string;
+}
+
 export interface StatusReport {
   root: string;
   /** The directories whose requests were read (the daemon's, unless given). */
@@ -55,6 +66,8 @@ export interface StatusReport {
   paused: LimitPause | null;
   needsYou: NeedsYou[];
   waiting: WaitingItem[];
+  /** `#next-X` items, which the next skill claims (never the daemon). */
+  next: NextItem[];
   running: ClaimItem[];
   stale: ClaimItem[];
   /** Finished in the last 24 h, each item once, most recent first; `doneMore` more not listed. */
@@ -118,6 +131,7 @@ export async function collectStatus(
         admission: admission(paused, judging.now),
       },
     ),
+    next: found.next,
     running,
     stale: claims.filter((c) => !c.alive),
     done: await Promise.all(done.items.map((e) => recordedOf(root, e))),
@@ -139,6 +153,7 @@ export interface FoundClaim {
 interface Found {
   waiting: Ordered[];
   needs: NeedsYou[];
+  next: NextItem[];
   claims: FoundClaim[];
 }
 
@@ -149,7 +164,7 @@ async function scanPaths(
   judging: StatusJudging,
 ): Promise<Found> {
   const pool = new ScanPool();
-  const found: Found = { waiting: [], needs: [], claims: [] };
+  const found: Found = { waiting: [], needs: [], next: [], claims: [] };
   try {
     for (const dir of paths) {
       for await (const path of walkMarkdownFiles(dir)) {
@@ -157,6 +172,7 @@ async function scanPaths(
         if (one === null) continue;
         found.waiting.push(...one.waiting);
         found.needs.push(...one.needs);
+        found.next.push(...one.next);
         found.claims.push(...one.claims);
       }
     }
@@ -203,6 +219,7 @@ async function scanFile(
     // The daemon never dispatches a file with more than one name: it needs you instead.
     waiting: names > 1 ? [] : waitingIn(file, work, ready, wait),
     needs: needsOfFile({ file, text, occurrences, work, lastRecovery, names }),
+    next: nextIn(file, text, occurrences),
     claims: work.claims.filter((c) => !c.done).map(({ noun }) => ({ file, noun, text, mtime })),
   };
 }
@@ -228,4 +245,15 @@ function waitingIn(
       wait,
     },
   }));
+}
+
+/** The file's `#next-X` items (its Tags line and front matter: prose is no state). */
+function nextIn(file: string, text: string, occurrences: readonly TagOccurrence[]): NextItem[] {
+  const tags = new Set(occurrences.filter((o) => o.place !== 'prose').map((o) => o.tag));
+  return [...tags].flatMap((tag) => {
+    const life = lifecycleOf(tag);
+    return life?.state === 'next'
+      ? [{ file, tag, noun: life.noun, title: titleOf(text, file) }]
+      : [];
+  });
 }

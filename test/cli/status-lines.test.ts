@@ -37,6 +37,7 @@ const claim: ClaimItem = {
 const report: StatusReport = {
   root: ROOT,
   paths: [`${ROOT}/sessions`],
+  next: [{ file: LONG, tag: '#next-implementation-of-a-long-noun', noun: 'x', title: WORDS }],
   daemon: {
     state: 'other-host',
     pid: 4242,

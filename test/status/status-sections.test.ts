@@ -100,6 +100,7 @@ async function fixture(): Promise<Record<string, string>> {
       detail: 'Claude needs your permission to use Bash',
     }),
     approval: await request('A.md', '**Tags**: #needs-fix'),
+    next: await request('X.md', '**Tags**: #next-fix'),
     gaveUp: await request('G.md', `**Tags**: #needs-docs\n${RECOVERY.replaceAll('fix', 'docs')}`),
     typo: await request('T.md', '**Tags**: #delegate-fix'),
     plain: await request('P.md', 'Tags: #delegated-fix'),
@@ -141,6 +142,7 @@ interface Json {
   daemon: { state: string; pid: number; since: string };
   needsYou: Array<{ kind: string; file: string }>;
   waiting: Array<{ file: string; wait: { kind: string } | null }>;
+  next: Array<{ file: string; tag: string }>;
   running: Array<{ file: string; attempt: number; ageSeconds: number }>;
   stale: Array<{ file: string }>;
   done: Array<{ file: string; event: string }>;
@@ -173,6 +175,7 @@ describe('engine status sections', () => {
       [f.retry, 'not-before'],
       [f.claim, 'claim'],
     ]);
+    expect(report.next.map((n) => [n.file, n.tag])).toEqual([[f.next, '#next-fix']]);
     expect(report.running.map((c) => [c.file, c.attempt])).toEqual([
       [f.asking, 2],
       [f.working, 2],
@@ -196,6 +199,7 @@ describe('engine status sections', () => {
       'Daemon',
       'Needs',
       'Waiting',
+      'Next',
       'Running',
       'Stale',
       'Done',
@@ -213,6 +217,7 @@ describe('engine status sections', () => {
       'all agents busy: 2 of --max-agents 2 running',
       'written just now: ready in ',
       "a retry's backoff: ready in 59 min",
+      'Next (1), for the next skill to claim: sessions/X.md #next-fix X',
       'after #claimed-docs in the same file ends: one claim per file',
       'Running (2):',
       'sessions/R-fix.md #claimed-fix attempt 2, 5 min',
