@@ -48,7 +48,9 @@ export async function retry(args: ItemArgs): Promise<void> {
   if (args.json) return printJson(done);
   const held = done.heldUntil === null ? '' : ` (it was held until ${done.heldUntil})`;
   const what = done.from === done.to ? `stays ${done.to}` : `${done.from} -> ${done.to}`;
-  printLine(`Retried ${args.file}: ${what}, claimed without waiting for a backoff${held}`);
+  printLine(
+    `Retried ${args.file}: ${what}, claimed as soon as a daemon may, with no backoff${held}`,
+  );
 }
 
 export async function close(args: ItemArgs): Promise<void> {

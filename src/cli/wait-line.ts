@@ -20,7 +20,7 @@ export function waitText(wait: WaitReason, now: Date): string {
     case 'agents':
       return `all agents busy: ${wait.running} of --max-agents ${wait.max} running`;
     case 'blocked':
-      return `after the requests it depends on: ${wait.by.map(blockerText).join('; ')}`;
+      return wait.by.map(blockerText).join('; ');
     case 'paused':
       return wait.until === null
         ? 'paused by a usage limit until its probe is judged'

@@ -29,7 +29,7 @@ it('a given-up item goes back to #delegated-X with a retry entry and is claimed 
   const result = await runCli(['retry', file]);
   expect(result.code, result.stderr).toBe(0);
   expect(result.stdout).toBe(
-    `Retried ${file}: #needs-fix -> #delegated-fix, claimed without waiting for a backoff\n`,
+    `Retried ${file}: #needs-fix -> #delegated-fix, claimed as soon as a daemon may, with no backoff\n`,
   );
   const retried = Date.now();
   await h.waitForAgents(3);

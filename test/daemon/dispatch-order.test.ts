@@ -137,6 +137,6 @@ describe('one order for --dry-run, engine status and the daemon', () => {
       items.indexOf('NEW.md #delegated-fix'),
     );
     const text = await runCli(['status', '--root', h.root]);
-    expect(text.stdout).toMatch(/after the requests it depends on: .*PARENT\.md/);
+    expect(text.stdout).toMatch(/after sessions\/PARENT\.md, which failed/);
   });
 });
