@@ -70,6 +70,40 @@ async function daemonWith(
   return { daemon: new Daemon(ctx), launched };
 }
 
+/**
+ * A daemon over a fresh root that runs on real timers (start/stop), with a fake runner that only
+ * records the request files it would start, and its log kept.
+ */
+async function runningDaemon(over: Parameters<typeof inProcessContext>[1] = {}) {
+  root = await mkdtemp(join(tmpdir(), 'engine-scheduling-'));
+  roots.push(root);
+  await mkdir(join(root, 'sessions'));
+  const launched: string[] = [];
+  const lines: string[] = [];
+  const daemon = new Daemon(
+    inProcessContext(root, {
+      log: (_level, message) => lines.push(message),
+      routes: {
+        route: (noun) => ROUTES[noun as keyof typeof ROUTES] ?? null,
+        cap: () => undefined,
+        watch: () => undefined,
+        close: async () => undefined,
+      },
+      runner: {
+        kind: 'tmux',
+        launch: async (request: AgentLaunch) => {
+          launched.push(request.env.ENGINE_REQUEST_FILE?.split('/').pop() ?? '');
+          return { pid: 1, windowName: request.name, target: '%1' };
+        },
+        close: async () => undefined,
+      } as unknown as Runner,
+      probe: fakeProbe(),
+      ...over,
+    }),
+  );
+  return { daemon, launched, lines };
+}
+
 const request = (name: string, tags: string) =>
   writeFile(join(root, 'sessions', name), `# ${name}\n**Tags**: ${tags}\n`);
 const read = (name: string) => readFile(join(root, 'sessions', name), 'utf8');
@@ -218,33 +252,10 @@ describe('the daemon, in-process with a fake runner, clock and probe', () => {
   });
 
   it('a running daemon claims a held item once the request it depends on is done', async () => {
-    root = await mkdtemp(join(tmpdir(), 'engine-scheduling-'));
-    roots.push(root);
-    await mkdir(join(root, 'sessions'));
-    const launched: string[] = [];
-    const lines: string[] = [];
-    const daemon = new Daemon(
-      inProcessContext(root, {
-        log: (_level, message) => lines.push(message),
-        // No watch: a reconcile pass every 100 ms finds the parent's change.
-        options: { debounceMs: 0, rescanIntervalMs: 100, pollMs: 60_000, reapIntervalMs: 60_000 },
-        routes: {
-          route: (noun) => ROUTES[noun as keyof typeof ROUTES] ?? null,
-          cap: () => undefined,
-          watch: () => undefined,
-          close: async () => undefined,
-        },
-        runner: {
-          kind: 'tmux',
-          launch: async (request: AgentLaunch) => {
-            launched.push(request.env.ENGINE_REQUEST_FILE?.split('/').pop() ?? '');
-            return { pid: 1, windowName: request.name, target: '%1' };
-          },
-          close: async () => undefined,
-        } as unknown as Runner,
-        probe: fakeProbe(),
-      }),
-    );
+    const { daemon, launched, lines } = await runningDaemon({
+      // No watch: a reconcile pass every 100 ms finds the parent's change.
+      options: { debounceMs: 0, rescanIntervalMs: 100, pollMs: 60_000, reapIntervalMs: 60_000 },
+    });
     try {
       await request('P.md', '#claimed-fix');
       await writeFile(
@@ -268,33 +279,10 @@ describe('the daemon, in-process with a fake runner, clock and probe', () => {
   });
 
   it('reads a held item again at each reap: a dependency outside the watched paths changes unseen', async () => {
-    root = await mkdtemp(join(tmpdir(), 'engine-scheduling-'));
-    roots.push(root);
-    await mkdir(join(root, 'sessions'));
+    const { daemon, launched, lines } = await runningDaemon({
+      options: { debounceMs: 0, rescanIntervalMs: 60_000, pollMs: 60_000, reapIntervalMs: 100 },
+    });
     await mkdir(join(root, 'docs'));
-    const launched: string[] = [];
-    const lines: string[] = [];
-    const daemon = new Daemon(
-      inProcessContext(root, {
-        log: (_level, message) => lines.push(message),
-        options: { debounceMs: 0, rescanIntervalMs: 60_000, pollMs: 60_000, reapIntervalMs: 100 },
-        routes: {
-          route: (noun) => ROUTES[noun as keyof typeof ROUTES] ?? null,
-          cap: () => undefined,
-          watch: () => undefined,
-          close: async () => undefined,
-        },
-        runner: {
-          kind: 'tmux',
-          launch: async (request: AgentLaunch) => {
-            launched.push(request.env.ENGINE_REQUEST_FILE?.split('/').pop() ?? '');
-            return { pid: 1, windowName: request.name, target: '%1' };
-          },
-          close: async () => undefined,
-        } as unknown as Runner,
-        probe: fakeProbe(),
-      }),
-    );
     const plan = join(root, 'docs', 'PLAN.md');
     try {
       await writeFile(plan, '# Plan\n**Tags**: #claimed-fix\n');
@@ -319,33 +307,22 @@ describe('the daemon, in-process with a fake runner, clock and probe', () => {
   });
 
   it('waits for a Not Before beyond the longest timer without spinning', async () => {
-    root = await mkdtemp(join(tmpdir(), 'engine-scheduling-'));
-    roots.push(root);
-    await mkdir(join(root, 'sessions'));
+    const { daemon } = await runningDaemon({
+      options: {
+        debounceMs: 0,
+        rescanIntervalMs: 60_000,
+        pollMs: 60_000,
+        reapIntervalMs: 60_000,
+      },
+      timers: {
+        setTimeout: (callback, ms) => {
+          delays.push(ms);
+          return setTimeout(callback, Math.min(ms, 60_000));
+        },
+        clearTimeout,
+      },
+    });
     const delays: number[] = [];
-    const daemon = new Daemon(
-      inProcessContext(root, {
-        options: {
-          debounceMs: 0,
-          rescanIntervalMs: 60_000,
-          pollMs: 60_000,
-          reapIntervalMs: 60_000,
-        },
-        routes: {
-          route: (noun) => ROUTES[noun as keyof typeof ROUTES] ?? null,
-          cap: () => undefined,
-          watch: () => undefined,
-          close: async () => undefined,
-        },
-        timers: {
-          setTimeout: (callback, ms) => {
-            delays.push(ms);
-            return setTimeout(callback, Math.min(ms, 60_000));
-          },
-          clearTimeout,
-        },
-      }),
-    );
     const session = 'sessions/2026_01_01_000000_FIX_r_0001';
     const farAway = new Date(Date.now() + 100 * 24 * 3600_000).toISOString();
     const claimed = claimEdit('# R\n**Tags**: #delegated-fix\n', 'fix', session);
@@ -370,40 +347,24 @@ describe('the daemon, in-process with a fake runner, clock and probe', () => {
   });
 
   it('judges a waiting item again under a reloaded table: a row taken away is not launched', async () => {
-    root = await mkdtemp(join(tmpdir(), 'engine-scheduling-'));
-    roots.push(root);
-    await mkdir(join(root, 'sessions'));
-    const launched: string[] = [];
-    const lines: string[] = [];
+    const { daemon, launched, lines } = await runningDaemon({
+      options: {
+        debounceMs: 0,
+        maxAgents: 1,
+        rescanIntervalMs: 60_000,
+        pollMs: 50,
+        reapIntervalMs: 60_000,
+      },
+      routes: {
+        route: (noun) => (noun === 'chores' ? choresRoute : ROUTES.fix),
+        cap: () => undefined,
+        watch: (onReload) => void (reload = onReload),
+        close: async () => undefined,
+      },
+      probe: fakeProbe({ stats: { 4242: statLine(4242, 'sh', 'S', '777') } }),
+    });
     let reload: (files: string[]) => void = () => undefined;
     let choresRoute: (typeof ROUTES)['chores'] | null = ROUTES.chores;
-    const daemon = new Daemon(
-      inProcessContext(root, {
-        log: (_level, message) => lines.push(message),
-        options: {
-          debounceMs: 0,
-          maxAgents: 1,
-          rescanIntervalMs: 60_000,
-          pollMs: 50,
-          reapIntervalMs: 60_000,
-        },
-        routes: {
-          route: (noun) => (noun === 'chores' ? choresRoute : ROUTES.fix),
-          cap: () => undefined,
-          watch: (onReload) => void (reload = onReload),
-          close: async () => undefined,
-        },
-        runner: {
-          kind: 'tmux',
-          launch: async (request: AgentLaunch) => {
-            launched.push(request.env.ENGINE_REQUEST_FILE?.split('/').pop() ?? '');
-            return { pid: 1, windowName: request.name, target: '%1' };
-          },
-          close: async () => undefined,
-        } as unknown as Runner,
-        probe: fakeProbe({ stats: { 4242: statLine(4242, 'sh', 'S', '777') } }),
-      }),
-    );
     const ref = sessionRef(5 * 60_000, 'held');
     const held = join(root, 'sessions', 'HELD.md');
     await craftClaim(
@@ -439,34 +400,20 @@ describe('the daemon, in-process with a fake runner, clock and probe', () => {
   });
 
   it('reads a file again when its launch failed after the claim: the claim is judged, never left', async () => {
-    root = await mkdtemp(join(tmpdir(), 'engine-scheduling-'));
-    roots.push(root);
-    await mkdir(join(root, 'sessions'));
-    const lines: string[] = [];
-    const daemon = new Daemon(
-      inProcessContext(root, {
-        log: (_level, message) => lines.push(message),
-        options: {
-          debounceMs: 0,
-          claimGraceMs: 0,
-          rescanIntervalMs: 60_000,
-          pollMs: 60_000,
-          reapIntervalMs: 100,
-        },
-        routes: {
-          route: (noun) => ROUTES[noun as keyof typeof ROUTES] ?? null,
-          cap: () => undefined,
-          watch: () => undefined,
-          close: async () => undefined,
-        },
-        // Something fails right after the claim was written (here: recording it).
-        recordEvent: async (event) => {
-          if (event.event === 'claimed') throw new Error('disk full');
-        },
-        runner: { kind: 'tmux', close: async () => undefined } as unknown as Runner,
-        probe: fakeProbe(),
-      }),
-    );
+    const { daemon, lines } = await runningDaemon({
+      options: {
+        debounceMs: 0,
+        claimGraceMs: 0,
+        rescanIntervalMs: 60_000,
+        pollMs: 60_000,
+        reapIntervalMs: 100,
+      },
+      // Something fails right after the claim was written (here: recording it).
+      recordEvent: async (event) => {
+        if (event.event === 'claimed') throw new Error('disk full');
+      },
+      runner: { kind: 'tmux', close: async () => undefined } as unknown as Runner,
+    });
     await request('R.md', '#delegated-fix');
     try {
       await daemon.start();
