@@ -198,11 +198,12 @@ describe('bad engine.json', () => {
 });
 
 describe('engine run with engine.json', () => {
-  // The program check runs before anything starts, so its error shows which command won.
+  // The program check runs before anything starts (but for --dry-run, which starts no agent), so
+  // its error shows which command won.
   const program = async (env: NodeJS.ProcessEnv, args: string[] = []) => {
     const result = await engine(
       t.dir,
-      ['run', '--monitor-tags', '--dry-run', '--root', t.dir, ...args],
+      ['run', '--monitor-tags', '--once', '--root', t.dir, ...args],
       env,
     );
     expect(result.code).toBe(1);
