@@ -95,8 +95,8 @@ it('an interactive agent that hits a usage limit pauses the queue, is ended, and
   // One pause, recorded once: the requeue's time is the one taken when the limit was seen.
   expect(ofKind('limit-paused'), JSON.stringify(events(h.root), null, 1)).toHaveLength(1);
   expect(ofKind('limit-paused')[0]?.until).toBe(status.until);
-  // The governor read the second item, and held it for the pause.
-  await waitFor(() => d.output().includes(`held ${second} #delegated-fix: paused until`), {
+  // The daemon read the second item, and holds it for the pause (the item table's move).
+  await waitFor(() => d.output().includes(`item ${second} #fix: queued → waiting-slot(pause)`), {
     timeoutMs: 30_000,
     message: () => `the second item held; daemon:\n${log()}`,
   });
