@@ -55,9 +55,11 @@ export async function cancelItem(
 ): Promise<Cancelled> {
   const claim = await liveClaim(ctx, file, noun);
   const to = transitionTags('cancel', claim.noun).to;
-  // Marked first: from here on no daemon restores this session's claim over a stale save.
-  await markCancelled(claim.dir);
   await writeCancel(ctx, claim);
+  // From here on no daemon restores this session's claim over a stale save: its agent is ending.
+  // (Marked only once the claim is handed back: a mark on a claim the cancel then failed to hand
+  // back would let a stale save start a second agent beside the first.)
+  await markCancelled(claim.dir);
   // While no wrapper has taken the start token, taking it means no agent ever starts for it.
   const { state, ended } = (await takeStartToken(claim.dir))
     ? { state: claim.state, ended: 'gone' as const }

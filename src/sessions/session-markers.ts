@@ -85,8 +85,9 @@ export async function takeCloseMark(
 }
 
 /**
- * Records that a human cancelled the session (`engine cancel`), before its claim is handed back:
- * a stale save that puts `#delegated-X` back meanwhile is a new approval, never a claim to restore.
+ * Records that a human cancelled the session (`engine cancel`), once its claim was handed back and
+ * before its agent is signalled: a stale save that puts `#delegated-X` back meanwhile is a new
+ * approval, never a claim to restore.
  */
 export async function markCancelled(dir: string): Promise<void> {
   await (await open(sessionDir(dir).cancelled, 'a')).close();
