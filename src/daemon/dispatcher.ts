@@ -197,8 +197,7 @@ export class Dispatcher {
     if (table.ofFile(file).some((row) => row.state.kind === 'blocked')) return;
     this.recheck = ctx.timers.setTimeout(() => {
       this.recheck = null;
-      if (this.shared.stopping) return;
-      for (const row of table.list('blocked')) table.wake(row.file);
+      this.wakeBlocked();
     }, ctx.options.debounceMs);
   }
 

@@ -89,8 +89,8 @@ export async function takeCloseMark(
  * before its agent is signalled: a stale save that puts `#delegated-X` back meanwhile is a new
  * approval, never a claim to restore.
  */
-export async function markCancelled(dir: string): Promise<void> {
-  await (await open(sessionDir(dir).cancelled, 'a')).close();
+export function markCancelled(dir: string): Promise<void> {
+  return touchMark(dir, 'cancelled');
 }
 
 export async function isCancelled(dir: string): Promise<boolean> {
@@ -98,8 +98,13 @@ export async function isCancelled(dir: string): Promise<boolean> {
 }
 
 /** Records that a human asked to close the agent now; a second ask keeps the first one's time. */
-export async function requestClose(dir: string): Promise<void> {
-  await (await open(sessionDir(dir).closeRequested, 'a')).close();
+export function requestClose(dir: string): Promise<void> {
+  return touchMark(dir, 'closeRequested');
+}
+
+/** Creates a mark, or keeps one there as it is (its mtime says when it was first made). */
+async function touchMark(dir: string, name: SessionFile): Promise<void> {
+  await (await open(sessionDir(dir)[name], 'a')).close();
 }
 
 /** When a human asked to close the agent now (ms since the epoch), or null when nobody did. */
