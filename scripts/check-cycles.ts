@@ -14,12 +14,16 @@ export const LAYERS: string[][] = [
   ['tags', 'process', 'runners'],
   ['files', 'dispatch'],
   ['sessions', 'watch', 'order'],
-  ['agents', 'notify'],
-  ['resume', 'worktrees', 'settings'],
+  ['agents', 'notify', 'transcript'],
+  // index: the daemon's live tag index of the watched files, fed by the daemon.
+  ['resume', 'worktrees', 'settings', 'index'],
   ['approve', 'daemon'],
   // `engine status` reports what the daemon and the approvals know: it reads both.
   ['status'],
-  ['init', 'actions'],
+  // control: the daemon's socket (its server serves the item table and status; its client is
+  // what the CLI and the board ask).
+  ['init', 'actions', 'control'],
+  ['board'],
   ['cli'],
 ];
 
