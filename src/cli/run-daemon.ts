@@ -32,7 +32,7 @@ import { ENGINE_MAIN, projectTablePath, readDispatchTable, shippedTableNote } fr
 import { projectRoot } from './project-root.js';
 import { printLine } from './output.js';
 import { waitReasonOf } from '../status/wait-reasons.js';
-import { waitText } from './wait-line.js';
+import { waitText } from '../status/wait-text.js';
 import { blockerText } from '../dispatch/depends-on.js';
 
 /**

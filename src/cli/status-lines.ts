@@ -6,9 +6,9 @@
 import type { PrintResult } from '../sessions/session-state.js';
 import type { ClaimItem, DoneItem, StatusReport, WaitingItem } from '../status/collect-status.js';
 import type { NeedsYou } from '../status/needs-you.js';
-import { agentStateText } from './agent-state-line.js';
+import { agentStateText } from '../status/agent-state-text.js';
 import { duration, relativeTime, shortPath, wrap } from './fit-width.js';
-import { waitText } from './wait-line.js';
+import { waitText } from '../status/wait-text.js';
 
 /** The waiting items listed; the rest are counted (`--json` lists them all). */
 export const WAITING_SHOWN = 20;

@@ -28,7 +28,7 @@ export type WaitReason =
 
 /**
  * The file's own wait, with its times as ISO. A new kind of wait of work-order is converted here
- * and worded in cli/wait-line.ts: the compiler names both.
+ * and worded in wait-text.ts: the compiler names both.
  */
 export function waitReasonOf(wait: Wait): WaitReason {
   switch (wait.kind) {

@@ -1,10 +1,10 @@
 /**
- * How `engine status` and `engine run --dry-run` say why a waiting item is not claimed yet
+ * How `engine status`, `engine run --dry-run` and the board say why a waiting item is not claimed yet
  * (status/wait-reasons.ts): the same words in both, times relative to `now`.
  */
 import { blockerText } from '../dispatch/depends-on.js';
-import type { WaitReason } from '../status/wait-reasons.js';
-import { relativeTime } from './fit-width.js';
+import type { WaitReason } from './wait-reasons.js';
+import { relativeTime } from './relative-time.js';
 
 export function waitText(wait: WaitReason, now: Date): string {
   const at = (iso: string) => relativeTime(iso, now);
