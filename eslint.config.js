@@ -13,6 +13,11 @@ export default tseslint.config(
     },
   },
   {
+    // The board's page runs in the browser (src/board/page/, served as it is: no build).
+    files: ['src/board/page/**/*.js'],
+    languageOptions: { globals: globals.browser, sourceType: 'script' },
+  },
+  {
     // Only the CLI prints; everything else returns values or throws typed errors.
     files: ['src/**/*.ts'],
     ignores: ['src/cli/**'],

@@ -6,6 +6,7 @@ import { EngineError } from '../errors.js';
 import { agentHookCommand } from './agent-hook.js';
 import { awaitTagCommand } from './await-tag.js';
 import { attachCommand } from './attach.js';
+import { boardCommand } from './board.js';
 import { initCommand } from './init.js';
 import { cancelCommand, closeCommand, retryCommand } from './item-commands.js';
 import { logsCommand } from './logs.js';
@@ -27,6 +28,7 @@ async function main(argv: string[]): Promise<number> {
       .command(awaitTagCommand)
       .command(runCommand as never)
       .command(statusCommand as never)
+      .command(boardCommand as never)
       .command(attachCommand as never)
       .command(logsCommand as never)
       .command(resumeCommand as never)

@@ -34,6 +34,7 @@ import { printLine } from './output.js';
 import { waitReasonOf } from '../status/wait-reasons.js';
 import { waitText } from '../status/wait-text.js';
 import { blockerText } from '../dispatch/depends-on.js';
+import { checkPort } from './board.js';
 
 /**
  * The flags: the invocation's own, and each setting's flag by its name in the settings table
@@ -47,12 +48,19 @@ export interface RunArgs extends Record<string, unknown> {
   'dry-run': boolean;
   'log-format': 'text' | 'json';
   verbose: boolean;
+  board: boolean;
+  'board-port': number;
+  'board-host': string;
+  'board-read-only': boolean;
 }
 
 type Args = RunArgs;
 
 export async function runDaemon(args: Args): Promise<void> {
   lastOfRepeated(args);
+  if (args.board && (args.once || args['dry-run']))
+    throw new EngineError('--board goes with a running daemon, not with --once or --dry-run');
+  if (args.board) checkPort(args['board-port'], '--board-port');
   const root = await projectRoot(args.root);
   const log = createLogger(args['log-format'], args.verbose);
   const resolved = await loadSettings(root, settingFlagValues(args), process.env);
@@ -227,6 +235,7 @@ async function runDaemonMode(
       'info',
       `monitoring ${options.monitor.join(',')} under ${options.paths.join(', ')} (root ${root})`,
     );
+    const board = args.board ? await startDaemonBoard(args, options, log) : null;
     // After start: counting the tree's directories competed with the first pass for the CPU.
     if (options.watch) warnOnWatchHeadroom(options.paths, options.watcher, log);
     await new Promise<void>((resolveStop) => {
@@ -235,10 +244,22 @@ async function runDaemonMode(
       process.once('SIGTERM', stop);
     });
     log('info', 'stopping: no new claims; running agents keep running');
+    await board?.close();
     await daemon.stop();
   } finally {
     await lock.release();
   }
+}
+
+/** `--board`: the board over the daemon's root and paths (the file source, as `engine board`). */
+async function startDaemonBoard(args: Args, options: DaemonOptions, log: LogFn) {
+  const flags = {
+    host: args['board-host'],
+    port: checkPort(args['board-port'], '--board-port'),
+    readOnly: args['board-read-only'],
+  };
+  const { startBoard } = await import('./start-board.js');
+  return startBoard(options.root, options.paths, flags, log);
 }
 
 /** The table in force at start, reloaded from `<root>/directives/TAGS.md` while the daemon runs. */

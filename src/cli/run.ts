@@ -3,6 +3,7 @@ import type { CommandModule } from 'yargs';
 import { EngineError } from '../errors.js';
 import { SETTING_NAMES, SETTINGS, settingFlag } from '../settings/setting-table.js';
 import { rootOption } from './arguments.js';
+import { DEFAULT_BOARD_PORT } from './board.js';
 import type { RunArgs as Args } from './run-daemon.js';
 
 export const runCommand: CommandModule<object, Args> = {
@@ -33,6 +34,26 @@ export const runCommand: CommandModule<object, Args> = {
         default: false,
         describe:
           'Print every waiting item in the order the daemon claims them, with what each still waits for; change nothing',
+      })
+      .option('board', {
+        type: 'boolean',
+        default: false,
+        describe: 'Serve the board (engine board) beside the daemon, on --board-port',
+      })
+      .option('board-port', {
+        type: 'number',
+        default: DEFAULT_BOARD_PORT,
+        describe: "The board's port on the loopback address; 0 picks a free one",
+      })
+      .option('board-host', {
+        type: 'string',
+        default: '127.0.0.1',
+        describe: "The board's loopback address: 127.0.0.1, ::1 or localhost; any other is refused",
+      })
+      .option('board-read-only', {
+        type: 'boolean',
+        default: false,
+        describe: 'The board shows, and serves no action',
       })
       .option('log-format', { choices: ['text', 'json'] as const, default: 'text' as const })
       .option('verbose', { type: 'boolean', default: false }) as never,

@@ -1,0 +1,91 @@
+/**
+ * Where the board's data comes from: the report `engine status --json` gives, and word of each
+ * change. The server takes a source, so a daemon's control socket can serve it as well as the
+ * files do. The file source reads the files (status/collect-status) and watches them (watch/),
+ * coalescing a burst of changes into one word, said within a second of the first.
+ */
+import { join } from 'node:path';
+import type { StatusReport } from '../status/collect-status.js';
+import { loadWatchBackend } from '../watch/load-watch-backend.js';
+import type { WatcherKind } from '../watch/watch-backend.js';
+import { WatchedRoots } from '../watch/watched-roots.js';
+
+export interface BoardSource {
+  /** The item table as it is now, as `engine status --json` reports it. */
+  report(): Promise<StatusReport>;
+  /** `onChange` is called when the report may have changed; returns the unsubscribe. */
+  subscribe(onChange: () => void): () => void;
+  close(): Promise<void>;
+}
+
+/** How long a burst of changes is gathered: quiet for QUIET_MS, or MAX_WAIT_MS at most. */
+export const QUIET_MS = 100;
+export const MAX_WAIT_MS = 500;
+
+/**
+ * Calls `fire` once per burst of `poke`s: after QUIET_MS without one, and at most MAX_WAIT_MS
+ * after the first (an agent's transcript grows all the time: the page must still update).
+ */
+export function coalesce(fire: () => void): { poke(): void; stop(): void } {
+  let first = 0;
+  let timer: NodeJS.Timeout | null = null;
+  const due = () => {
+    timer = null;
+    first = 0;
+    fire();
+  };
+  return {
+    poke() {
+      const now = Date.now();
+      if (first === 0) first = now;
+      if (timer) clearTimeout(timer);
+      timer = setTimeout(due, Math.max(0, Math.min(QUIET_MS, first + MAX_WAIT_MS - now)));
+    },
+    stop() {
+      if (timer) clearTimeout(timer);
+      timer = null;
+    },
+  };
+}
+
+export interface FileSourceOptions {
+  root: string;
+  /** The directories whose requests are read. */
+  paths: string[];
+  /** Collects the report (status/collect-status with the project's settings and table). */
+  collect: () => Promise<StatusReport>;
+  watcher: WatcherKind;
+  onError: (error: Error) => void;
+}
+
+/** The files as they are: each report read afresh; the watch says when to read again. */
+export async function fileBoardSource(options: FileSourceOptions): Promise<BoardSource> {
+  const listeners = new Set<() => void>();
+  const burst = coalesce(() => listeners.forEach((listener) => listener()));
+  const backend = await loadWatchBackend(options.watcher, (message) =>
+    options.onError(new Error(message)),
+  );
+  const { root } = options;
+  // The requests, and what the report reads besides: session records and agent states, the
+  // event log, the pause and the daemon lock (all under sessions/), and the dispatch table.
+  const roots = new WatchedRoots({
+    paths: [...new Set([...options.paths, join(root, 'sessions'), join(root, 'directives')])],
+    backend,
+    onChange: () => burst.poke(),
+    onError: options.onError,
+    onReopened: () => burst.poke(),
+  });
+  await roots.start();
+  return {
+    report: options.collect,
+    subscribe(onChange) {
+      listeners.add(onChange);
+      return () => listeners.delete(onChange);
+    },
+    async close() {
+      burst.stop();
+      listeners.clear();
+      await roots.close();
+    },
+  };
+}
