@@ -1,0 +1,85 @@
+/**
+ * `engine board` and `engine run --monitor-tags --board` as real processes: the URL with its token
+ * is printed once, on stdout, and the token is in no log line, no event and no file of the root.
+ */
+import { spawn } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CLI } from '../helpers/run-cli.js';
+import { read, useDaemonHarness, waitForReady, waitForTag } from '../helpers/daemon-harness.js';
+import { waitFor } from '../helpers/wait-for.js';
+
+const URL_LINE = /^Board: (http:\/\/127\.0\.0\.1:(\d+)\/#token=([\w-]+))$/m;
+
+/** Every file under `dir`, as text. */
+async function allText(dir: string): Promise<string> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  const texts = await Promise.all(
+    entries
+      .filter((e) => e.isFile())
+      .map((e) => readFile(join(e.parentPath, e.name), 'utf8').catch(() => '')),
+  );
+  return texts.join('\n');
+}
+
+async function post(url: URL, path: string, token: string): Promise<Response> {
+  return fetch(new URL(path, url), {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, Origin: url.origin },
+  });
+}
+
+describe('the board as a command', () => {
+  const h = useDaemonHarness();
+
+  it('engine board prints its URL once on stdout, and the token nowhere else', async () => {
+    await h.request('login.md', '# Login\n**Tags**: #needs-fix\n');
+    const child = spawn(process.execPath, [CLI, 'board', '--root', h.root, '--port', '0'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    h.children.track(child);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const [, url, , token] = await waitFor(() => URL_LINE.exec(stdout), {
+      message: () => `the board's URL; stderr: ${stderr}`,
+    });
+    const board = await fetch(new URL('/api/board', url), {
+      headers: { Authorization: `Bearer ${token}` },
+    });
+    expect(board.status).toBe(200);
+    const exited = new Promise((resolve) => child.on('exit', resolve));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(stdout.match(/token=/g)).toHaveLength(1);
+    expect(stderr).toContain('board listening on port');
+    expect(stderr).not.toContain(token);
+  });
+
+  it('engine run --board serves the board beside the daemon; its log and files hold no token', async () => {
+    const file = await h.request('login.md', '# Login\n**Tags**: #needs-fix\n');
+    const d = h.start(['--board', '--board-port', '0'], { TEST_AGENT_MODE: 'hold' });
+    let stderr = '';
+    d.child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    await waitForReady(d);
+    const [, url, , token] = await waitFor(() => URL_LINE.exec(d.output()), {
+      message: () => `the board's URL; output: ${d.output()}`,
+    });
+    const base = new URL(url as string);
+    const board = (await (
+      await fetch(new URL('/api/board', base), { headers: { Authorization: `Bearer ${token}` } })
+    ).json()) as { lanes: Array<{ cards: Array<{ id: string }> }> };
+    const id = board.lanes[0]?.cards[0]?.id as string;
+    expect((await post(base, `/api/items/${id}/approve`, token as string)).status).toBe(200);
+    // The daemon claims what the board approved.
+    await waitForTag(file, ['#claimed-fix']);
+    expect(await d.stop()).toBe(0);
+    expect(d.output().match(/token=/g)).toHaveLength(1);
+    expect(stderr).toContain('board listening on port');
+    expect(stderr).not.toContain(token);
+    expect(await allText(h.root)).not.toContain(token);
+    expect(await read(file)).toContain('#claimed-fix');
+  });
+});
