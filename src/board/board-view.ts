@@ -229,7 +229,7 @@ function staleCard(inputs: ViewInputs, claim: ClaimItem): Card {
 function runningCard(inputs: ViewInputs, claim: ClaimItem): Card {
   const c = withSession(inputs, card(inputs, claimTag(claim), 'running'), claim.session);
   const agent = agentStateText(claim.agentState, inputs.now);
-  c.why = agent === '' ? claim.liveness : agent;
+  c.why = agent === '' ? `agent: ${claim.liveness}` : agent;
   c.details = [
     claim.attempt === null ? '' : `attempt ${claim.attempt}`,
     claim.ageSeconds === null ? '' : `running for ${duration(claim.ageSeconds * 1000)}`,
