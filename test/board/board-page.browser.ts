@@ -133,6 +133,24 @@ describe('the board in chromium', () => {
     await expect
       .poll(() => card('needs-you', 'docs.md').locator('h3').textContent(), { timeout: 5000 })
       .toBe('Write the user guide');
+    // A title is text, never markup.
+    const markup = 'Write the <img src=x onerror="document.title=1"> guide';
+    await writeFile(h.file('docs.md'), `# ${markup}\n**Tags**: #needs-chores\n`);
+    await expect
+      .poll(() => card('needs-you', 'docs.md').locator('h3').textContent(), { timeout: 5000 })
+      .toBe(markup);
+    expect(await page.locator('.card img').count()).toBe(0);
+    const changedAt = Date.now();
+    await writeFile(h.file('docs.md'), '# Write the user guide\n**Tags**: #needs-chores\n');
+    await page.waitForFunction(
+      () =>
+        [...document.querySelectorAll('h3')].some((h) => h.textContent === 'Write the user guide'),
+      undefined,
+      { polling: 'raf', timeout: 5000 },
+    );
+    // Within a second of the change, with time to spare for a busy machine's test run.
+    console.log(`board page updated ${Date.now() - changedAt} ms after the change`);
+    expect(Date.now() - changedAt).toBeLessThan(1500);
     expect(reloaded).toBe(false);
   });
 

@@ -16,6 +16,7 @@ import type { Board } from '../../src/board/board-view.js';
 import { parseDispatchTable } from '../../src/dispatch/dispatch-table.js';
 import { judgeOptionsOf, loadSettings } from '../../src/settings/load-settings.js';
 import { collectStatus } from '../../src/status/collect-status.js';
+import { readPause, writePause } from '../../src/sessions/limit-pause.js';
 import { TEST_TAGS_MD } from '../helpers/daemon-harness.js';
 import { runCli } from '../helpers/run-cli.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -317,6 +318,38 @@ describe('the board server', () => {
     expect(cli.code).not.toBe(0);
     expect(cli.stderr).toMatch(/--host 0\.0\.0\.0: the board listens on loopback only/);
     expect(cli.stdout).toBe('');
+  });
+
+  it('says a port in use is in use, and a bad --port or --board-port is refused', async () => {
+    await start();
+    const taken = await runCli(['board', '--root', root, '--port', String(port)]);
+    expect(taken.code).toBe(1);
+    expect(taken.stderr).toContain(`port ${port} on 127.0.0.1 is in use`);
+    const bad = await runCli(['board', '--root', root, '--port', '70000']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('--port 70000: expected a port number');
+    const once = await runCli(['run', '--monitor-tags', '--root', root, '--board', '--once']);
+    expect(once.code).toBe(1);
+    expect(once.stderr).toContain('--board goes with a running daemon');
+  });
+
+  it('lifts the usage-limit pause as engine resume does', async () => {
+    const until = new Date(Date.now() + 3600_000).toISOString();
+    await writePause(root, { until, reason: 'usage limit', since: new Date().toISOString() });
+    await start();
+    const shown = await board();
+    expect(shown.paused).toMatch(/^usage limit; lifts in /);
+    expect(shown.resume).toBe('engine resume');
+    const answer = await send(port, {
+      method: 'POST',
+      path: '/api/resume',
+      headers: { ...auth(), ...origin() },
+    });
+    expect(JSON.parse(answer.body)).toEqual({
+      ok: true,
+      message: `Lifted the pause until ${until} (usage limit).`,
+    });
+    expect(await readPause(root)).toBeNull();
   });
 
   it('says "changed" on its stream within a second of a change to a file', async () => {
