@@ -230,25 +230,34 @@ async function runDaemonMode(
       await daemon.stop();
       return;
     }
-    await daemon.start();
-    log(
-      'info',
-      `monitoring ${options.monitor.join(',')} under ${options.paths.join(', ')} (root ${root})`,
-    );
+    // Before the daemon starts: a board that cannot listen stops the start before any claim.
     const board = args.board ? await startDaemonBoard(args, options, log) : null;
-    // After start: counting the tree's directories competed with the first pass for the CPU.
-    if (options.watch) warnOnWatchHeadroom(options.paths, options.watcher, log);
-    await new Promise<void>((resolveStop) => {
-      const stop = () => resolveStop();
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
-    });
-    log('info', 'stopping: no new claims; running agents keep running');
-    await board?.close();
-    await daemon.stop();
+    try {
+      await runUntilSignal(daemon, options, log);
+    } finally {
+      await board?.close();
+    }
   } finally {
     await lock.release();
   }
+}
+
+/** The daemon, from its start until SIGINT or SIGTERM. */
+async function runUntilSignal(daemon: Daemon, options: DaemonOptions, log: LogFn): Promise<void> {
+  await daemon.start();
+  log(
+    'info',
+    `monitoring ${options.monitor.join(',')} under ${options.paths.join(', ')} (root ${options.root})`,
+  );
+  // After start: counting the tree's directories competed with the first pass for the CPU.
+  if (options.watch) warnOnWatchHeadroom(options.paths, options.watcher, log);
+  await new Promise<void>((resolveStop) => {
+    const stop = () => resolveStop();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  log('info', 'stopping: no new claims; running agents keep running');
+  await daemon.stop();
 }
 
 /** `--board`: the board over the daemon's root and paths (the file source, as `engine board`). */

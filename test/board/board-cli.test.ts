@@ -58,6 +58,22 @@ describe('the board as a command', () => {
     expect(stderr).not.toContain(token);
   });
 
+  it('engine run --board whose port is taken exits 1 before the daemon claims anything', async () => {
+    const file = await h.request('fix.md', '# Fix\n**Tags**: #delegated-fix\n');
+    const board = spawn(process.execPath, [CLI, 'board', '--root', h.root, '--port', '0'], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    h.children.track(board);
+    let stdout = '';
+    board.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    const [, , port] = await waitFor(() => URL_LINE.exec(stdout));
+    const d = h.start(['--board', '--board-port', port as string]);
+    expect(await d.exited).toBe(1);
+    expect(d.output()).toContain(`port ${port} on 127.0.0.1 is in use`);
+    expect(await read(file)).toContain('#delegated-fix');
+    expect(h.agents()).toEqual([]);
+  });
+
   it('engine run --board serves the board beside the daemon; its log and files hold no token', async () => {
     const file = await h.request('login.md', '# Login\n**Tags**: #needs-fix\n');
     const d = h.start(['--board', '--board-port', '0'], { TEST_AGENT_MODE: 'hold' });
