@@ -8,6 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { relative } from 'node:path';
 import type { Duplex } from 'node:stream';
 import type { ActionContext } from '../actions/action-context.js';
 import type { LogFn } from '../daemon/daemon-context.js';
@@ -193,21 +194,28 @@ async function write(
     return refuse(res, 403, "A write must come from the board's own page (its Origin)");
   if (!hasToken(req.headers.authorization, state.token))
     return refuse(res, 401, 'The board token is missing or wrong: open the URL engine printed');
-  const answer = await actionOf(state, path);
-  if (answer === null) return refuse(res, 404, 'No such item or action');
+  const acted = await actionOf(state, path);
+  if (acted === null) return refuse(res, 404, 'No such item or action');
+  const { what, answer } = acted;
+  // What a human did through the board, for the log.
+  state.options.log('info', `board: ${what}: ${answer.ok ? '' : 'not done: '}${answer.message}`);
   sendJson(res, answer.ok ? 200 : 409, answer);
 }
 
 /** `/api/resume`, or `/api/items/<id>/<action>` on an item of the board's table; else null. */
-async function actionOf(state: ServerState, path: string): Promise<ActionAnswer | null> {
+async function actionOf(
+  state: ServerState,
+  path: string,
+): Promise<{ what: string; answer: ActionAnswer } | null> {
   const { actions, root } = state.options;
-  if (path === '/api/resume') return resumeQueue(root);
+  if (path === '/api/resume') return { what: 'resume', answer: await resumeQueue(root) };
   const match = /^\/api\/items\/([^/]+)\/([^/]+)$/.exec(path);
   if (match === null) return null;
   const [, id, action] = match as unknown as [string, string, string];
   const item = state.ids.itemOf(id);
   if (item === null || !ACTIONS.includes(action as ActionName)) return null;
-  return runAction(actions, item, action as ActionName);
+  const what = `${action} ${relative(root, item.file)} #${item.noun}`;
+  return { what, answer: await runAction(actions, item, action as ActionName) };
 }
 
 /** The stream: a `changed` event whenever the source says so, then the page fetches the board. */

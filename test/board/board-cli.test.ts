@@ -94,6 +94,7 @@ describe('the board as a command', () => {
     expect(await d.stop()).toBe(0);
     expect(d.output().match(/token=/g)).toHaveLength(1);
     expect(stderr).toContain('board listening on port');
+    expect(stderr).toContain('board: approve sessions/login.md #fix: #needs-fix -> #delegated-fix');
     expect(stderr).not.toContain(token);
     expect(await allText(h.root)).not.toContain(token);
     expect(await read(file)).toContain('#claimed-fix');
