@@ -89,6 +89,26 @@ describe('the board in chromium', () => {
     await expect.poll(() => card('needs-you', 'login.md').textContent()).toContain('P1');
   });
 
+  it('reads nothing without the token, or with a wrong one', async () => {
+    const other = await context.newPage();
+    try {
+      const origin = new URL(url).origin;
+      await other.goto(`${origin}/`);
+      await expect
+        .poll(() => other.locator('#connection').textContent())
+        .toMatch(/^No token: open the URL engine printed/);
+      // Another document: a change of fragment alone does not load the page again.
+      await other.goto('about:blank');
+      await other.goto(`${origin}/#token=${'A'.repeat(43)}`);
+      await expect
+        .poll(() => other.locator('#connection').textContent())
+        .toMatch(/token is missing or wrong/);
+      expect(await other.locator('.card').count()).toBe(0);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('approves a #needs-X card: the file changes and the card moves to Running', async () => {
     const login = card('needs-you', 'login.md');
     await expect

@@ -161,6 +161,8 @@ async function listen() {
   for (;;) {
     try {
       const res = await api('/api/events');
+      // A board started again has a new token: this page's will never work again.
+      if (res.status === 401) return setConnection((await res.json()).message);
       if (!res.ok) throw new Error((await res.json()).message);
       setConnection('Live: updates as the files change.');
       await load();
