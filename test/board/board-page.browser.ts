@@ -3,12 +3,13 @@
  * `engine run --monitor-tags --board` with the test agent (held until released). Approve a
  * `#needs-X` card and see the file change and the card move; an agent waiting for input shows in
  * Needs you with its question; a change made in a file shows without a reload; cancel and retry;
- * a 375 px window. Saves the screenshot docs/board.png.
+ * a 375 px window. Saves a screenshot: to $BOARD_SCREENSHOT when set (README's docs/board.png is
+ * taken with BOARD_SCREENSHOT=docs/board.png npm run test:board), else into the test's own
+ * temporary directory, so a run leaves the clone as it was.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -22,7 +23,6 @@ import {
 import { waitFor } from '../helpers/wait-for.js';
 
 const CHROMIUM = process.env.ENGINE_TEST_CHROMIUM ?? '/usr/bin/chromium';
-const SCREENSHOT = fileURLToPath(new URL('../../docs/board.png', import.meta.url));
 const URL_LINE = /^Board: (http:\/\/127\.0\.0\.1:\d+\/#token=[\w-]+)$/m;
 
 let h: DaemonHarness;
@@ -194,7 +194,10 @@ describe('the board in chromium', () => {
     await release(await sessionOf('readme.md'));
     await card('done', 'readme.md').waitFor();
     await card('waiting', 'deploy.md').waitFor();
-    await page.screenshot({ path: SCREENSHOT, fullPage: true });
+    await page.screenshot({
+      path: process.env.BOARD_SCREENSHOT ?? join(h.root, 'board.png'),
+      fullPage: true,
+    });
     await page.setViewportSize({ width: 375, height: 800 });
     const width = await page.locator('html').evaluate((html) => html.scrollWidth);
     expect(width).toBeLessThanOrEqual(375);
