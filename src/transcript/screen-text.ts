@@ -5,8 +5,9 @@
  * agent's queries (device attributes, cursor position) go nowhere.
  *
  * The text comes out in order, as it settles: a row once it scrolls off the top of the screen into
- * the history; an alternate screen (a full-screen program) as it was when the program left it;
- * and at the end, the screen as it is (the main screen, then the alternate one if still shown).
+ * the history; the main screen's rows above the cursor when an alternate screen (a full-screen
+ * program) is entered, and that screen as it was when the program left it; and at the end, the
+ * screen as it is (the main screen, then the alternate one if still shown).
  * Rows are the terminal's rows: a line longer than the terminal is the rows it wrapped into. A row
  * redrawn in place while on screen is seen only as it was last drawn.
  */
@@ -15,8 +16,8 @@ import xterm, { type IBuffer, type Terminal } from '@xterm/headless';
 import { AGENT_TERMINAL } from '../runners/runner.js';
 
 /**
- * The most bytes given to the emulator at once. Each scroll takes a byte at least, so with this
- * much history no row leaves the history before it is taken.
+ * The bytes parsed before the rows that settled are taken. Each scroll takes a byte at least, so
+ * with this much history no row leaves the history before it is taken.
  */
 const PIECE_BYTES = 4096;
 
@@ -41,6 +42,7 @@ export class ScreenText {
       cols: size.cols,
       rows: size.rows,
       scrollback: PIECE_BYTES,
+      // The parser hooks below are a proposed API of xterm.js.
       allowProposedApi: true,
     });
     const parser = this.terminal.parser;
@@ -73,17 +75,23 @@ export class ScreenText {
   }
 
   /** Feeds the next bytes; resolves to the rows that settled (left the screen) meanwhile. */
-  async write(bytes: Uint8Array): Promise<string[]> {
+  write(bytes: Uint8Array): Promise<string[]> {
     const out: string[] = [];
-    for (let start = 0; start < bytes.length; start += PIECE_BYTES) {
-      const piece = bytes.subarray(start, start + PIECE_BYTES);
-      await new Promise<void>((resolve) => this.terminal.write(piece, resolve));
-      this.takeHistory();
-      out.push(...this.settled);
-      this.settled = [];
-      this.dropHistory();
-    }
-    return out;
+    // Given at once, each piece settled as soon as it is parsed: awaiting each piece would cost
+    // the emulator's pause between two writes, each time.
+    return new Promise((resolve) => {
+      if (bytes.length === 0) resolve(out);
+      for (let start = 0; start < bytes.length; start += PIECE_BYTES) {
+        const last = start + PIECE_BYTES >= bytes.length;
+        this.terminal.write(bytes.subarray(start, start + PIECE_BYTES), () => {
+          this.takeHistory();
+          out.push(...this.settled);
+          this.settled = [];
+          this.dropHistory();
+          if (last) resolve(out);
+        });
+      }
+    });
   }
 
   /** What the screen shows now: the main screen, then the alternate one when it is shown. */
