@@ -7,7 +7,7 @@ import { readTextFile } from '../files/read-text-file.js';
 import { agentLogChunks } from '../sessions/agent-log.js';
 import { lastPriorSessionOf, sessionReferenceOf } from '../tags/lifecycle-edits.js';
 import { scanTags } from '../tags/scan-tags.js';
-import { transcriptKind, transcriptText } from '../transcript/transcript-text.js';
+import { transcriptLines } from '../transcript/transcript-text.js';
 import { printBytes } from './output.js';
 import { projectRoot } from './project-root.js';
 import { namedSessionDir } from './request-session.js';
@@ -26,10 +26,8 @@ export async function showLogs(args: {
     for await (const chunk of chunks) await printBytes(chunk);
     return;
   }
-  // The same text whether followed or not: lines as they settle, then the rest.
-  const text = transcriptText(await transcriptKind(dir));
-  for await (const chunk of chunks) await printLines(await text.write(chunk));
-  await printLines(text.end());
+  // The same text whether followed or not.
+  for await (const lines of transcriptLines(dir, chunks)) await printLines(lines);
 }
 
 async function printLines(lines: string[]): Promise<void> {

@@ -12,7 +12,7 @@ import { ScreenText } from './screen-text.js';
 export type TranscriptKind = 'conversation' | 'screen';
 
 /** A renderer: bytes in as they come, text lines out as they settle, the rest at the end. */
-export interface TranscriptText {
+interface TranscriptText {
   write(bytes: Uint8Array): Promise<string[]>;
   end(): string[];
 }
@@ -25,18 +25,35 @@ const TAIL_BYTES = 1024 * 1024;
  * `agent` into .state.json at launch). A record without one (written before it existed), or
  * none at all, is read as a screen: any terminal output reads as text that way.
  */
-export async function transcriptKind(dir: string): Promise<TranscriptKind> {
+async function transcriptKind(dir: string): Promise<TranscriptKind> {
   const read = await readStateRecord(dir);
   return 'state' in read && read.state.agent === 'claude-print' ? 'conversation' : 'screen';
 }
 
-export function transcriptText(kind: TranscriptKind): TranscriptText {
+function transcriptText(kind: TranscriptKind): TranscriptText {
   if (kind === 'screen') return new ScreenText();
   const conversation = new Conversation();
   return {
     write: (bytes) => Promise.resolve(conversation.write(bytes)),
     end: () => conversation.end(),
   };
+}
+
+/**
+ * The text of a transcript read piece by piece (followed, maybe): its lines as they settle, then
+ * the rest. The kind is read with the first piece: the daemon records a session before its agent
+ * starts, so a transcript followed from its claim has its record by then.
+ */
+export async function* transcriptLines(
+  dir: string,
+  pieces: AsyncIterable<Uint8Array>,
+): AsyncGenerator<string[]> {
+  let text: TranscriptText | null = null;
+  for await (const piece of pieces) {
+    text ??= transcriptText(await transcriptKind(dir));
+    yield await text.write(piece);
+  }
+  if (text !== null) yield text.end();
 }
 
 /** The text of `bytes`, whole. */

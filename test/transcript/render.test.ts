@@ -8,7 +8,11 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Conversation } from '../../src/transcript/conversation.js';
 import { ScreenText } from '../../src/transcript/screen-text.js';
-import { renderTranscript, transcriptTail } from '../../src/transcript/transcript-text.js';
+import {
+  renderTranscript,
+  transcriptLines,
+  transcriptTail,
+} from '../../src/transcript/transcript-text.js';
 import { craftedState } from '../helpers/crafted-state.js';
 import { HOSTILE_LOG, PRINT_LOG, PRINT_TEXT } from '../helpers/transcripts.js';
 import { makeTempDir, type TempDir } from '../cli/fixtures.js';
@@ -159,6 +163,20 @@ describe('transcriptTail', () => {
       'plain',
       'text',
     ]);
+  });
+
+  it('transcriptLines reads the kind with the first piece: a followed session recorded after the follow began', async () => {
+    const dir = t.path('sessions/2026_11_22_080000_FIX_r_later');
+    await mkdir(dir, { recursive: true });
+    async function* pieces(): AsyncGenerator<Uint8Array> {
+      const state = craftedState(t.dir, t.path('R.md'), dir, { agent: 'claude-print' });
+      await writeFile(join(dir, '.state.json'), JSON.stringify(state));
+      yield PRINT_LOG.subarray(0, 5000);
+      yield PRINT_LOG.subarray(5000);
+    }
+    const lines: string[] = [];
+    for await (const settled of transcriptLines(dir, pieces())) lines.push(...settled);
+    expect(lines).toEqual(PRINT_TEXT);
   });
 
   it('is empty before the agent wrote anything', async () => {
