@@ -132,6 +132,10 @@ describe('engine logs in a terminal (tmux)', () => {
     await tmux(socket, 'send-keys', '-t', 'logs', '-l', `${command}; touch ${shellQuote(done)}`);
     await tmux(socket, 'send-keys', '-t', 'logs', 'Enter');
     await waitFor(() => existsSync(done), { message: 'engine logs to end in the pane' });
+    const lastLine = async () =>
+      (await tmux(socket, 'capture-pane', '-p', '-t', 'logs')).trimEnd().split('\n').at(-1);
+    // (after what the terminal typed, if anything: its answers are echoed before the prompt)
+    await waitFor(async () => (await lastLine())?.endsWith('$'), { message: 'the next prompt' });
     // Whatever the terminal answered the transcript's queries with is typed before this.
     await tmux(socket, 'send-keys', '-t', 'logs', '-l', 'echo typed-here');
     await tmux(socket, 'send-keys', '-t', 'logs', 'Enter');
