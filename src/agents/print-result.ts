@@ -6,7 +6,7 @@
  * The result's shape is what `.state.json` records (sessions/session-state.ts).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { readAgentLogTail } from '../sessions/agent-log.js';
+import { readAgentLogTail, withoutControlSequences } from '../sessions/agent-log.js';
 import type { PrintResult, SessionState } from '../sessions/session-state.js';
 
 /** The last result line of `log`, or null when it has none. */
@@ -15,7 +15,7 @@ export function parsePrintResult(log: string): PrintResult | null {
   // (ESC [ ... ) may share a line. JSON escapes ESC inside strings, so a raw one is never data.
   const lines = log.split('\n');
   for (let i = lines.length - 1; i >= 0; i--) {
-    const line = lines[i]!.replace(CONTROL_SEQUENCE, '').trim();
+    const line = withoutControlSequences(lines[i]!).trim();
     if (!line.startsWith('{') || !line.includes('"result"')) continue;
     let value: unknown;
     try {
@@ -65,9 +65,6 @@ export async function exitResult(
     await sleep(pollMs);
   }
 }
-
-// eslint-disable-next-line no-control-regex -- the terminal's escape sequences are what it removes
-const CONTROL_SEQUENCE = /\u001b\[[0-9;?]*[ -/]*[@-~]/g;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -5,12 +5,13 @@ interface Args {
   target: string;
   root?: string;
   follow: boolean;
+  raw: boolean;
 }
 
 export const logsCommand: CommandModule<object, Args> = {
   command: 'logs <target>',
   describe:
-    "Print an agent's transcript (agent.log): of a request file's latest attempt, or of a session directory",
+    "Print an agent's transcript (agent.log) as text: what an interactive agent's screen showed, or a claude-print run's conversation; of a request file's latest attempt, or of a session directory",
   builder: (yargs) =>
     yargs
       .positional('target', {
@@ -29,7 +30,14 @@ export const logsCommand: CommandModule<object, Args> = {
         alias: 'f',
         type: 'boolean',
         default: false,
-        describe: 'Keep printing what the agent writes until its session ends',
+        describe:
+          "Keep printing until the session ends: a screen's rows as they scroll off, and the last screen at the end",
+      })
+      .option('raw', {
+        type: 'boolean',
+        default: false,
+        describe:
+          'Print the transcript byte for byte, as recorded (escape sequences included: they act on a terminal)',
       }) as never,
   // Loaded on use: the other commands do not pay for the session modules.
   handler: async (args) => (await import('./show-logs.js')).showLogs(args),

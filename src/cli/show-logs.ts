@@ -7,6 +7,7 @@ import { readTextFile } from '../files/read-text-file.js';
 import { agentLogChunks } from '../sessions/agent-log.js';
 import { lastPriorSessionOf, sessionReferenceOf } from '../tags/lifecycle-edits.js';
 import { scanTags } from '../tags/scan-tags.js';
+import { transcriptLines } from '../transcript/transcript-text.js';
 import { printBytes } from './output.js';
 import { projectRoot } from './project-root.js';
 import { namedSessionDir } from './request-session.js';
@@ -15,12 +16,22 @@ export async function showLogs(args: {
   target: string;
   root?: string;
   follow: boolean;
+  raw: boolean;
 }): Promise<void> {
   const { dir, root } = await sessionDirOf(args.target, args.root);
   // A followed session ends when the daemon would judge it ended: by the project's settings.
   const judge = await projectJudgeOptions(root, process.env);
   const chunks = agentLogChunks(dir, { follow: args.follow, judge });
-  for await (const chunk of chunks) await printBytes(chunk);
+  if (args.raw) {
+    for await (const chunk of chunks) await printBytes(chunk);
+    return;
+  }
+  // The same text whether followed or not.
+  for await (const lines of transcriptLines(dir, chunks)) await printLines(lines);
+}
+
+async function printLines(lines: string[]): Promise<void> {
+  if (lines.length > 0) await printBytes(Buffer.from(lines.map((line) => `${line}\n`).join('')));
 }
 
 /**

@@ -18,6 +18,7 @@ import type { WriteStream } from 'node:fs';
 import { finished } from 'node:stream';
 import { EngineError } from '../errors.js';
 import {
+  AGENT_TERMINAL,
   agentEnv,
   checkLaunch,
   sanitizeWindowName,
@@ -121,8 +122,8 @@ export class PtyRunner implements Runner {
     try {
       child = pty.spawn(program, args, {
         name: 'xterm-256color',
-        cols: 200,
-        rows: 50,
+        cols: AGENT_TERMINAL.cols,
+        rows: AGENT_TERMINAL.rows,
         cwd: checked.cwd,
         env,
       });

@@ -46,6 +46,12 @@ export type TerminalInput = { key: 'C-c'; repeat?: number };
  */
 export const TYPING_PAUSE_MS = 300;
 
+/**
+ * The size of an agent's terminal as a runner makes it (a tmux window is resized while a human
+ * attaches): `engine logs` renders the transcript at this size (src/transcript/).
+ */
+export const AGENT_TERMINAL = { cols: 200, rows: 50 } as const;
+
 export interface Runner {
   readonly kind: 'tmux' | 'pty';
   launch(spec: AgentLaunch): Promise<LaunchedAgent>;

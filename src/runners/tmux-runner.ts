@@ -37,6 +37,7 @@ import { EngineError, isErrnoException } from '../errors.js';
 import { envLoaderArgv, writeEnvFile } from './env-file.js';
 import {
   DROPPED_ENV_KEYS,
+  AGENT_TERMINAL,
   agentEnv,
   checkLaunch,
   sanitizeWindowName,
@@ -273,9 +274,9 @@ export class TmuxRunner implements Runner {
         '-s',
         this.session,
         '-x',
-        '200',
+        String(AGENT_TERMINAL.cols),
         '-y',
-        '50',
+        String(AGENT_TERMINAL.rows),
       );
     } catch (error) {
       // Someone else created it between our two calls: it exists, which is all we need.

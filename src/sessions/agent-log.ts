@@ -107,6 +107,35 @@ export async function sessionEnded(dir: string, options: JudgeOptions): Promise<
   return !judgeSession(read.state, records, now, options, systemProbe).alive;
 }
 
+/**
+ * The last `maxBytes` of a session's agent.log, from the start of a line when cut; null when it
+ * has none.
+ */
+export async function agentLogEnd(dir: string, maxBytes: number): Promise<Buffer | null> {
+  const path = sessionDir(dir).agentLog;
+  const size = await stat(path).then(
+    (info) => info.size,
+    () => null,
+  );
+  if (size === null) return null;
+  const start = Math.max(0, size - maxBytes);
+  const chunk = await readFrom(path, start, size - start);
+  if (chunk === null || start === 0) return chunk;
+  return chunk.subarray(chunk.indexOf(0x0a) + 1);
+}
+
+/**
+ * A line of a transcript without the terminal's control sequences (ESC [ ...) a program's
+ * output carries through its terminal; JSON escapes ESC inside strings, so a raw one is never
+ * data.
+ */
+export function withoutControlSequences(line: string): string {
+  return line.replace(CONTROL_SEQUENCE, '');
+}
+
+// eslint-disable-next-line no-control-regex -- the terminal's escape sequences are what it removes
+const CONTROL_SEQUENCE = /\u001b\[[0-9;?]*[ -/]*[@-~]/g;
+
 /** The end of a session's agent.log as text; null when unreadable. */
 export async function agentLogTail(dir: string): Promise<string | null> {
   return (await readAgentLogTail(dir))?.text ?? null;

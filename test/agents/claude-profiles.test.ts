@@ -97,13 +97,17 @@ describe('the claude and claude-print profiles', () => {
 
       const logs = await waitFor(
         async () => {
-          const result = await runCli(['logs', file, '--root', h.root]);
+          const result = await runCli(['logs', '--raw', file, '--root', h.root]);
           return result.stdout.includes('fake claude: done') && result;
         },
         { message: 'engine logs to print the whole transcript' },
       );
       expect(logs.code).toBe(0);
       expect(logs.stdout.startsWith(`${FIRST_LINE}\r\n`)).toBe(true);
+      // As text: a line that is not stream-json is shown as it is, in either profile.
+      const text = await runCli(['logs', file, '--root', h.root]);
+      expect(text.stdout.startsWith(`${FIRST_LINE}\n`)).toBe(true);
+      expect(text.stdout).toContain('fake claude: done\n');
     },
   );
 
@@ -202,6 +206,6 @@ describe('the claude and claude-print profiles', () => {
       const result = await runCli(['logs', file, '--root', h.root]);
       return result.stdout.includes('prior=') && result;
     });
-    expect(logs.stdout).toBe(`run ${String(state.agentSessionId)} prior=${String(firstId)}\r\n`);
+    expect(logs.stdout).toBe(`run ${String(state.agentSessionId)} prior=${String(firstId)}\n`);
   });
 });

@@ -140,18 +140,23 @@ it('interactive claude marks the item done, stays open for --close-after-done, t
   const followUp = claude.api.messages()[1];
   expect(lastUserContent(followUp!).find((b) => b.type === 'tool_result')?.is_error).not.toBe(true);
 
-  // The transcript stays.
+  // The transcript stays: byte for byte with --raw, where the tool call's arguments show (split
+  // by cursor moves, depending on the screen); as text, the screen as it was last shown (the UI
+  // folds the call into "Ran 1 shell command"), the answer and the resume hint written at exit.
+  const raw = await runCli(['logs', '--raw', file, '--root', h.root]);
+  expect(raw.code, raw.stderr).toBe(0);
+  expect(readFileSync(join(dir, 'agent.log'), 'utf8')).toBe(raw.stdout);
+  const esc = '\u001b';
+  expect(raw.stdout.replace(new RegExp(`${esc}\\[[0-9;?<>=]*[ -/]*[@-~]`, 'g'), ' ')).toContain(
+    `'#done-fix'`,
+  );
   const logs = await runCli(['logs', file, '--root', h.root]);
   expect(logs.code, logs.stderr).toBe(0);
-  // A full-screen program's bytes: cursor moves split its lines and words (how, depends on the
-  // screen), but the tool call's arguments show in it, and the resume hint at exit is written whole.
-  const esc = '\u001b';
-  const text = logs.stdout.replace(new RegExp(`${esc}\\[[0-9;?<>=]*[ -/]*[@-~]`, 'g'), ' ');
-  expect(text).toContain(`'#done-fix'`);
-  expect(text).toMatch(
-    new RegExp(`claude (--settings \\S+ )?--resume ${exited.agentSessionId as string}`),
+  expect(logs.stdout).not.toContain(esc);
+  expect(logs.stdout).toContain('\n● Marked it done.\n');
+  expect(logs.stdout).toMatch(
+    new RegExp(`\nclaude (--settings \\S+ )?--resume ${exited.agentSessionId as string}\n`),
   );
-  expect(readFileSync(join(dir, 'agent.log'), 'utf8')).toBe(logs.stdout);
   expect(claude.api.unscripted).toEqual([]);
 });
 

@@ -57,13 +57,22 @@ it('claude-print marks the item done; records its session id, transcript and res
   expect(typeof result.costUsd).toBe('number');
   expect(typeof result.durationMs).toBe('number');
 
-  const logs = await runCli(['logs', file, '--root', h.root]);
+  const logs = await runCli(['logs', '--raw', file, '--root', h.root]);
   expect(logs.code, logs.stderr).toBe(0);
   // The terminal's bytes: \r\n line ends and the CLI's cursor controls around the JSON lines.
   const json = logs.stdout.split(/\r?\n/).filter((l) => l.startsWith('{'));
   const lines = parseStream(json.join('\n'));
   expect(lines[0]).toMatchObject({ type: 'system', subtype: 'init', session_id: sessionId });
   expect(lines.at(-1)).toMatchObject({ type: 'result', result: 'Marked it done.' });
+  // As text: the conversation.
+  const conversation = await runCli(['logs', file, '--root', h.root]);
+  expect(conversation.stdout.split('\n').slice(1)).toEqual([
+    '● Bash(engine tag swap "$ENGINE_REQUEST_FILE" "#claimed-$ENGINE_NOUN" "#done-$ENGINE_NOUN")',
+    expect.stringMatching(/^ {2}⎿/),
+    '● Marked it done.',
+    expect.stringMatching(/^Result: success \(completed\), 2 turns, \$\d+\.\d{4}, \d+\.\d s$/),
+    '',
+  ]);
 
   const status = await runCli(['status', '--root', h.root, '--json']);
   const report = JSON.parse(status.stdout) as { done: { session?: string; result: unknown }[] };
