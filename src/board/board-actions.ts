@@ -4,16 +4,13 @@
  * resume`). Each reads the file again and writes through the same compare-and-swap as the CLI,
  * so a card older than the file changes nothing; the answer says what was done, or why not.
  */
-import { approvalItemsIn } from '../approve/approval-items.js';
 import { applyItemAction } from '../approve/approve-edits.js';
 import type { ActionContext } from '../actions/action-context.js';
 import { cancelItem } from '../actions/cancel-item.js';
 import { closeItem } from '../actions/close-item.js';
 import { retryItem } from '../actions/retry-item.js';
 import { messageOf } from '../errors.js';
-import { readRequestFile } from '../files/read-text-file.js';
 import { removePause } from '../sessions/limit-pause.js';
-import { scanTags } from '../tags/scan-tags.js';
 import type { ActionName } from './board-view.js';
 import type { ItemRef } from './item-ids.js';
 
@@ -36,11 +33,12 @@ export async function runAction(
   }
 }
 
-async function act(ctx: ActionContext, { file, noun }: ItemRef, action: ActionName) {
+async function act(ctx: ActionContext, item: ItemRef, action: ActionName) {
+  const { file, noun } = item;
   switch (action) {
     case 'approve':
     case 'next':
-      return approve(file, noun, action);
+      return approve(item, action);
     case 'cancel': {
       const done = await cancelItem(ctx, file, noun);
       const how =
@@ -58,19 +56,16 @@ async function act(ctx: ActionContext, { file, noun }: ItemRef, action: ActionNa
   }
 }
 
-/** The item's `#needs-X` as the file carries it now (the Tags line first), swapped in one write. */
-async function approve(file: string, noun: string, action: 'approve' | 'next'): Promise<string> {
-  const read = readRequestFile(file);
-  if (read.kind !== 'text') throw new Error(`${file} cannot be read now (${read.kind})`);
-  const { text } = read.file;
-  const items = approvalItemsIn(file, text, scanTags(text).occurrences).filter(
-    (i) => i.noun === noun,
-  );
-  const item = items.find((i) => i.place !== 'prose') ?? items[0];
-  if (item === undefined) throw new Error(`${file} carries no #needs-${noun} now: nothing changed`);
-  const line = item.place === 'prose' ? item.line : undefined;
-  const done = await applyItemAction({ path: file, tag: item.tag, noun, line }, action);
-  return `${item.tag} -> ${String(done.newTag)}`;
+/**
+ * The card's own `#needs-X`, where the card saw it (its line when inline), swapped in one write:
+ * never another occurrence. Gone from there, the compare-and-swap refuses and nothing changes.
+ */
+async function approve(item: ItemRef, action: 'approve' | 'next'): Promise<string> {
+  const { file, noun, approval } = item;
+  if (approval === null) throw new Error(`this card has no #needs-${noun} to approve`);
+  const line = approval.line ?? undefined;
+  const done = await applyItemAction({ path: file, tag: approval.tag, noun, line }, action);
+  return `${approval.tag} -> ${String(done.newTag)}`;
 }
 
 /** `engine resume`: lifts the usage-limit pause. */

@@ -59,6 +59,12 @@ const HEADERS = {
 /** A comment line on the stream this often, so a proxy or the browser keeps it open. */
 const KEEPALIVE_MS = 20_000;
 
+/**
+ * The board computed is served to every tab until the next change, and at most this long, so
+ * that its relative times and waits stay true for the page's own periodic fetch.
+ */
+const VIEW_MAX_AGE_MS = 5000;
+
 export async function startBoardServer(options: BoardServerOptions): Promise<BoardServer> {
   const address = bindAddress(options.host);
   if (address === null)
@@ -72,15 +78,20 @@ export async function startBoardServer(options: BoardServerOptions): Promise<Boa
     port: 0,
     ids: new ItemIds(),
     page: await loadPageFiles(),
-    streams: new Set(),
+    streams: new Map(),
+    views: 0,
+    view: null,
+    offered: { seq: 0, byId: new Map() },
   };
   const server = createServer((req, res) => void handle(state, req, res));
   server.on('upgrade', (req: IncomingMessage, socket: Duplex) => refuseUpgrade(state, req, socket));
   state.port = await listen(server, address, options.port);
+  // One subscription for all tabs: a change drops the board computed, then each tab is told.
+  const unsubscribe = options.source.subscribe(() => changed(state));
   return {
     url: `${originOf(address, state.port)}/#token=${token}`,
     port: state.port,
-    close: () => closeServer(server, state),
+    close: () => closeServer(server, state, unsubscribe),
   };
 }
 
@@ -90,7 +101,23 @@ interface ServerState {
   port: number;
   ids: ItemIds;
   page: ReadonlyMap<string, PageFile>;
-  streams: Set<ServerResponse>;
+  /** The open event streams, each with what stops its keepalive. */
+  streams: Map<ServerResponse, () => void>;
+  /** The board last computed, shared by every tab until the next change. */
+  view: View | null;
+  /** How many boards were computed: the seq of the next is one more. */
+  views: number;
+  /**
+   * The actions the cards of each id offered in the latest board computed that a tab was given
+   * (a board begun later wins over one that ends later): the only actions served.
+   */
+  offered: { seq: number; byId: Map<string, ReadonlySet<string>> };
+}
+
+interface View {
+  seq: number;
+  at: number;
+  board: Promise<Board>;
 }
 
 function listen(server: Server, address: string, port: number): Promise<number> {
@@ -111,8 +138,17 @@ function listen(server: Server, address: string, port: number): Promise<number> 
   });
 }
 
-async function closeServer(server: Server, state: ServerState): Promise<void> {
-  for (const stream of state.streams) stream.end();
+async function closeServer(
+  server: Server,
+  state: ServerState,
+  unsubscribe: () => void,
+): Promise<void> {
+  unsubscribe();
+  // Each stream's keepalive is stopped before it ends: nothing is written after its end.
+  for (const [stream, stop] of state.streams) {
+    stop();
+    stream.end();
+  }
   await new Promise<void>((resolve) => {
     server.close(() => resolve());
     server.closeAllConnections();
@@ -121,6 +157,8 @@ async function closeServer(server: Server, state: ServerState): Promise<void> {
 
 /** Upgrades (WebSocket) are not served; a foreign Host is told so as for any request. */
 function refuseUpgrade(state: ServerState, req: IncomingMessage, socket: Duplex): void {
+  // Node takes its own 'error' listener off an upgraded socket: a client's reset would throw.
+  socket.on('error', () => socket.destroy());
   const status = isAllowedHost(req.headers.host, state.port)
     ? '404 Not Found'
     : '421 Misdirected Request';
@@ -151,6 +189,9 @@ async function handle(
 ): Promise<void> {
   // The body is never read: nothing a request carries but its path names what it acts on.
   req.resume();
+  // A client gone mid-answer is no error of the board's, and must not throw in its process.
+  req.on('error', () => res.destroy());
+  res.on('error', () => res.destroy());
   try {
     await route(state, req, res);
   } catch (error) {
@@ -177,7 +218,8 @@ async function route(state: ServerState, req: IncomingMessage, res: ServerRespon
   if (path !== '/api/board' && path !== '/api/events') return refuse(res, 404, 'Not found');
   if (!hasToken(req.headers.authorization, state.token))
     return refuse(res, 401, 'The board token is missing or wrong: open the URL engine printed');
-  if (path === '/api/events') return stream(state, res);
+  if (path === '/api/events')
+    return method === 'GET' ? stream(state, res) : refuse(res, 405, 'The event stream is GET only');
   sendJson(res, 200, await boardOf(state));
 }
 
@@ -197,6 +239,8 @@ async function write(
   const acted = await actionOf(state, path);
   if (acted === null) return refuse(res, 404, 'No such item or action');
   const { what, answer } = acted;
+  // What was done changed the files: the next fetch computes the board again.
+  if (answer.ok) state.view = null;
   // What a human did through the board, for the log.
   state.options.log('info', `board: ${what}: ${answer.ok ? '' : 'not done: '}${answer.message}`);
   sendJson(res, answer.ok ? 200 : 409, answer);
@@ -215,6 +259,11 @@ async function actionOf(
   const item = state.ids.itemOf(id);
   if (item === null || !ACTIONS.includes(action as ActionName)) return null;
   const what = `${action} ${relative(root, item.file)} #${item.noun}`;
+  // Only what the card shows: a retry on an approval card would move its #needs-X.
+  if (!state.offered.byId.get(id)?.has(action)) {
+    const message = `${action} is not offered on this card now: nothing changed`;
+    return { what, answer: { ok: false, message } };
+  }
   return { what, answer: await runAction(actions, item, action as ActionName) };
 }
 
@@ -222,20 +271,59 @@ async function actionOf(
 function stream(state: ServerState, res: ServerResponse): void {
   res.writeHead(200, { ...HEADERS, 'Content-Type': 'text/event-stream; charset=utf-8' });
   res.write(': connected\n\n');
-  const unsubscribe = state.options.source.subscribe(() => res.write('event: changed\ndata: \n\n'));
-  const keepalive = setInterval(() => res.write(': keepalive\n\n'), KEEPALIVE_MS);
-  state.streams.add(res);
-  const end = () => {
+  const keepalive = setInterval(() => say(res, ': keepalive\n\n'), KEEPALIVE_MS);
+  const stop = () => {
     clearInterval(keepalive);
-    unsubscribe();
     state.streams.delete(res);
   };
+  state.streams.set(res, stop);
   // The response's close, not the request's: a request closes once its (empty) body is read.
-  res.on('close', end);
+  res.on('close', stop);
+}
+
+/** Writes to a stream still open; one that has ended or failed is written no more. */
+function say(res: ServerResponse, text: string): void {
+  if (!res.writableEnded && !res.destroyed) res.write(text);
+}
+
+/** The files changed: the board is computed again at the next fetch, and each tab is told. */
+function changed(state: ServerState): void {
+  state.view = null;
+  for (const res of state.streams.keys()) say(res, 'event: changed\ndata: \n\n');
+}
+
+/**
+ * The board, computed once per change and shared by every tab (at most VIEW_MAX_AGE_MS old);
+ * the actions its cards offer become the ones served.
+ */
+function boardOf(state: ServerState): Promise<Board> {
+  if (state.view !== null && Date.now() - state.view.at < VIEW_MAX_AGE_MS) return state.view.board;
+  state.views += 1;
+  const view: View = { seq: state.views, at: Date.now(), board: computeBoard(state) };
+  state.view = view;
+  view.board.then(
+    (board) => {
+      if (view.seq > state.offered.seq) state.offered = { seq: view.seq, byId: offeredOf(board) };
+    },
+    () => {
+      if (state.view === view) state.view = null;
+    },
+  );
+  return view.board;
+}
+
+function offeredOf(board: Board): Map<string, ReadonlySet<string>> {
+  const offered = new Map<string, Set<string>>();
+  for (const card of board.lanes.flatMap((lane) => lane.cards)) {
+    const names = offered.get(card.id) ?? new Set<string>();
+    for (const action of card.actions) names.add(action.name);
+    offered.set(card.id, names);
+  }
+  return offered;
 }
 
 /** The board now: the source's report, with each card's facts and transcript tail. */
-async function boardOf(state: ServerState): Promise<Board> {
+async function computeBoard(state: ServerState): Promise<Board> {
   const { source, root, readOnly, tail } = state.options;
   const report = await source.report();
   const sessions = [
@@ -252,7 +340,7 @@ async function boardOf(state: ServerState): Promise<Board> {
     report,
     now: new Date(),
     readOnly,
-    idOf: (file, noun) => state.ids.idOf(file, noun),
+    idOf: (item) => state.ids.idOf(item),
     factsOf: (file) => {
       if (!facts.has(file)) facts.set(file, readCardFacts(file));
       return facts.get(file) ?? null;

@@ -2,10 +2,17 @@
  * Where the board's data comes from: the report `engine status --json` gives, and word of each
  * change. The server takes a source, so a daemon's control socket can serve it as well as the
  * files do. The file source reads the files (status/collect-status) and watches them (watch/),
- * coalescing a burst of changes into one word, said within a second of the first.
+ * coalescing a burst of changes into one word, said within a second of the first. Only a change
+ * to what the report reads counts, the same names whichever watch backend runs.
  */
-import { join } from 'node:path';
+import { basename, join, sep } from 'node:path';
+import { daemonLockPath } from '../daemon/daemon-lock.js';
+import { ENGINE_JSON } from '../settings/setting-table.js';
+import { eventLogPath } from '../sessions/event-log.js';
+import { pausePath } from '../sessions/limit-pause.js';
+import { SESSION_FILES } from '../sessions/session-dir.js';
 import type { StatusReport } from '../status/collect-status.js';
+import { IGNORE_RULES, isMarkdownPath } from '../tags/walk-markdown.js';
 import { loadWatchBackend } from '../watch/load-watch-backend.js';
 import type { WatcherKind } from '../watch/watch-backend.js';
 import { WatchedRoots } from '../watch/watched-roots.js';
@@ -48,6 +55,37 @@ export function coalesce(fire: () => void): { poke(): void; stop(): void } {
   };
 }
 
+/**
+ * A session's files the report reads: its records and its agent's state. Not its transcript
+ * (agent.log) nor its heartbeat, which change all the time while an agent runs and change no card.
+ */
+const SESSION_RECORDS: readonly string[] = Object.values(SESSION_FILES).filter(
+  (name) => name !== SESSION_FILES.agentLog && name !== SESSION_FILES.heartbeat,
+);
+
+/** Whether a change to `path` may change the report: the rest would only make each tab re-read. */
+export function countsForReport(root: string, paths: string[]): (path: string) => boolean {
+  const sessions = join(root, 'sessions');
+  const exact = new Set([
+    eventLogPath(root),
+    pausePath(root),
+    daemonLockPath(root),
+    join(root, 'directives', 'TAGS.md'),
+    join(root, ENGINE_JSON),
+  ]);
+  const below = (path: string, dir: string) => path.startsWith(dir.endsWith(sep) ? dir : dir + sep);
+  return (path) =>
+    exact.has(path) ||
+    (isMarkdownPath(path) && paths.some((dir) => path === dir || below(path, dir))) ||
+    (below(path, sessions) && SESSION_RECORDS.includes(basename(path)));
+}
+
+/** The names besides markdown the watch must report (chokidar reports only markdown unless told). */
+const WATCHED_NAMES = [
+  ...SESSION_RECORDS,
+  ...['events.jsonl', 'pause.json', 'daemon.lock', 'engine.json'],
+];
+
 export interface FileSourceOptions {
   root: string;
   /** The directories whose requests are read. */
@@ -66,12 +104,17 @@ export async function fileBoardSource(options: FileSourceOptions): Promise<Board
     options.onError(new Error(message)),
   );
   const { root } = options;
+  const counts = countsForReport(root, options.paths);
   // The requests, and what the report reads besides: session records and agent states, the
-  // event log, the pause and the daemon lock (all under sessions/), and the dispatch table.
+  // event log, the pause and the daemon lock (all under sessions/), and the dispatch table and
+  // settings (directives/).
   const roots = new WatchedRoots({
     paths: [...new Set([...options.paths, join(root, 'sessions'), join(root, 'directives')])],
     backend,
-    onChange: () => burst.poke(),
+    ignore: { ...IGNORE_RULES, fileNames: WATCHED_NAMES },
+    onChange: (path) => {
+      if (counts(path)) burst.poke();
+    },
     onError: options.onError,
     onReopened: () => burst.poke(),
   });

@@ -12,6 +12,7 @@ import { agentStateText } from '../status/agent-state-text.js';
 import { duration, relativeTime } from '../status/relative-time.js';
 import { waitText } from '../status/wait-text.js';
 import type { CardFacts } from './card-facts.js';
+import type { ApprovalPlace, ItemRef } from './item-ids.js';
 
 export const ACTIONS = ['approve', 'next', 'cancel', 'retry', 'close'] as const;
 export type ActionName = (typeof ACTIONS)[number];
@@ -78,8 +79,8 @@ export interface ViewInputs {
   report: StatusReport;
   now: Date;
   readOnly: boolean;
-  /** The opaque id of (file, noun) (item-ids.ts). */
-  idOf(file: string, noun: string): string;
+  /** The opaque id of an item (item-ids.ts). */
+  idOf(item: ItemRef): string;
   /** The facts of a request file; null when it cannot be read. */
   factsOf(file: string): CardFacts | null;
   /** A session's transcript tail, by its Session line; null when none. */
@@ -128,15 +129,16 @@ export function shellWord(word: string): string {
   return /^[\w./@%+=:,-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
-/** A card's base: its file's facts and its id. */
+/** A card's base: its file's facts and its id (of the `#needs-X` it approves, if any). */
 function card(
   inputs: ViewInputs,
   item: { file: string; noun: string; tag: string; title?: string },
   state: string,
+  approval: ApprovalPlace | null = null,
 ): Card {
   const facts = inputs.factsOf(item.file);
   return {
-    id: inputs.idOf(item.file, item.noun),
+    id: inputs.idOf({ file: item.file, noun: item.noun, approval }),
     title: facts?.title ?? item.title ?? relative(inputs.report.root, item.file),
     file: relative(inputs.report.root, item.file),
     noun: item.noun,
@@ -181,12 +183,13 @@ function needCard(inputs: ViewInputs, need: NeedsYou): Card {
     }
     case 'approval': {
       const inline = need.place === 'prose';
-      const c = card(inputs, need, inline ? 'waits for approval (inline)' : 'waits for approval');
+      const state = inline ? 'waits for approval (inline)' : 'waits for approval';
+      const c = card(inputs, need, state, { tag: need.tag, line: inline ? need.line : null });
       c.actions = approveActions(c, inline ? need.line : null);
       return c;
     }
     case 'given-up': {
-      const c = card(inputs, need, 'given up');
+      const c = card(inputs, need, 'given up', { tag: need.tag, line: null });
       c.why = need.reason;
       c.actions = [itemAction(c, 'retry', 'Retry'), ...approveActions(c, null).slice(1)];
       return c;

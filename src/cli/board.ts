@@ -59,12 +59,16 @@ export const boardCommand: CommandModule<object, Args> = {
         describe: 'Show the board, serve no action',
       }) as never,
   handler: async (args) => {
-    const [{ projectRoot }, { createLogger }, { startBoard }] = await Promise.all([
-      import('./project-root.js'),
-      import('./logger.js'),
-      import('./start-board.js'),
-    ]);
+    const [{ projectRoot }, { createLogger }, { startBoard }, { loadSettings }] = await Promise.all(
+      [
+        import('./project-root.js'),
+        import('./logger.js'),
+        import('./start-board.js'),
+        import('../settings/load-settings.js'),
+      ],
+    );
     const root = await projectRoot(args.root);
+    const { settings } = await loadSettings(root, {}, process.env);
     const paths =
       args.paths.length > 0 ? args.paths.map((p) => resolve(p)) : [join(root, 'sessions')];
     const log = createLogger('text');
@@ -73,7 +77,7 @@ export const boardCommand: CommandModule<object, Args> = {
       port: checkPort(args.port, '--port'),
       readOnly: args['read-only'],
     };
-    const board = await startBoard(root, paths, flags, log);
+    const board = await startBoard(root, paths, flags, log, settings);
     await new Promise<void>((stop) => {
       process.once('SIGINT', () => stop());
       process.once('SIGTERM', () => stop());

@@ -82,7 +82,7 @@ export async function runDaemon(args: Args): Promise<void> {
   }
   const daemon = new Daemon(ctx);
   try {
-    await runDaemonMode(args, daemon, options, log);
+    await runDaemonMode(args, daemon, { options, settings }, log);
   } finally {
     await pool.close();
     await runner.close();
@@ -199,7 +199,7 @@ function daemonContext(
 async function runDaemonMode(
   args: Args,
   daemon: Daemon,
-  options: DaemonOptions,
+  { options, settings }: { options: DaemonOptions; settings: Settings },
   log: ReturnType<typeof createLogger>,
 ): Promise<void> {
   const { root } = options;
@@ -231,7 +231,7 @@ async function runDaemonMode(
       return;
     }
     // Before the daemon starts: a board that cannot listen stops the start before any claim.
-    const board = args.board ? await startDaemonBoard(args, options, log) : null;
+    const board = args.board ? await startDaemonBoard(args, options, settings, log) : null;
     try {
       await runUntilSignal(daemon, options, log);
     } finally {
@@ -261,14 +261,20 @@ async function runUntilSignal(daemon: Daemon, options: DaemonOptions, log: LogFn
 }
 
 /** `--board`: the board over the daemon's root and paths (the file source, as `engine board`). */
-async function startDaemonBoard(args: Args, options: DaemonOptions, log: LogFn) {
+async function startDaemonBoard(
+  args: Args,
+  options: DaemonOptions,
+  settings: Settings,
+  log: LogFn,
+) {
   const flags = {
     host: args['board-host'],
     port: checkPort(args['board-port'], '--board-port'),
     readOnly: args['board-read-only'],
   };
   const { startBoard } = await import('./start-board.js');
-  return startBoard(options.root, options.paths, flags, log);
+  // The daemon's settings (its flags included): the board words the waits as the daemon judges them.
+  return startBoard(options.root, options.paths, flags, log, settings);
 }
 
 /** The table in force at start, reloaded from `<root>/directives/TAGS.md` while the daemon runs. */

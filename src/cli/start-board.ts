@@ -4,7 +4,8 @@ import type { BoardServer } from '../board/board-server.js';
 import type { LogFn } from '../daemon/daemon-context.js';
 import { parseDispatchTable } from '../dispatch/dispatch-table.js';
 import { messageOf } from '../errors.js';
-import { judgeOptionsOf, loadSettings } from '../settings/load-settings.js';
+import { judgeOptionsOf } from '../settings/load-settings.js';
+import type { Settings } from '../settings/setting-table.js';
 import { printLine } from './output.js';
 import { readDispatchTable } from './paths.js';
 
@@ -14,19 +15,24 @@ export interface BoardFlags {
   readOnly: boolean;
 }
 
-/** Starts the board over the project's files and prints its URL; `close` ends it. */
+/**
+ * Starts the board over the project's files and prints its URL; `close` ends it. `settings`: the
+ * daemon's under `engine run --board`, so that the board judges and words the waits as it does.
+ */
 export async function startBoard(
   root: string,
   paths: string[],
   flags: BoardFlags,
   log: LogFn,
+  settings: Settings,
 ): Promise<BoardServer> {
-  const { settings } = await loadSettings(root, {}, process.env);
   const [{ collectStatus }, { fileBoardSource }, { startBoardServer }] = await Promise.all([
     import('../status/collect-status.js'),
     import('../board/board-source.js'),
     import('../board/board-server.js'),
   ]);
+  // Before the source: once its watches are open, nothing may throw past their close.
+  const actions = await projectActionContext(root, process.env, { log, graceMs: 10_000 });
   const source = await fileBoardSource({
     root,
     paths,
@@ -49,7 +55,7 @@ export async function startBoard(
     ...flags,
     // The transcript renderer (src/transcript/) is wired here once it lands: no tail until then.
     tail: async () => null,
-    actions: await projectActionContext(root, process.env, { log, graceMs: 10_000 }),
+    actions,
     log,
   }).catch(async (error: unknown) => {
     await source.close();

@@ -16,6 +16,8 @@ export interface IgnoreRules {
   directoryNames: readonly string[];
   /** Endings of directory names never descended into. */
   directorySuffixes: readonly string[];
+  /** Names of files besides markdown a watch reports (a walk lists markdown only). */
+  fileNames?: readonly string[];
 }
 
 /** The directories no walk or watch descends into: our lock directories too. */

@@ -8,7 +8,7 @@
  */
 import type { Stats } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import chokidar, { type FSWatcher } from 'chokidar';
 import {
   isIgnoredDirectory,
@@ -84,5 +84,5 @@ function isIgnored(path: string, stats: Stats | undefined, rules: IgnoreRules): 
   if (!stats) return false;
   // Pipes, sockets and devices named *.md would block a reader: never touch them.
   if (!stats.isFile() && !stats.isDirectory()) return true;
-  return stats.isFile() && !isMarkdownPath(path);
+  return stats.isFile() && !isMarkdownPath(path) && !rules.fileNames?.includes(basename(path));
 }

@@ -16,12 +16,14 @@ import { realpath, stat } from 'node:fs/promises';
 import { basename, dirname, join, sep } from 'node:path';
 import type { BigIntStats } from 'node:fs';
 import { SerialTask } from './serial-task.js';
-import { IGNORE_RULES } from '../tags/walk-markdown.js';
+import { IGNORE_RULES, type IgnoreRules } from '../tags/walk-markdown.js';
 import type { Subscription, WatchBackend, WatchEventType } from './watch-backend.js';
 
 export interface WatchedRootsOptions {
   paths: string[];
   backend: WatchBackend;
+  /** What the trees' watches skip; IGNORE_RULES unless given. */
+  ignore?: IgnoreRules;
   onChange: (path: string) => void;
   onError: (error: Error) => void;
   /** A watch was opened after start: changes made before it opened were not reported. */
@@ -203,7 +205,7 @@ export class WatchedRoots {
     if (target.names === null) {
       // A symlinked root: its target is watched, and paths are reported under the root as given.
       const real = await realpath(target.dir);
-      return this.options.backend.subscribe(real, IGNORE_RULES, {
+      return this.options.backend.subscribe(real, this.options.ignore ?? IGNORE_RULES, {
         onEvent: (type, path) => onEvent(type, target.dir + path.slice(real.length)),
         onError,
         onStale,

@@ -3,9 +3,11 @@
  * is printed once, on stdout, and the token is in no log line, no event and no file of the root.
  */
 import { spawn } from 'node:child_process';
+import { connect } from 'node:net';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { Board } from '../../src/board/board-view.js';
 import { CLI } from '../helpers/run-cli.js';
 import { read, useDaemonHarness, waitForReady, waitForTag } from '../helpers/daemon-harness.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -98,5 +100,55 @@ describe('the board as a command', () => {
     expect(stderr).not.toContain(token);
     expect(await allText(h.root)).not.toContain(token);
     expect(await read(file)).toContain('#claimed-fix');
+  });
+
+  it('engine board survives clients that ask for an upgrade and reset the connection', async () => {
+    const child = spawn(process.execPath, [CLI, 'board', '--root', h.root, '--port', '0'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    h.children.track(child);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const [, url, port, token] = await waitFor(() => URL_LINE.exec(stdout));
+    let exit: number | null | undefined;
+    child.on('exit', (code) => (exit = code));
+    for (let i = 0; i < 20; i += 1) {
+      const socket = connect(Number(port), '127.0.0.1');
+      await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+      socket.write(
+        `GET / HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n`,
+      );
+      socket.resetAndDestroy();
+    }
+    const board = await fetch(new URL('/api/board', url), {
+      headers: { Authorization: `Bearer ${token}` },
+    });
+    expect(board.status, stderr).toBe(200);
+    expect(exit, stderr).toBeUndefined();
+  });
+
+  it('engine run --board words the waits with the daemon settings (--max-agents 1)', async () => {
+    await h.request('fix.md', '# Fix\n**Tags**: #delegated-fix\n');
+    await h.request('chores.md', '# Chores\n**Tags**: #delegated-chores\n');
+    const d = h.start(['--board', '--board-port', '0', '--max-agents', '1'], {
+      TEST_AGENT_MODE: 'hold',
+    });
+    await waitForReady(d);
+    await h.waitForAgents(1);
+    const [, url, , token] = await waitFor(() => URL_LINE.exec(d.output()));
+    let shown: string | null | undefined;
+    await waitFor(
+      async () => {
+        const board = (await (
+          await fetch(new URL('/api/board', url), { headers: { Authorization: `Bearer ${token}` } })
+        ).json()) as Board;
+        shown = board.lanes.find((l) => l.name === 'waiting')?.cards[0]?.why;
+        return shown === 'all agents busy: 1 of --max-agents 1 running';
+      },
+      { timeoutMs: 10_000, message: () => `the wait for --max-agents; shown: ${shown}` },
+    );
+    expect(await d.stop()).toBe(0);
   });
 });

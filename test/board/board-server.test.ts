@@ -11,7 +11,11 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { projectActionContext } from '../../src/actions/action-context.js';
 import { startBoardServer, type BoardServer } from '../../src/board/board-server.js';
-import { fileBoardSource, type BoardSource } from '../../src/board/board-source.js';
+import {
+  countsForReport,
+  fileBoardSource,
+  type BoardSource,
+} from '../../src/board/board-source.js';
 import type { Board } from '../../src/board/board-view.js';
 import { parseDispatchTable } from '../../src/dispatch/dispatch-table.js';
 import { judgeOptionsOf, loadSettings } from '../../src/settings/load-settings.js';
@@ -20,6 +24,7 @@ import { readPause, writePause } from '../../src/sessions/limit-pause.js';
 import { TEST_TAGS_MD } from '../helpers/daemon-harness.js';
 import { runCli } from '../helpers/run-cli.js';
 import { waitFor } from '../helpers/wait-for.js';
+import type { WatcherKind } from '../../src/watch/watch-backend.js';
 
 interface Answer {
   status: number;
@@ -65,20 +70,25 @@ let source: BoardSource;
 let server: BoardServer;
 let token: string;
 let port: number;
+/** How many times the report was collected. */
+let collected: number;
 const NEEDS = '# Fix the login\n**Tags**: #needs-fix\n';
 
-async function start(readOnly = false): Promise<void> {
+async function start(readOnly = false, watcher: WatcherKind = 'parcel'): Promise<void> {
   const { settings } = await loadSettings(root, {}, process.env);
   const sessions = join(root, 'sessions');
+  collected = 0;
   source = await fileBoardSource({
     root,
     paths: [sessions],
-    watcher: 'parcel',
+    watcher,
     onError: () => undefined,
-    collect: () =>
-      collectStatus(root, [sessions], parseDispatchTable(TEST_TAGS_MD, 'TAGS.md'), {
+    collect: () => {
+      collected += 1;
+      return collectStatus(root, [sessions], parseDispatchTable(TEST_TAGS_MD, 'TAGS.md'), {
         options: judgeOptionsOf(settings),
-      }),
+      });
+    },
   });
   server = await startBoardServer({
     root,
@@ -105,6 +115,31 @@ async function board(): Promise<Board> {
   expect(answer.status).toBe(200);
   return JSON.parse(answer.body) as Board;
 }
+
+/** The event stream as the page reads it: what it said so far, and how to stop reading. */
+async function openStream(): Promise<{ text: () => string; stop: () => Promise<void> }> {
+  const events: string[] = [];
+  const res = await fetch(`http://127.0.0.1:${port}/api/events`, { headers: auth() });
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+  const reading = (async () => {
+    for (;;) {
+      const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
+      if (done) return;
+      events.push(new TextDecoder().decode(value));
+    }
+  })();
+  const text = () => events.join('');
+  await waitFor(() => text().includes(': connected'));
+  return {
+    text,
+    stop: async () => {
+      await reader.cancel().catch(() => undefined);
+      await reading;
+    },
+  };
+}
+
+const changes = (text: string) => text.split('event: changed\n').length - 1;
 
 async function cardId(): Promise<string> {
   const card = (await board()).lanes[0]?.cards[0];
@@ -371,5 +406,144 @@ describe('the board server', () => {
     expect(Date.now() - changedAt).toBeLessThan(1000);
     await reader.cancel();
     await reading;
+  });
+
+  it('approves the one #needs-X its card shows; a card older than the file changes nothing', async () => {
+    const two =
+      '# Two asks\n**Tags**: #delegated-docs\n\n- Drop the prod table? #needs-fix\n- Rename the flag #needs-fix\n';
+    await writeFile(file, two);
+    await start();
+    const asks = async () =>
+      ((await board()).lanes[0]?.cards ?? []).filter((c) => c.state.startsWith('waits for'));
+    const cards = await asks();
+    const inline = (line: number) =>
+      cards.find((c) => c.actions[0]?.command.endsWith(`--inline ${line}`))?.id as string;
+    expect(cards).toHaveLength(2);
+    expect(inline(4)).not.toBe(inline(5));
+    const approve = (id: string) =>
+      send(port, {
+        method: 'POST',
+        path: `/api/items/${id}/approve`,
+        headers: { ...auth(), ...origin() },
+      });
+    const done = await approve(inline(5));
+    expect(done.status).toBe(200);
+    expect(await readFile(file, 'utf8')).toBe(
+      two.replace('Rename the flag #needs-fix', 'Rename the flag #delegated-fix'),
+    );
+    // The same ask again, then line 4 removed: the card of line 5 no longer names what it showed.
+    await writeFile(file, two);
+    expect((await asks()).map((c) => c.id).sort()).toEqual([inline(4), inline(5)].sort());
+    const shorter = '# Two asks\n**Tags**: #delegated-docs\n\n- Rename the flag #needs-fix\n';
+    await writeFile(file, shorter);
+    const stale = await approve(inline(5));
+    expect(stale.status).toBe(409);
+    expect(JSON.parse(stale.body)).toMatchObject({ ok: false });
+    expect(await readFile(file, 'utf8')).toBe(shorter);
+  });
+
+  it('refuses an action its card does not offer (retry on an approval card), changing nothing', async () => {
+    await start();
+    const id = await cardId();
+    const answer = await send(port, {
+      method: 'POST',
+      path: `/api/items/${id}/retry`,
+      headers: { ...auth(), ...origin() },
+    });
+    expect(answer.status).toBe(409);
+    expect(JSON.parse(answer.body)).toEqual({
+      ok: false,
+      message: 'retry is not offered on this card now: nothing changed',
+    });
+    expect(await readFile(file, 'utf8')).toBe(NEEDS);
+  });
+
+  it('serves the event stream for GET only: HEAD is refused and ends', async () => {
+    await start();
+    const head = await send(port, { method: 'HEAD', path: '/api/events', headers: auth() });
+    expect(head.status).toBe(405);
+    expect((await send(port, { method: 'HEAD', path: '/' })).status).toBe(200);
+  }, 5000);
+
+  it('survives a change said while it closes its streams', async () => {
+    let fire = (): void => undefined;
+    const stub: BoardSource = {
+      report: async () => ({}) as never,
+      // A source that keeps calling its listener, as one may while it closes.
+      subscribe: (listener) => {
+        fire = listener;
+        return () => undefined;
+      },
+      close: async () => undefined,
+    };
+    source = stub;
+    server = await startBoardServer({
+      root,
+      source: stub,
+      host: '127.0.0.1',
+      port: 0,
+      readOnly: false,
+      tail: async () => null,
+      actions: await projectActionContext(root, process.env, { log: () => {}, graceMs: 0 }),
+      log: () => {},
+    });
+    port = server.port;
+    token = new URL(server.url).hash.replace('#token=', '');
+    const stream = await openStream();
+    const closing = server.close();
+    fire();
+    await closing;
+    fire();
+    await stream.stop();
+  });
+
+  it('computes the board once per change, for every tab', async () => {
+    await start();
+    const stream = await openStream();
+    await Promise.all([board(), board(), board()]);
+    await board();
+    expect(collected).toBe(1);
+    await writeFile(file, '# Fix the login\n**Tags**: #needs-fix #P1\n');
+    await waitFor(() => changes(stream.text()) === 1, { timeoutMs: 5000 });
+    await Promise.all([board(), board()]);
+    expect(collected).toBe(2);
+    await stream.stop();
+  });
+
+  it.each(['parcel', 'chokidar'] as const)(
+    'says "changed" when an agent state changes, under %s',
+    async (watcher) => {
+      const session = join(root, 'sessions', '2026_11_26_090000_FIX_login_0001');
+      await mkdir(session);
+      await start(false, watcher);
+      const stream = await openStream();
+      await writeFile(join(session, 'agent-state.json'), '{"state":"waiting"}\n');
+      await waitFor(() => changes(stream.text()) === 1, { timeoutMs: 5000 });
+      await stream.stop();
+    },
+  );
+
+  it('counts a change to what the report reads, not to a transcript or a heartbeat', () => {
+    const counts = countsForReport(root, [join(root, 'sessions')]);
+    const session = join(root, 'sessions', '2026_11_26_090000_FIX_login_0001');
+    for (const path of [
+      file,
+      join(session, 'agent-state.json'),
+      join(session, '.state.json'),
+      join(root, 'sessions', '.engine', 'events.jsonl'),
+      join(root, 'sessions', '.engine', 'pause.json'),
+      join(root, 'sessions', '.engine', 'daemon.lock'),
+      join(root, 'directives', 'TAGS.md'),
+      join(root, 'directives', 'engine.json'),
+    ])
+      expect(counts(path), path).toBe(true);
+    for (const path of [
+      join(session, 'agent.log'),
+      join(session, '.heartbeat'),
+      join(root, 'directives', 'notes.md'),
+      join(root, 'README.md'),
+      join(root, 'sessions', 'notes.txt'),
+    ])
+      expect(counts(path), path).toBe(false);
   });
 });

@@ -48,7 +48,7 @@ function inputs(r: StatusReport, readOnly = false): ViewInputs {
     report: r,
     now: NOW,
     readOnly,
-    idOf: (file, noun) => `${file}|${noun}`,
+    idOf: ({ file, noun }) => `${file}|${noun}`,
     factsOf: () => ({ title: 'T', priority: 1, dependencies: ['sessions/b.md'] }),
     tailOf: (session) => `tail of ${session}`,
   };
