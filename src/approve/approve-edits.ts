@@ -70,6 +70,12 @@ export interface ItemEdit {
   noun: string;
   /** The line of an inline item; undefined for a Tags line / front matter item. */
   line?: number;
+  /**
+   * The inline line's text as it was shown (the board's card): the edit refuses when the line
+   * reads otherwise now, so a card older than the file never approves another occurrence that a
+   * removed line above moved onto its line number.
+   */
+  lineText?: string;
 }
 
 export interface ItemEditResult {
@@ -90,6 +96,13 @@ export async function applyItemAction(edit: ItemEdit, action: ItemAction): Promi
       : transitionTags(action === 'approve' ? 'approve' : 'pick', edit.noun).to;
   let lineDelta = 0;
   await editFile(edit.path, (text) => {
+    if (edit.line !== undefined && edit.lineText !== undefined) {
+      const lines = new LineIndex(text);
+      if (edit.line > lines.count || lines.lineText(edit.line) !== edit.lineText)
+        throw new PreconditionError(
+          `line ${edit.line} of ${edit.path} changed since it was shown: nothing changed`,
+        );
+    }
     let out: string | null;
     if (newTag === undefined) {
       out = removeTag(text, edit.tag, edit.line);

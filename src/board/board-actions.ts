@@ -64,7 +64,11 @@ async function approve(item: ItemRef, action: 'approve' | 'next'): Promise<strin
   const { file, noun, approval } = item;
   if (approval === null) throw new Error(`this card has no #needs-${noun} to approve`);
   const line = approval.line ?? undefined;
-  const done = await applyItemAction({ path: file, tag: approval.tag, noun, line }, action);
+  const lineText = approval.lineText ?? undefined;
+  const done = await applyItemAction(
+    { path: file, tag: approval.tag, noun, line, lineText },
+    action,
+  );
   return `${approval.tag} -> ${String(done.newTag)}`;
 }
 

@@ -184,12 +184,14 @@ function needCard(inputs: ViewInputs, need: NeedsYou): Card {
     case 'approval': {
       const inline = need.place === 'prose';
       const state = inline ? 'waits for approval (inline)' : 'waits for approval';
-      const c = card(inputs, need, state, { tag: need.tag, line: inline ? need.line : null });
+      const line = inline ? need.line : null;
+      const lineText = line === null ? null : (inputs.factsOf(need.file)?.lineText(line) ?? null);
+      const c = card(inputs, need, state, { tag: need.tag, line, lineText });
       c.actions = approveActions(c, inline ? need.line : null);
       return c;
     }
     case 'given-up': {
-      const c = card(inputs, need, 'given up', { tag: need.tag, line: null });
+      const c = card(inputs, need, 'given up', { tag: need.tag, line: null, lineText: null });
       c.why = need.reason;
       c.actions = [itemAction(c, 'retry', 'Retry'), ...approveActions(c, null).slice(1)];
       return c;

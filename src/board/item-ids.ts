@@ -13,6 +13,8 @@ export interface ApprovalPlace {
   tag: string;
   /** The line of an inline tag; null for the Tags line or front matter. */
   line: number | null;
+  /** That inline line's text as the card showed it (the edit checks it); null when not inline. */
+  lineText: string | null;
 }
 
 export interface ItemRef {
@@ -32,7 +34,13 @@ export class ItemIds {
   /** The item's id, made on first use. */
   idOf(item: ItemRef): string {
     const { file, noun, approval } = item;
-    const key = JSON.stringify([file, noun, approval?.tag ?? null, approval?.line ?? null]);
+    const key = JSON.stringify([
+      file,
+      noun,
+      approval?.tag ?? null,
+      approval?.line ?? null,
+      approval?.lineText ?? null,
+    ]);
     const known = this.byKey.get(key);
     if (known !== undefined) return known;
     const id = randomBytes(8).toString('hex');

@@ -49,7 +49,12 @@ function inputs(r: StatusReport, readOnly = false): ViewInputs {
     now: NOW,
     readOnly,
     idOf: ({ file, noun }) => `${file}|${noun}`,
-    factsOf: () => ({ title: 'T', priority: 1, dependencies: ['sessions/b.md'] }),
+    factsOf: () => ({
+      title: 'T',
+      priority: 1,
+      dependencies: ['sessions/b.md'],
+      lineText: () => null,
+    }),
     tailOf: (session) => `tail of ${session}`,
   };
 }
