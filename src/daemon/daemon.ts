@@ -45,7 +45,11 @@ export class Daemon {
       watch: ctx.options.watch,
       watcher: ctx.options.watcher,
       onSettled: (path) => this.shared.track(this.evaluate(path)),
-      onError: (error) => ctx.log('warn', `watcher: ${error.message}`),
+      onError: (error) => {
+        ctx.log('warn', `watcher: ${error.message}`);
+        ctx.observer?.onWatchError();
+      },
+      onEvent: ctx.observer && ((path) => ctx.observer?.onEvent(path)),
       onRestored: (message) => ctx.log('info', `watcher: ${message}`),
     });
     this.reader = new RequestReader(this.shared);
@@ -123,6 +127,11 @@ export class Daemon {
     await this.ctx.routes.close();
     await this.shared.settled();
     if (this.started) await this.ctx.recordEvent({ event: 'daemon-stopped', pid: process.pid });
+  }
+
+  /** A reconcile pass over the watched paths; resolves when a pass started after this call ran. */
+  reconcile(): Promise<void> {
+    return this.watcher.reconcile();
   }
 
   /** Checks every claim no task follows: adopts live ones, requeues dead ones. */

@@ -90,11 +90,21 @@ export interface StatusJudging {
 
 const DAY_MS = 24 * 3600_000;
 
+/**
+ * Where the files come from: a walk of each path and a pool of its own (the CLI), or the daemon's
+ * tag index (the files that may carry a tag, in the walk's order) and its scan pool.
+ */
+export interface StatusSource {
+  list?: (dir: string) => AsyncIterable<string> | Iterable<string>;
+  pool?: ScanPool;
+}
+
 export async function collectStatus(
   root: string,
   paths: string[],
   table: DispatchTable,
   given: Partial<StatusJudging> & Pick<StatusJudging, 'options'>,
+  source: StatusSource = {},
 ): Promise<StatusReport> {
   const judging: StatusJudging = {
     now: new Date(),
@@ -105,7 +115,7 @@ export async function collectStatus(
     agingMs: 0,
     ...given,
   };
-  const found = await scanPaths(root, paths, table, judging);
+  const found = await scanPaths(root, paths, table, judging, source);
   const claims = await Promise.all(found.claims.map((c) => describeClaim(root, c, judging)));
   const running = claims.filter((c) => c.alive);
   const paused = await readPause(root);
@@ -162,12 +172,14 @@ async function scanPaths(
   paths: string[],
   table: DispatchTable,
   judging: StatusJudging,
+  source: StatusSource,
 ): Promise<Found> {
-  const pool = new ScanPool();
+  const pool = source.pool ?? new ScanPool();
+  const list = source.list ?? ((dir: string) => walkMarkdownFiles(dir));
   const found: Found = { waiting: [], needs: [], next: [], claims: [] };
   try {
     for (const dir of paths) {
-      for await (const path of walkMarkdownFiles(dir)) {
+      for await (const path of list(dir)) {
         const one = await scanFile({ pool, root, table }, path, judging);
         if (one === null) continue;
         found.waiting.push(...one.waiting);
@@ -177,7 +189,7 @@ async function scanPaths(
       }
     }
   } finally {
-    await pool.close();
+    if (!source.pool) await pool.close();
   }
   return found;
 }

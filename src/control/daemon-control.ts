@@ -1,0 +1,82 @@
+/**
+ * What a running daemon serves besides its work: the live tag index of its watched directories,
+ * kept by the daemon's watch (the observer given to its context), and the control socket that
+ * answers from it. Started once the daemon is ready; the index is built in the background.
+ */
+import { statSync } from 'node:fs';
+import type { DaemonObserver, LogFn } from '../daemon/daemon-context.js';
+import { IndexSync } from '../index/index-sync.js';
+import type { ScanText } from '../index/indexed-file.js';
+import { TagIndex } from '../index/tag-index.js';
+import type { ScanPool } from '../tags/scan-pool.js';
+import { ControlServer } from './control-server.js';
+
+export interface DaemonControlOptions {
+  root: string;
+  /** The daemon's watched paths; the directories among them are indexed. */
+  paths: string[];
+  /** false: the daemon does not watch (reconcile passes only): no sync, so no index. */
+  watch: boolean;
+  scan: ScanText;
+  pool: ScanPool;
+  log: LogFn;
+}
+
+export class DaemonControl {
+  private readonly sync = new IndexSync();
+  private readonly index: TagIndex | null;
+  private server: ControlServer | null = null;
+  private reconcile: () => Promise<void> = async () => undefined;
+
+  /** What the daemon's context tells: watch events, watch errors, item moves. */
+  readonly observer: DaemonObserver = {
+    onEvent: (path) => {
+      if (this.sync.observe(path)) return;
+      this.index?.mark(path);
+      this.server?.changed();
+    },
+    onWatchError: () => this.index?.distrust(() => this.reconcile()),
+    onItemMove: () => this.server?.changed(),
+  };
+
+  constructor(private readonly options: DaemonControlOptions) {
+    const directories = options.paths.filter((path) => isDirectory(path));
+    this.index = options.watch
+      ? new TagIndex(directories, options.scan, () => this.server?.changed())
+      : null;
+  }
+
+  /** Opens the socket and builds the index; `reconcile`: the daemon's pass, after a watch error. */
+  async start(reconcile: () => Promise<void>): Promise<void> {
+    this.reconcile = reconcile;
+    const { root, pool, log } = this.options;
+    this.server = await ControlServer.start({
+      root,
+      index: this.index,
+      sync: this.sync,
+      pool,
+      log,
+    });
+    const index = this.index;
+    if (!index) return;
+    const started = Date.now();
+    void index.build().then(
+      () =>
+        log('info', `tag index ready: ${index.size} files with tags (${Date.now() - started} ms)`),
+      (error: unknown) => log('warn', `tag index: ${String(error)}`),
+    );
+  }
+
+  async close(): Promise<void> {
+    await this.server?.close();
+    this.server = null;
+  }
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
