@@ -244,7 +244,7 @@ async function runDaemonMode(
     );
     // After start: counting the tree's directories competed with the first pass for the CPU.
     if (options.watch) warnOnWatchHeadroom(options.paths, options.watcher, log);
-    await control?.start(() => daemon.reconcile());
+    await control?.start(() => daemon.eventsComplete);
     await new Promise<void>((resolveStop) => {
       const stop = () => resolveStop();
       process.once('SIGINT', stop);

@@ -48,7 +48,8 @@ export async function connectDaemon(
   root: string,
   options: ConnectOptions = {},
 ): Promise<DaemonClient | null> {
-  const timeoutMs = options.timeoutMs ?? 10_000;
+  // Long enough for a first status over a large tree; a daemon that is there answers at all.
+  const timeoutMs = options.timeoutMs ?? 60_000;
   const socket = await open(controlSocketPath(root), timeoutMs);
   if (!socket) return null;
   const client = new Client(socket, timeoutMs);

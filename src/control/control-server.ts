@@ -13,6 +13,7 @@ import { parseDispatchTable } from '../dispatch/dispatch-table.js';
 import { findInIndex, type IndexFindResult } from '../index/find-in-index.js';
 import type { IndexSync } from '../index/index-sync.js';
 import type { TagIndex } from '../index/tag-index.js';
+import type { StatusCache } from './status-cache.js';
 import { collectStatus, type StatusReport } from '../status/collect-status.js';
 import type { ScanPool } from '../tags/scan-pool.js';
 import { parseTagPattern } from '../tags/tag-name.js';
@@ -33,6 +34,7 @@ export interface ControlServerOptions {
   /** null: no index (the watch is off), so no answer from it. */
   index: TagIndex | null;
   sync: IndexSync;
+  cache: StatusCache;
   pool: ScanPool;
   log: LogFn;
   /** How long a query waits for the index to be built, and for a sync. */
@@ -199,7 +201,13 @@ export class ControlServer {
         maxAgents: judging.maxAgents,
         agingMs: judging.agingMs,
       },
-      { list: (dir) => index.filesBelow(dir), pool: this.options.pool },
+      {
+        list: (dir) => index.filesBelow(dir),
+        pool: this.options.pool,
+        cache: this.options.cache.under(
+          JSON.stringify([query.table.path, query.table.text, judging.debounceMs]),
+        ),
+      },
     );
   }
 

@@ -10,6 +10,7 @@ import type { ScanText } from '../index/indexed-file.js';
 import { TagIndex } from '../index/tag-index.js';
 import type { ScanPool } from '../tags/scan-pool.js';
 import { ControlServer } from './control-server.js';
+import { StatusCache } from './status-cache.js';
 
 export interface DaemonControlOptions {
   root: string;
@@ -25,35 +26,44 @@ export interface DaemonControlOptions {
 export class DaemonControl {
   private readonly sync = new IndexSync();
   private readonly index: TagIndex | null;
+  private readonly cache: StatusCache;
   private server: ControlServer | null = null;
-  private reconcile: () => Promise<void> = async () => undefined;
+  /** The daemon's word on its watch (Daemon.eventsComplete), once started. */
+  private eventsComplete: () => boolean = () => false;
 
   /** What the daemon's context tells: watch events, watch errors, item moves. */
   readonly observer: DaemonObserver = {
     onEvent: (path) => {
       if (this.sync.observe(path)) return;
       this.index?.mark(path);
+      this.cache.forget(path);
       this.server?.changed();
     },
-    onWatchError: () => this.index?.distrust(() => this.reconcile()),
     onItemMove: () => this.server?.changed(),
   };
 
   constructor(private readonly options: DaemonControlOptions) {
     const directories = options.paths.filter((path) => isDirectory(path));
     this.index = options.watch
-      ? new TagIndex(directories, options.scan, () => this.server?.changed())
+      ? new TagIndex(
+          directories,
+          options.scan,
+          () => this.eventsComplete(),
+          () => this.server?.changed(),
+        )
       : null;
+    this.cache = new StatusCache((path) => this.index?.isTagged(path) === true);
   }
 
-  /** Opens the socket and builds the index; `reconcile`: the daemon's pass, after a watch error. */
-  async start(reconcile: () => Promise<void>): Promise<void> {
-    this.reconcile = reconcile;
+  /** Opens the socket and builds the index; `eventsComplete`: the daemon's word on its watch. */
+  async start(eventsComplete: () => boolean): Promise<void> {
+    this.eventsComplete = eventsComplete;
     const { root, pool, log } = this.options;
     this.server = await ControlServer.start({
       root,
       index: this.index,
       sync: this.sync,
+      cache: this.cache,
       pool,
       log,
     });

@@ -49,15 +49,13 @@ export interface DaemonContext {
   scan(text: string): Promise<ScanSummary>;
   /** Reads a request file: readRequestFile (files/), through here so that tests count reads. */
   readRequest: typeof readRequestFile;
-  /** The control socket's feed (src/control/): every watch event and error, every table move. */
+  /** The control socket's feed (src/control/): every watch event, every table move. */
   observer?: DaemonObserver;
 }
 
 export interface DaemonObserver {
   /** A path a watch event or a reconcile pass names (request-watcher.ts onEvent). */
   onEvent(path: string): void;
-  /** A watch error: events may have been lost until the reconcile pass it starts has run. */
-  onWatchError(): void;
   /** The item table moved an item. */
   onItemMove(): void;
 }

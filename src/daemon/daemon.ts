@@ -45,10 +45,7 @@ export class Daemon {
       watch: ctx.options.watch,
       watcher: ctx.options.watcher,
       onSettled: (path) => this.shared.track(this.evaluate(path)),
-      onError: (error) => {
-        ctx.log('warn', `watcher: ${error.message}`);
-        ctx.observer?.onWatchError();
-      },
+      onError: (error) => ctx.log('warn', `watcher: ${error.message}`),
       onEvent: ctx.observer && ((path) => ctx.observer?.onEvent(path)),
       onRestored: (message) => ctx.log('info', `watcher: ${message}`),
     });
@@ -129,9 +126,9 @@ export class Daemon {
     if (this.started) await this.ctx.recordEvent({ event: 'daemon-stopped', pid: process.pid });
   }
 
-  /** A reconcile pass over the watched paths; resolves when a pass started after this call ran. */
-  reconcile(): Promise<void> {
-    return this.watcher.reconcile();
+  /** Whether the watch has reported every change so far (RequestWatcher.eventsComplete). */
+  get eventsComplete(): boolean {
+    return this.watcher.eventsComplete;
   }
 
   /** Checks every claim no task follows: adopts live ones, requeues dead ones. */

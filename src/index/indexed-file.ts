@@ -35,21 +35,58 @@ const NONE: IndexedFile = { kind: 'none' };
 const SPECIAL: IndexedFile = { kind: 'special' };
 // Never follows a symlink (its target changes unseen by the watch); never blocks on a FIFO.
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW;
-// A file with no `#` and no front matter fence can carry no tag and no front matter problem.
 const HASH = 0x23;
-const FENCE = Buffer.from('---');
+const FENCES = [Buffer.from('---'), Buffer.from('+++')];
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+
+/**
+ * Whether the bytes may hold a tag or a front matter problem: a `#` followed by a letter or
+ * digit (a heading's `# ` is none), or front matter (`---` or `+++` first). Most files of a tree
+ * are neither and are never decoded or scanned.
+ */
+export function mayHoldTags(bytes: Buffer): boolean {
+  const start = bytes.subarray(0, 3).equals(BOM) ? 3 : 0;
+  const first = bytes.subarray(start, start + 3);
+  if (FENCES.some((fence) => first.equals(fence))) return true;
+  for (
+    let at = bytes.indexOf(HASH);
+    at >= 0 && at + 1 < bytes.length;
+    at = bytes.indexOf(HASH, at + 1)
+  ) {
+    const next = bytes[at + 1] as number;
+    if ((next >= 0x30 && next <= 0x39) || ((next | 0x20) >= 0x61 && (next | 0x20) <= 0x7a))
+      return true;
+  }
+  return false;
+}
 
 /** Reads files for the index through one reused buffer, as `find`'s prefilter does. */
 export class IndexReader {
   private readonly buffer = Buffer.allocUnsafe(MAX_PARSE_BYTES + 1);
 
+  /** Each tag name once. */
+  private readonly names = new Map<string, string>();
+
   constructor(private readonly scan: ScanText) {}
+
+  /**
+   * The tag as a string of its own: the locator's tags are slices of the file's text, and a
+   * slice keeps the whole text alive (at 50,000 files, 100 MB of texts).
+   */
+  private intern(tag: string): string {
+    let name = this.names.get(tag);
+    if (name === undefined) {
+      name = Buffer.from(tag, 'utf8').toString('utf8');
+      this.names.set(name, name);
+    }
+    return name;
+  }
 
   async read(path: string): Promise<IndexedFile> {
     const bytes = this.readBytes(path);
     if (bytes === 'gone') return NONE;
     if (bytes === 'special') return SPECIAL;
-    if (!bytes.includes(HASH) && !bytes.includes(FENCE)) return NONE;
+    if (!mayHoldTags(bytes)) return NONE;
     const file = decodeText(bytes);
     if (!file) return SPECIAL;
     const { text } = file;
@@ -70,7 +107,7 @@ export class IndexReader {
     return {
       kind: 'tags',
       occurrences: scan.occurrences.map(({ tag, line, column, place }) => ({
-        tag,
+        tag: this.intern(tag),
         line,
         column,
         place,

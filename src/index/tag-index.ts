@@ -31,12 +31,15 @@ export class TagIndex {
   private flushing: Promise<void> | null = null;
   private built: Promise<void> | null = null;
   private complete = false;
-  private doubts = 0;
 
-  /** `roots`: absolute directories; `onChange`: after a read changed what the index holds. */
+  /**
+   * `roots`: absolute directories; `eventsComplete`: whether the watch feeding the index lost no
+   * event; `onChange`: after a read changed what the index holds.
+   */
   constructor(
     readonly roots: readonly string[],
     scan: ScanText,
+    private readonly eventsComplete: () => boolean,
     private readonly onChange: () => void = () => undefined,
   ) {
     this.reader = new IndexReader(scan);
@@ -53,17 +56,11 @@ export class TagIndex {
   }
 
   /**
-   * Whether answers may come from here: built, and no watch error since whose lost events a
-   * reconcile pass has not yet found.
+   * Whether answers may come from here: built, and the watch has lost no event a reconcile pass
+   * has not found since (`eventsComplete`, the watch's own word).
    */
   get trusted(): boolean {
-    return this.complete && this.doubts === 0;
-  }
-
-  /** A watch error may have lost events: not trusted until `recheck` (a reconcile pass) ran. */
-  distrust(recheck: () => Promise<void>): void {
-    this.doubts++;
-    void recheck().finally(() => this.doubts--);
+    return this.complete && this.eventsComplete();
   }
 
   /** The root directory `path` lies in (or is), or null. */
@@ -109,6 +106,11 @@ export class TagIndex {
     return [...this.unlisted]
       .filter(([dir]) => isAtOrBelow(dir, path))
       .map(([dir, reason]) => ({ path: dir, reason }));
+  }
+
+  /** Whether `path` is kept with its tags (not special: its reading depends on nothing else). */
+  isTagged(path: string): boolean {
+    return this.tagged.has(path);
   }
 
   /** The files below `dir` that may carry a tag, in the order of a walk (walk-markdown.ts). */

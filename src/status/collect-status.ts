@@ -97,7 +97,24 @@ const DAY_MS = 24 * 3600_000;
 export interface StatusSource {
   list?: (dir: string) => AsyncIterable<string> | Iterable<string>;
   pool?: ScanPool;
+  /** What a file gave, kept while it does not change (the daemon's; see FileFindingsCache). */
+  cache?: FileFindingsCache;
 }
+
+/**
+ * What files gave, by path, under one dispatch table and debounce: the holder forgets a path
+ * when it changes. Only findings that do not depend on the clock or on other files are kept (no
+ * waiting item, no claim): at 50,000 files those are nearly all, and reading them is the cost.
+ */
+export interface FileFindingsCache {
+  get(path: string): FileFindings | undefined;
+  /** Taken before a file is read; set() keeps nothing if the file changed since. */
+  token(): number;
+  set(path: string, findings: FileFindings, token: number): void;
+}
+
+/** One file's part of the report: opaque to all but this module. */
+export type FileFindings = Found;
 
 export async function collectStatus(
   root: string,
@@ -160,7 +177,7 @@ export interface FoundClaim {
   mtime: number;
 }
 
-interface Found {
+export interface Found {
   waiting: Ordered[];
   needs: NeedsYou[];
   next: NextItem[];
@@ -177,10 +194,17 @@ async function scanPaths(
   const pool = source.pool ?? new ScanPool();
   const list = source.list ?? ((dir: string) => walkMarkdownFiles(dir));
   const found: Found = { waiting: [], needs: [], next: [], claims: [] };
+  const scanAndKeep = async (path: string): Promise<Found | null> => {
+    const token = source.cache?.token() ?? 0;
+    const one = await scanFile({ pool, root, table }, path, judging);
+    if (one && one.waiting.length === 0 && one.claims.length === 0)
+      source.cache?.set(path, one, token);
+    return one;
+  };
   try {
     for (const dir of paths) {
       for await (const path of list(dir)) {
-        const one = await scanFile({ pool, root, table }, path, judging);
+        const one = source.cache?.get(path) ?? (await scanAndKeep(path));
         if (one === null) continue;
         found.waiting.push(...one.waiting);
         found.needs.push(...one.needs);

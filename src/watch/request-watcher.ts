@@ -63,6 +63,9 @@ export class RequestWatcher {
   private closed = false;
   /** Whether a reconcile pass has run to its end. */
   private passed = false;
+  /** Times events may have been lost (a watch error, a stale watch), and those a pass has found since. */
+  private losses = 0;
+  private caughtUp = 0;
 
   constructor(options: RequestWatcherOptions) {
     this.options = options;
@@ -92,14 +95,29 @@ export class RequestWatcher {
       onChange: (path) => this.touch(path),
       // A watch that failed may have lost events.
       onError: (error) => {
+        this.losses++;
         this.options.onError(error);
         void this.reconcile();
       },
-      onReopened: () => void this.reconcile(),
+      onLost: () => this.losses++,
+      onReopened: () => {
+        const seen = this.losses;
+        void this.reconcile().then(() => {
+          this.caughtUp = Math.max(this.caughtUp, seen);
+        });
+      },
       onRestored: this.options.onRestored,
       meanwhile: `until then the reconcile pass every ${seconds(this.options.rescanIntervalMs)} finds its changes`,
     });
     await this.roots.start();
+  }
+
+  /**
+   * Whether every change made so far has been reported (or soon will be) by an event: false from a
+   * watch error or a stale watch until a reconcile pass made after its watch opened again.
+   */
+  get eventsComplete(): boolean {
+    return this.caughtUp === this.losses;
   }
 
   async close(): Promise<void> {

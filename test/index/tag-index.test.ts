@@ -54,8 +54,7 @@ async function setUp(): Promise<{
   const dir = await mkdtemp(join(tmpdir(), 'engine-index-'));
   const pool = new ScanPool();
   const sync = new IndexSync();
-  const index = new TagIndex([dir], (text) => pool.scan(text));
-  const watcher = new RequestWatcher({
+  const watcher: RequestWatcher = new RequestWatcher({
     paths: [dir],
     debounceMs: 60_000,
     rescanIntervalMs: 60_000,
@@ -65,6 +64,11 @@ async function setUp(): Promise<{
       if (!sync.observe(path)) index.mark(path);
     },
   });
+  const index = new TagIndex(
+    [dir],
+    (text) => pool.scan(text),
+    () => watcher.eventsComplete,
+  );
   cleanups.push(async () => {
     await watcher.close();
     await pool.close();
@@ -112,10 +116,15 @@ describe('the live tag index', () => {
     const next = random(seed);
     const { dir, index, sync, pool } = await setUp();
     const done: string[] = [];
+    let answered = 0;
     for (let round = 0; round < 60; round++) {
       done.push(await change(dir, next));
-      expect(await sync.sync(dir, 5000)).toBe(true);
+      // As the daemon does: no answer from the index while its watch may have lost an event
+      // (a directory moved in makes parcel's watch stale, opened again): the client reads files.
+      if (!(await sync.sync(dir, 5000))) continue;
       await index.flush();
+      if (!index.trusted) continue;
+      answered++;
       const tagsOnly = next() < 0.3;
       const pattern = parseTagPattern(next() < 0.5 ? '#needs-*' : '#needs-a');
       const paths = [{ given: 'root', absolute: dir }];
@@ -139,6 +148,7 @@ describe('the live tag index', () => {
       };
       expect(fromIndex, `seed ${seed}, after:\n${done.join('\n')}`).toEqual(expected);
     }
+    expect(answered).toBeGreaterThan(30);
   }, 120_000);
 
   it('keeps only files that carry a tag', async () => {
