@@ -15,7 +15,7 @@ import type { IndexSync } from '../index/index-sync.js';
 import type { TagIndex } from '../index/tag-index.js';
 import type { StatusCache } from './status-cache.js';
 import { collectStatus, type StatusReport } from '../status/collect-status.js';
-import type { ScanPool } from '../tags/scan-pool.js';
+import type { ScanPool, ScanSummary } from '../tags/scan-pool.js';
 import { parseTagPattern } from '../tags/tag-name.js';
 import { isIgnoredDirectoryName, isMarkdownPath } from '../tags/walk-markdown.js';
 import {
@@ -36,6 +36,8 @@ export interface ControlServerOptions {
   sync: IndexSync;
   cache: StatusCache;
   pool: ScanPool;
+  /** The daemon's scan: the fast path here, its pool for the rest. */
+  scan: (text: string) => Promise<ScanSummary>;
   log: LogFn;
   /** How long a query waits for the index to be built, and for a sync. */
   waitMs?: number;
@@ -203,7 +205,7 @@ export class ControlServer {
       },
       {
         list: (dir) => index.filesBelow(dir),
-        pool: this.options.pool,
+        scan: this.options.scan,
         cache: this.options.cache.under(
           JSON.stringify([query.table.path, query.table.text, judging.debounceMs]),
         ),

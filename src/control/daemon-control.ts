@@ -6,9 +6,8 @@
 import { statSync } from 'node:fs';
 import type { DaemonObserver, LogFn } from '../daemon/daemon-context.js';
 import { IndexSync } from '../index/index-sync.js';
-import type { ScanText } from '../index/indexed-file.js';
 import { TagIndex } from '../index/tag-index.js';
-import type { ScanPool } from '../tags/scan-pool.js';
+import type { ScanPool, ScanSummary } from '../tags/scan-pool.js';
 import { ControlServer } from './control-server.js';
 import { StatusCache } from './status-cache.js';
 
@@ -18,7 +17,8 @@ export interface DaemonControlOptions {
   paths: string[];
   /** false: the daemon does not watch (reconcile passes only): no sync, so no index. */
   watch: boolean;
-  scan: ScanText;
+  /** The daemon's scan (its context's): the fast path, else its pool. */
+  scan: (text: string) => Promise<ScanSummary>;
   pool: ScanPool;
   log: LogFn;
 }
@@ -65,6 +65,7 @@ export class DaemonControl {
       sync: this.sync,
       cache: this.cache,
       pool,
+      scan: this.options.scan,
       log,
     });
     const index = this.index;

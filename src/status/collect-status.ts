@@ -24,7 +24,7 @@ import { admission, readPause, type LimitPause } from '../sessions/limit-pause.j
 import { blockersOf } from '../order/read-dependencies.js';
 import type { TagOccurrence } from '../tags/scan-tags.js';
 import { titleOf } from '../approve/approval-items.js';
-import { ScanPool } from '../tags/scan-pool.js';
+import { ScanPool, type ScanSummary } from '../tags/scan-pool.js';
 import { lifecycleOf } from '../tags/tag-name.js';
 import { walkMarkdownFiles } from '../tags/walk-markdown.js';
 import { describeClaim, type ClaimItem } from './claim-item.js';
@@ -92,11 +92,12 @@ const DAY_MS = 24 * 3600_000;
 
 /**
  * Where the files come from: a walk of each path and a pool of its own (the CLI), or the daemon's
- * tag index (the files that may carry a tag, in the walk's order) and its scan pool.
+ * tag index (the files that may carry a tag, in the walk's order) and its scan (the fast path
+ * on its own thread, its pool for the rest: the same summary).
  */
 export interface StatusSource {
   list?: (dir: string) => AsyncIterable<string> | Iterable<string>;
-  pool?: ScanPool;
+  scan?: (text: string) => Promise<ScanSummary>;
   /** What a file gave, kept while it does not change (the daemon's; see FileFindingsCache). */
   cache?: FileFindingsCache;
 }
@@ -191,12 +192,13 @@ async function scanPaths(
   judging: StatusJudging,
   source: StatusSource,
 ): Promise<Found> {
-  const pool = source.pool ?? new ScanPool();
+  const pool = source.scan ? null : new ScanPool();
+  const scan = source.scan ?? ((text: string) => (pool as ScanPool).scan(text));
   const list = source.list ?? ((dir: string) => walkMarkdownFiles(dir));
   const found: Found = { waiting: [], needs: [], next: [], claims: [] };
   const scanAndKeep = async (path: string): Promise<Found | null> => {
     const token = source.cache?.token() ?? 0;
-    const one = await scanFile({ pool, root, table }, path, judging);
+    const one = await scanFile({ scan, root, table }, path, judging);
     if (one && one.waiting.length === 0 && one.claims.length === 0)
       source.cache?.set(path, one, token);
     return one;
@@ -213,7 +215,7 @@ async function scanPaths(
       }
     }
   } finally {
-    if (!source.pool) await pool.close();
+    await pool?.close();
   }
   return found;
 }
@@ -223,14 +225,18 @@ async function scanPaths(
  * front matter `tags:` key: anything else carries no tag, not even a misspelled one.
  */
 async function scanFile(
-  { pool, root, table }: { pool: ScanPool; root: string; table: DispatchTable },
+  {
+    scan: scanText,
+    root,
+    table,
+  }: { scan: (text: string) => Promise<ScanSummary>; root: string; table: DispatchTable },
   path: string,
   { now, debounceMs }: StatusJudging,
 ): Promise<Found | null> {
   const read = readRequestFile(path, ['#', 'tags:']);
   if (read.kind !== 'text') return null;
   const { text } = read.file;
-  const scan = await pool.scan(text).catch(() => null);
+  const scan = await scanText(text).catch(() => null);
   if (!scan) return null;
   const file = await realpath(path).catch(() => path);
   const info = await stat(path).catch(() => null);
@@ -244,9 +250,7 @@ async function scanFile(
   const { occurrences, lastRecovery } = scan;
   // As the daemon does: a dependency holds the item before anything else would.
   const blockers =
-    work.items.length === 0
-      ? []
-      : await blockersOf(root, file, scan.dependsOn, (t) => pool.scan(t));
+    work.items.length === 0 ? [] : await blockersOf(root, file, scan.dependsOn, scanText);
   const wait: WaitReason | null =
     blockers.length > 0
       ? { kind: 'blocked', by: blockers }
