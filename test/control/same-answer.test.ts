@@ -128,10 +128,14 @@ describe('the same answer with and without the daemon', () => {
       () => rm(file('moved'), { recursive: true }),
       () => writeFile(file('decoys.md'), '# D\n\n`#needs-a` #needs-a\n'),
     ];
+    // Status first: the daemon keeps each unchanged file's findings, and must forget a changed one.
+    await both(['status', '--json']);
     for (const write of writes) {
       await write();
       const { daemon: fromDaemon, files } = await both(['tag', 'find', '#needs-a', '--json']);
       expect(fromDaemon).toEqual(files);
+      const status = await both(['status', '--json']);
+      expect(status.daemon).toEqual(status.files);
     }
   });
 });
