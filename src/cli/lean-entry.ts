@@ -1,18 +1,25 @@
 /**
  * The lean path of `engine tag find` and `engine status`: a well-formed command line (only the
- * command's own flags, each once, no `--`, no help) parsed with node's parseArgs and answered by
- * the running daemon, without loading yargs (about 120 ms here) or any other command. Anything
- * else, and any error, is left to the full CLI, which then says what it always says.
+ * command's own flags, each once, as `--flag`, no `--`, no help) is parsed with node's parseArgs
+ * and run by the command's own function (from the running daemon, else from the files), without
+ * loading yargs or any other command (about 160 ms here). Anything else goes to the full CLI,
+ * which says what it always says; an EngineError is printed as the full CLI prints it.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { EngineError } from '../errors.js';
+import { printError } from './output.js';
 
 /** The exit code when answered here; null: the full CLI takes the command line. */
 export async function answerLean(argv: string[]): Promise<number | null> {
   try {
     if (argv[0] === 'tag' && argv[1] === 'find') return await leanFind(argv.slice(2));
     if (argv[0] === 'status') return await leanStatus(argv.slice(1));
-  } catch {
-    // The full CLI meets the same error, and reports it as it always does.
+  } catch (error) {
+    if (error instanceof EngineError) {
+      printError(error.message);
+      return error.exitCode;
+    }
+    // A command line parseArgs refuses, or an unexpected error: the full CLI meets it again.
   }
   return null;
 }
@@ -28,18 +35,15 @@ async function leanFind(args: string[]): Promise<number | null> {
   if (!parsed || pattern === undefined) return null;
   const flag = (name: string): boolean => parsed.values[name] === true;
   const { tagFind } = await import('./tag-find.js');
-  const printed = await tagFind(
-    {
-      pattern,
-      paths: paths.length > 0 ? paths : ['sessions/'],
-      context: flag('context'),
-      'tags-only': flag('tags-only'),
-      json: flag('json'),
-      verbose: flag('verbose'),
-    },
-    false,
-  );
-  return printed ? 0 : null;
+  await tagFind({
+    pattern,
+    paths: paths.length > 0 ? paths : ['sessions/'],
+    context: flag('context'),
+    'tags-only': flag('tags-only'),
+    json: flag('json'),
+    verbose: flag('verbose'),
+  });
+  return 0;
 }
 
 async function leanStatus(args: string[]): Promise<number | null> {
@@ -47,15 +51,12 @@ async function leanStatus(args: string[]): Promise<number | null> {
   if (!parsed) return null;
   const root = parsed.values.root;
   const { engineStatus } = await import('./status.js');
-  const printed = await engineStatus(
-    {
-      paths: parsed.positionals,
-      root: typeof root === 'string' ? root : undefined,
-      json: parsed.values.json === true,
-    },
-    false,
-  );
-  return printed ? 0 : null;
+  await engineStatus({
+    paths: parsed.positionals,
+    root: typeof root === 'string' ? root : undefined,
+    json: parsed.values.json === true,
+  });
+  return 0;
 }
 
 /** The flags and positionals of a plain command line; null for anything the full CLI should see. */

@@ -29,16 +29,15 @@ export const statusCommand: CommandModule<object, StatusArgs> = {
         describe: 'The same sections as JSON, with absolute ISO times and nothing cut but Done',
       }) as never,
   handler: async (args) => {
-    await engineStatus(args, true);
+    await engineStatus(args);
   },
 };
 
 /**
  * Reports and prints: from the running daemon when it answers (docs/CLI.md), else from the
- * files unless `filesToo` is false; whether it printed. Either way with this command's settings
- * and clock, so the report is the same.
+ * files; either way with this command's settings and clock, so the report is the same.
  */
-export async function engineStatus(args: StatusArgs, filesToo: boolean): Promise<boolean> {
+export async function engineStatus(args: StatusArgs): Promise<void> {
   const root = await projectRoot(args.root);
   const { settings } = await loadSettings(root, {}, process.env);
   const used = await readDispatchTable(root);
@@ -56,7 +55,6 @@ export async function engineStatus(args: StatusArgs, filesToo: boolean): Promise
     table: { text: used.text, path: used.path },
     judging: { ...judging, nowMs: now.getTime() },
   });
-  if (!report && !filesToo) return false;
   if (!report) {
     readingFiles();
     const table = parseDispatchTable(used.text, used.path);
@@ -67,5 +65,4 @@ export async function engineStatus(args: StatusArgs, filesToo: boolean): Promise
   const shown = { path: used.path, shipped: used.shipped };
   if (args.json) printJson({ ...report, table: shown });
   else statusLines(report, shown, now).forEach((line) => printLine(line));
-  return true;
 }

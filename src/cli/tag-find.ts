@@ -53,22 +53,17 @@ export const tagFindCommand: CommandModule<object, Args> = {
         describe: 'Also name file:line of tags that could not be read (malformed front matter)',
       }) as never,
   handler: async (args) => {
-    await tagFind(args, true);
+    await tagFind(args);
   },
 };
 
-/**
- * Finds and prints: from the running daemon when it answers (docs/CLI.md), else from the files
- * unless `filesToo` is false; whether it printed.
- */
-export async function tagFind(args: Args, filesToo: boolean): Promise<boolean> {
+/** Finds and prints: from the running daemon when it answers (docs/CLI.md), else from the files. */
+export async function tagFind(args: Args): Promise<void> {
   const pattern = parseTagPattern(args.pattern);
   const answer = await findFromDaemon(args.pattern, args.paths, args['tags-only']);
   const found = answer && withTexts(answer, args.context);
-  if (!found && !filesToo) return false;
   if (!found) readingFiles();
   printFound(found ?? (await findInFiles(args, pattern)), args);
-  return true;
 }
 
 async function findInFiles(args: Args, pattern: TagPattern): Promise<Found> {
