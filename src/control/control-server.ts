@@ -255,13 +255,17 @@ function prepare(path: string): string | null {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST')
       return `cannot make ${dir}: ${String(error)}`;
   }
-  const info = lstatSync(dir);
-  if (!info.isDirectory() || info.uid !== process.getuid?.())
-    return `${dir} is not a directory of this user`;
-  if ((info.mode & 0o077) !== 0) chmodSync(dir, 0o700);
-  const old = lstatOrNull(path);
-  if (old && !old.isSocket()) return `${path} exists and is not a socket`;
-  if (old) unlinkSync(path);
+  try {
+    const info = lstatSync(dir);
+    if (!info.isDirectory() || info.uid !== process.getuid?.())
+      return `${dir} is not a directory of this user`;
+    if ((info.mode & 0o077) !== 0) chmodSync(dir, 0o700);
+    const old = lstatOrNull(path);
+    if (old && !old.isSocket()) return `${path} exists and is not a socket`;
+    if (old) unlinkSync(path);
+  } catch (error) {
+    return `cannot prepare ${dir}: ${String(error)}`;
+  }
   return null;
 }
 

@@ -3,7 +3,7 @@
  * the daemon that holds the lock, replaced when a dead daemon left it, refused to another engine
  * version, and answering `engine status` and `engine tag find`.
  */
-import { lstatSync, mkdirSync, existsSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -28,6 +28,10 @@ function engine(args: string[], ask: '0' | 'only'): Promise<CliResult> {
 
 describe('the control socket', () => {
   it('is a socket only its owner may use, in a directory only its owner may enter', async () => {
+    // A directory left open to others (made by hand, or by an older engine) is closed first.
+    const open = dirname(controlSocketPath(h.root));
+    mkdirSync(open, { recursive: true });
+    chmodSync(open, 0o755);
     const d = h.start();
     await waitForIndex(d);
     const path = controlSocketPath(h.root);
