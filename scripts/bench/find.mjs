@@ -23,7 +23,7 @@ export const FIND_TOOLS = {
   'grep-2pass': (dir) => ['bash', ['-c', GREP_TWO_PASS, 'grep-2pass', TAG, dir]],
 };
 
-function score(stdout, dir, truth) {
+export function score(stdout, dir, truth) {
   const prefix = dir.endsWith('/') ? dir : `${dir}/`;
   const found = new Set(
     stdout

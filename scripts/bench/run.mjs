@@ -18,7 +18,9 @@
  *   BENCH_IDLE_S=60                  idle window for CPU (the reconcile period is 60 s)
  *   BENCH_WATCHERS=parcel,chokidar   watch backends measured by footprint (--watcher); latency
  *                                    and throughput use the default, parcel
- *   BENCH_ONLY=find,latency,throughput,footprint
+ *   BENCH_ONLY=find,answers,latency,throughput,footprint
+ *                                    (answers: find and status answered by a running daemon,
+ *                                    on the daemon tree, BENCH_FIND_RUNS rounds)
  *   BENCH_OUT=path.json              where to write the JSON
  *   BENCH_KEEP_TREES=1               keep the generated trees (printed paths)
  */
@@ -27,6 +29,7 @@ import { copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem, release, platform } from 'node:os';
 import { join } from 'node:path';
 import { benchFind } from './find.mjs';
+import { benchDaemonAnswers } from './daemon-answers.mjs';
 import { generateTree } from './gen-tree.mjs';
 import { AGENTS, startDaemon } from './daemon.mjs';
 import { benchLatency, pickFiles } from './latency.mjs';
@@ -60,7 +63,7 @@ const config = {
   idleS: num('BENCH_IDLE_S', 60),
   settleS: num('BENCH_SETTLE_S', 5),
   watchers: (env.BENCH_WATCHERS ?? 'parcel,chokidar').split(','),
-  only: new Set((env.BENCH_ONLY ?? 'find,latency,throughput,footprint').split(',')),
+  only: new Set((env.BENCH_ONLY ?? 'find,answers,latency,throughput,footprint').split(',')),
   out: env.BENCH_OUT ?? join(REPO, 'scripts', 'bench', 'results.json'),
 };
 config.daemonSize = num(
@@ -128,7 +131,7 @@ async function main() {
   const startedAt = Date.now();
   if (!existsSync(ENGINE)) throw new Error(`${ENGINE} is missing: run npm run build first`);
   if (!version('tmux', ['-V'])) throw new Error('tmux is required for the daemon benchmarks');
-  if (config.only.has('find')) ensureRipgrep();
+  if (config.only.has('find') || config.only.has('answers')) ensureRipgrep();
   const results = {
     date: new Date().toISOString(),
     command: 'npm run bench',
@@ -162,6 +165,14 @@ async function main() {
   }
 
   const daemonTree = trees.get(config.daemonSize);
+  if (config.only.has('answers')) {
+    results.answers = await benchDaemonAnswers(daemonTree, config.findRuns);
+    const t = results.answers.tools;
+    log(
+      `daemon answers ${daemonTree.files}: find ${t['engine-find'].wallMs.median} ms = ${t['engine-find'].ratioToRg}x rg ` +
+        `(${t.rg.wallMs.median} ms), status ${t['engine-status'].wallMs.median} ms, node -e 0 ${t['node-e-0'].wallMs.median} ms`,
+    );
+  }
   const needsDaemonA =
     config.only.has('footprint') || config.only.has('latency') || config.only.has('throughput');
   let daemonA = null;

@@ -1,60 +1,18 @@
 #!/usr/bin/env node
-/** The `engine` command: the only place that prints errors and picks exit codes. */
-import yargs from 'yargs';
-import { hideBin } from 'yargs/helpers';
-import { EngineError } from '../errors.js';
-import { agentHookCommand } from './agent-hook.js';
-import { awaitTagCommand } from './await-tag.js';
-import { attachCommand } from './attach.js';
-import { boardCommand } from './board.js';
-import { initCommand } from './init.js';
-import { cancelCommand, closeCommand, retryCommand } from './item-commands.js';
-import { logsCommand } from './logs.js';
-import { printError } from './output.js';
-import { resumeCommand } from './resume.js';
-import { runCommand } from './run.js';
-import { statusCommand } from './status.js';
-import { tagCommand } from './tag.js';
-import { worktreeCommand } from './worktree.js';
+/**
+ * The `engine` command. `engine status` and `engine tag find`, when a daemon answers them, take
+ * the lean path (lean-entry.ts), which never loads yargs or the other commands; everything else,
+ * and whatever the lean path cannot answer, goes to the full CLI (full-cli.ts).
+ */
+import { answerLean } from './lean-entry.js';
 
-async function main(argv: string[]): Promise<number> {
-  try {
-    await yargs(argv)
-      .scriptName('engine')
-      .usage('$0 <command>\n\nTurns tags in markdown files into a work queue for coding agents.')
-      .parserConfiguration({ 'parse-positional-numbers': false })
-      .command(initCommand as never)
-      .command(tagCommand)
-      .command(awaitTagCommand)
-      .command(runCommand as never)
-      .command(statusCommand as never)
-      .command(boardCommand as never)
-      .command(attachCommand as never)
-      .command(logsCommand as never)
-      .command(resumeCommand as never)
-      .command(cancelCommand as never)
-      .command(retryCommand as never)
-      .command(closeCommand as never)
-      .command(worktreeCommand)
-      .command(agentHookCommand)
-      .demandCommand(1, 'Name a command; see engine --help')
-      .strict()
-      .fail((message, error) => {
-        throw error ?? new EngineError(`${message} (see engine --help)`);
-      })
-      .help()
-      .version()
-      .wrap(null)
-      .parseAsync();
-    return 0;
-  } catch (error) {
-    if (error instanceof EngineError) {
-      printError(error.message);
-      return error.exitCode;
-    }
-    printError(error instanceof Error ? (error.stack ?? error.message) : String(error));
-    return 1;
-  }
+const argv = process.argv.slice(2);
+const lean = await answerLean(argv);
+if (lean !== null) process.exitCode = lean;
+else {
+  const [{ main }, { hideBin }] = await Promise.all([
+    import('./full-cli.js'),
+    import('yargs/helpers'),
+  ]);
+  process.exitCode = await main(hideBin(process.argv));
 }
-
-process.exitCode = await main(hideBin(process.argv));

@@ -27,6 +27,7 @@ import { checkWorktreeRoot } from '../worktrees/worktree.js';
 import { readRequestFile } from '../files/read-text-file.js';
 import { ScanPool, summaryOf } from '../tags/scan-pool.js';
 import { scanTagsFast } from '../tags/scan-fast.js';
+import { DaemonControl } from '../control/daemon-control.js';
 import { createLogger } from './logger.js';
 import { ENGINE_MAIN, projectTablePath, readDispatchTable, shippedTableNote } from './paths.js';
 import { projectRoot } from './project-root.js';
@@ -77,12 +78,14 @@ export async function runDaemon(args: Args): Promise<void> {
   const pool = new ScanPool();
   const notifier = notifierOf(settings, options, log);
   const ctx = daemonContext(options, { routes, runner, log, pool, notifier });
+  const control = args.once || args['dry-run'] ? null : controlOf(options, ctx, pool);
+  if (control) ctx.observer = control.observer;
   if (options.agent !== 'custom' && !args['dry-run']) {
     await writeEngineShim(root, process.execPath, ENGINE_MAIN);
   }
   const daemon = new Daemon(ctx);
   try {
-    await runDaemonMode(args, daemon, { options, settings }, log);
+    await runDaemonMode(args, { daemon, control }, { options, settings }, log);
   } finally {
     await pool.close();
     await runner.close();
@@ -196,9 +199,21 @@ function daemonContext(
   };
 }
 
+/** The live tag index and the control socket of a daemon that keeps running. */
+function controlOf(options: DaemonOptions, ctx: DaemonContext, pool: ScanPool): DaemonControl {
+  return new DaemonControl({
+    root: options.root,
+    paths: options.paths,
+    watch: options.watch,
+    scan: (text) => ctx.scan(text),
+    pool,
+    log: ctx.log,
+  });
+}
+
 async function runDaemonMode(
   args: Args,
-  daemon: Daemon,
+  { daemon, control }: { daemon: Daemon; control: DaemonControl | null },
   { options, settings }: { options: DaemonOptions; settings: Settings },
   log: ReturnType<typeof createLogger>,
 ): Promise<void> {
@@ -233,7 +248,7 @@ async function runDaemonMode(
     // Before the daemon starts: a board that cannot listen stops the start before any claim.
     const board = args.board ? await startDaemonBoard(args, options, settings, log) : null;
     try {
-      await runUntilSignal(daemon, options, log);
+      await runUntilSignal(daemon, control, options, log);
     } finally {
       await board?.close();
     }
@@ -243,7 +258,12 @@ async function runDaemonMode(
 }
 
 /** The daemon, from its start until SIGINT or SIGTERM. */
-async function runUntilSignal(daemon: Daemon, options: DaemonOptions, log: LogFn): Promise<void> {
+async function runUntilSignal(
+  daemon: Daemon,
+  control: DaemonControl | null,
+  options: DaemonOptions,
+  log: LogFn,
+): Promise<void> {
   await daemon.start();
   log(
     'info',
@@ -251,12 +271,14 @@ async function runUntilSignal(daemon: Daemon, options: DaemonOptions, log: LogFn
   );
   // After start: counting the tree's directories competed with the first pass for the CPU.
   if (options.watch) warnOnWatchHeadroom(options.paths, options.watcher, log);
+  await control?.start(() => daemon.eventsComplete);
   await new Promise<void>((resolveStop) => {
     const stop = () => resolveStop();
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
   log('info', 'stopping: no new claims; running agents keep running');
+  await control?.close();
   await daemon.stop();
 }
 

@@ -7,14 +7,15 @@ import { rootOption } from './arguments.js';
 import { readDispatchTable } from './paths.js';
 import { projectRoot } from './project-root.js';
 import { statusLines } from './status-lines.js';
+import { readingFiles, statusFromDaemon } from './ask-daemon.js';
 
-interface Args {
+export interface StatusArgs {
   paths: string[];
   root?: string;
   json: boolean;
 }
 
-export const statusCommand: CommandModule<object, Args> = {
+export const statusCommand: CommandModule<object, StatusArgs> = {
   command: 'status [paths..]',
   describe:
     'Whether a daemon runs, what needs you, what waits (in dispatch order, and why), what runs, what finished recently',
@@ -28,24 +29,40 @@ export const statusCommand: CommandModule<object, Args> = {
         describe: 'The same sections as JSON, with absolute ISO times and nothing cut but Done',
       }) as never,
   handler: async (args) => {
-    const root = await projectRoot(args.root);
-    const { settings } = await loadSettings(root, {}, process.env);
-    const used = await readDispatchTable(root);
-    const table = parseDispatchTable(used.text, used.path);
-    const paths =
-      args.paths.length > 0 ? args.paths.map((p) => resolve(p)) : [join(root, 'sessions')];
-    const { collectStatus } = await import('../status/collect-status.js');
-    const now = new Date();
-    // Claims judged, and items ordered and held, as the project's daemon does.
-    const report = await collectStatus(root, paths, table, {
-      now,
-      options: judgeOptionsOf(settings),
-      debounceMs: settings.debounceMs,
-      maxAgents: settings.maxAgents,
-      agingMs: settings.agingMs,
-    });
-    const shown = { path: used.path, shipped: used.shipped };
-    if (args.json) return printJson({ ...report, table: shown });
-    statusLines(report, shown, now).forEach((line) => printLine(line));
+    await engineStatus(args);
   },
 };
+
+/**
+ * Reports and prints: from the running daemon when it answers (docs/CLI.md), else from the
+ * files; either way with this command's settings and clock, so the report is the same.
+ */
+export async function engineStatus(args: StatusArgs): Promise<void> {
+  const root = await projectRoot(args.root);
+  const { settings } = await loadSettings(root, {}, process.env);
+  const used = await readDispatchTable(root);
+  const paths =
+    args.paths.length > 0 ? args.paths.map((p) => resolve(p)) : [join(root, 'sessions')];
+  const now = new Date();
+  const judging = {
+    options: judgeOptionsOf(settings),
+    debounceMs: settings.debounceMs,
+    maxAgents: settings.maxAgents,
+    agingMs: settings.agingMs,
+  };
+  let report = await statusFromDaemon(root, {
+    paths,
+    table: { text: used.text, path: used.path },
+    judging: { ...judging, nowMs: now.getTime() },
+  });
+  if (!report) {
+    readingFiles();
+    const table = parseDispatchTable(used.text, used.path);
+    const { collectStatus } = await import('../status/collect-status.js');
+    // Claims judged, and items ordered and held, as the project's daemon does.
+    report = await collectStatus(root, paths, table, { now, ...judging });
+  }
+  const shown = { path: used.path, shipped: used.shipped };
+  if (args.json) printJson({ ...report, table: shown });
+  else statusLines(report, shown, now).forEach((line) => printLine(line));
+}

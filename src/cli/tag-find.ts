@@ -1,11 +1,15 @@
+import { readFileSync } from 'node:fs';
 import type { CommandModule } from 'yargs';
 import { EngineError } from '../errors.js';
-import type { FileMatch } from '../tags/find-tagged-files.js';
+import type { FindResult } from '../tags/find-tagged-files.js';
 import { LineIndex } from '../tags/line-index.js';
-import { parseTagPattern } from '../tags/tag-name.js';
+import { decodeText } from '../tags/source-text.js';
+import { parseTagPattern, type TagPattern } from '../tags/tag-name.js';
+import type { TagOccurrence } from '../tags/scan-tags.js';
+import { findFromDaemon, readingFiles } from './ask-daemon.js';
 import { printJson, printLine, warn } from './output.js';
 
-interface Args {
+export interface TagFindArgs {
   pattern: string;
   paths: string[];
   context: boolean;
@@ -13,6 +17,17 @@ interface Args {
   json: boolean;
   verbose: boolean;
 }
+
+type Args = TagFindArgs;
+
+/** A match as printed: its text only for --context. */
+interface Match {
+  path: string;
+  occurrences: Array<Pick<TagOccurrence, 'tag' | 'line' | 'column' | 'place'>>;
+  text?: string;
+}
+
+type Found = Omit<FindResult, 'matches'> & { matches: Match[] };
 
 export const tagFindCommand: CommandModule<object, Args> = {
   command: 'find <pattern> [paths..]',
@@ -38,36 +53,68 @@ export const tagFindCommand: CommandModule<object, Args> = {
         describe: 'Also name file:line of tags that could not be read (malformed front matter)',
       }) as never,
   handler: async (args) => {
-    const pattern = parseTagPattern(args.pattern);
-    const { findTaggedFiles } = await import('../tags/find-tagged-files.js');
-    const { matches, skipped, problems } = await findTaggedFiles({
-      paths: args.paths,
-      pattern,
-      tagsOnly: args['tags-only'],
-      scanTimeoutMs: scanTimeoutFromEnvironment(),
-    });
-    for (const s of skipped) warn(`skipped ${s.path}: ${s.reason}`);
-    if (args.verbose) for (const p of problems) warn(`${p.path}:${p.line}: ${p.message}`);
-    if (args.json) {
-      printJson(
-        matches.map((m) => ({
-          path: m.path,
-          occurrences: m.occurrences.map(({ tag, line, column, place }) => ({
-            tag,
-            line,
-            column,
-            place,
-          })),
-        })),
-      );
-      return;
-    }
-    for (const match of matches) {
-      if (args.context) printContext(match);
-      else printLine(match.path);
-    }
+    await tagFind(args);
   },
 };
+
+/** Finds and prints: from the running daemon when it answers (docs/CLI.md), else from the files. */
+export async function tagFind(args: Args): Promise<void> {
+  const pattern = parseTagPattern(args.pattern);
+  const answer = await findFromDaemon(args.pattern, args.paths, args['tags-only']);
+  const found = answer && withTexts(answer, args.context);
+  if (!found) readingFiles();
+  printFound(found ?? (await findInFiles(args, pattern)), args);
+}
+
+async function findInFiles(args: Args, pattern: TagPattern): Promise<Found> {
+  const { findTaggedFiles } = await import('../tags/find-tagged-files.js');
+  return findTaggedFiles({
+    paths: args.paths,
+    pattern,
+    tagsOnly: args['tags-only'],
+    scanTimeoutMs: scanTimeoutFromEnvironment(),
+  });
+}
+
+/** The daemon's answer with the texts --context prints, read here; null if one cannot be read. */
+function withTexts(answer: Found, context: boolean): Found | null {
+  if (!context) return answer;
+  const matches: Match[] = [];
+  for (const match of answer.matches) {
+    let text;
+    try {
+      text = decodeText(readFileSync(match.path))?.text;
+    } catch {
+      return null;
+    }
+    if (text === undefined) return null;
+    matches.push({ ...match, text });
+  }
+  return { ...answer, matches };
+}
+
+function printFound({ matches, skipped, problems }: Found, args: Args): void {
+  for (const s of skipped) warn(`skipped ${s.path}: ${s.reason}`);
+  if (args.verbose) for (const p of problems) warn(`${p.path}:${p.line}: ${p.message}`);
+  if (args.json) {
+    printJson(
+      matches.map((m) => ({
+        path: m.path,
+        occurrences: m.occurrences.map(({ tag, line, column, place }) => ({
+          tag,
+          line,
+          column,
+          place,
+        })),
+      })),
+    );
+    return;
+  }
+  for (const match of matches) {
+    if (args.context) printContext(match);
+    else printLine(match.path);
+  }
+}
 
 /** setTimeout's largest delay; a larger one would fire at once. */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -88,8 +135,8 @@ function scanTimeoutFromEnvironment(): number | undefined {
   return ms;
 }
 
-function printContext(match: FileMatch): void {
-  const lines = new LineIndex(match.text);
+function printContext(match: Match): void {
+  const lines = new LineIndex(match.text ?? '');
   // Front matter entries come first in a scan; print in line order, each line once.
   const numbers = [...new Set(match.occurrences.map((o) => o.line))].sort((a, b) => a - b);
   for (const line of numbers) {

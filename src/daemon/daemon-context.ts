@@ -49,4 +49,13 @@ export interface DaemonContext {
   scan(text: string): Promise<ScanSummary>;
   /** Reads a request file: readRequestFile (files/), through here so that tests count reads. */
   readRequest: typeof readRequestFile;
+  /** The control socket's feed (src/control/): every watch event, every table move. */
+  observer?: DaemonObserver;
+}
+
+export interface DaemonObserver {
+  /** A path a watch event or a reconcile pass names (request-watcher.ts onEvent). */
+  onEvent(path: string): void;
+  /** The item table moved an item. */
+  onItemMove(): void;
 }

@@ -30,7 +30,10 @@ export class DaemonShared {
   ) {
     this.table = new ItemTable(
       () => ctx.now().getTime(),
-      (line) => ctx.log('debug', `item ${line}`),
+      (line) => {
+        ctx.log('debug', `item ${line}`);
+        ctx.observer?.onItemMove();
+      },
       wake,
     );
     this.sessions = new SessionIndex(ctx.options.root);

@@ -46,6 +46,7 @@ export class Daemon {
       watcher: ctx.options.watcher,
       onSettled: (path) => this.shared.track(this.evaluate(path)),
       onError: (error) => ctx.log('warn', `watcher: ${error.message}`),
+      onEvent: ctx.observer && ((path) => ctx.observer?.onEvent(path)),
       onRestored: (message) => ctx.log('info', `watcher: ${message}`),
     });
     this.reader = new RequestReader(this.shared);
@@ -123,6 +124,11 @@ export class Daemon {
     await this.ctx.routes.close();
     await this.shared.settled();
     if (this.started) await this.ctx.recordEvent({ event: 'daemon-stopped', pid: process.pid });
+  }
+
+  /** Whether the watch has reported every change so far (RequestWatcher.eventsComplete). */
+  get eventsComplete(): boolean {
+    return this.watcher.eventsComplete;
   }
 
   /** Checks every claim no task follows: adopts live ones, requeues dead ones. */

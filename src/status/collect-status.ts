@@ -24,7 +24,7 @@ import { admission, readPause, type LimitPause } from '../sessions/limit-pause.j
 import { blockersOf } from '../order/read-dependencies.js';
 import type { TagOccurrence } from '../tags/scan-tags.js';
 import { titleOf } from '../approve/approval-items.js';
-import { ScanPool } from '../tags/scan-pool.js';
+import { ScanPool, type ScanSummary } from '../tags/scan-pool.js';
 import { lifecycleOf } from '../tags/tag-name.js';
 import { walkMarkdownFiles } from '../tags/walk-markdown.js';
 import { describeClaim, type ClaimItem } from './claim-item.js';
@@ -90,11 +90,39 @@ export interface StatusJudging {
 
 const DAY_MS = 24 * 3600_000;
 
+/**
+ * Where the files come from: a walk of each path and a pool of its own (the CLI), or the daemon's
+ * tag index (the files that may carry a tag, in the walk's order) and its scan (the fast path
+ * on its own thread, its pool for the rest: the same summary).
+ */
+export interface StatusSource {
+  list?: (dir: string) => AsyncIterable<string> | Iterable<string>;
+  scan?: (text: string) => Promise<ScanSummary>;
+  /** What a file gave, kept while it does not change (the daemon's; see FileFindingsCache). */
+  cache?: FileFindingsCache;
+}
+
+/**
+ * What files gave, by path, under one dispatch table and debounce: the holder forgets a path
+ * when it changes. Only findings that do not depend on the clock or on other files are kept (no
+ * waiting item, no claim): at 50,000 files those are nearly all, and reading them is the cost.
+ */
+export interface FileFindingsCache {
+  get(path: string): FileFindings | undefined;
+  /** Taken before a file is read; set() keeps nothing if the file changed since. */
+  token(): number;
+  set(path: string, findings: FileFindings, token: number): void;
+}
+
+/** One file's part of the report: opaque to all but this module. */
+export type FileFindings = Found;
+
 export async function collectStatus(
   root: string,
   paths: string[],
   table: DispatchTable,
   given: Partial<StatusJudging> & Pick<StatusJudging, 'options'>,
+  source: StatusSource = {},
 ): Promise<StatusReport> {
   const judging: StatusJudging = {
     now: new Date(),
@@ -105,7 +133,7 @@ export async function collectStatus(
     agingMs: 0,
     ...given,
   };
-  const found = await scanPaths(root, paths, table, judging);
+  const found = await scanPaths(root, paths, table, judging, source);
   const claims = await Promise.all(found.claims.map((c) => describeClaim(root, c, judging)));
   const running = claims.filter((c) => c.alive);
   const paused = await readPause(root);
@@ -150,7 +178,7 @@ export interface FoundClaim {
   mtime: number;
 }
 
-interface Found {
+export interface Found {
   waiting: Ordered[];
   needs: NeedsYou[];
   next: NextItem[];
@@ -162,13 +190,23 @@ async function scanPaths(
   paths: string[],
   table: DispatchTable,
   judging: StatusJudging,
+  source: StatusSource,
 ): Promise<Found> {
-  const pool = new ScanPool();
+  const pool = source.scan ? null : new ScanPool();
+  const scan = source.scan ?? ((text: string) => (pool as ScanPool).scan(text));
+  const list = source.list ?? ((dir: string) => walkMarkdownFiles(dir));
   const found: Found = { waiting: [], needs: [], next: [], claims: [] };
+  const scanAndKeep = async (path: string): Promise<Found | null> => {
+    const token = source.cache?.token() ?? 0;
+    const one = await scanFile({ scan, root, table }, path, judging);
+    if (one && one.waiting.length === 0 && one.claims.length === 0)
+      source.cache?.set(path, one, token);
+    return one;
+  };
   try {
     for (const dir of paths) {
-      for await (const path of walkMarkdownFiles(dir)) {
-        const one = await scanFile({ pool, root, table }, path, judging);
+      for await (const path of list(dir)) {
+        const one = source.cache?.get(path) ?? (await scanAndKeep(path));
         if (one === null) continue;
         found.waiting.push(...one.waiting);
         found.needs.push(...one.needs);
@@ -177,7 +215,7 @@ async function scanPaths(
       }
     }
   } finally {
-    await pool.close();
+    await pool?.close();
   }
   return found;
 }
@@ -187,14 +225,18 @@ async function scanPaths(
  * front matter `tags:` key: anything else carries no tag, not even a misspelled one.
  */
 async function scanFile(
-  { pool, root, table }: { pool: ScanPool; root: string; table: DispatchTable },
+  {
+    scan: scanText,
+    root,
+    table,
+  }: { scan: (text: string) => Promise<ScanSummary>; root: string; table: DispatchTable },
   path: string,
   { now, debounceMs }: StatusJudging,
 ): Promise<Found | null> {
   const read = readRequestFile(path, ['#', 'tags:']);
   if (read.kind !== 'text') return null;
   const { text } = read.file;
-  const scan = await pool.scan(text).catch(() => null);
+  const scan = await scanText(text).catch(() => null);
   if (!scan) return null;
   const file = await realpath(path).catch(() => path);
   const info = await stat(path).catch(() => null);
@@ -208,9 +250,7 @@ async function scanFile(
   const { occurrences, lastRecovery } = scan;
   // As the daemon does: a dependency holds the item before anything else would.
   const blockers =
-    work.items.length === 0
-      ? []
-      : await blockersOf(root, file, scan.dependsOn, (t) => pool.scan(t));
+    work.items.length === 0 ? [] : await blockersOf(root, file, scan.dependsOn, scanText);
   const wait: WaitReason | null =
     blockers.length > 0
       ? { kind: 'blocked', by: blockers }

@@ -23,6 +23,11 @@ export interface RequestWatcherOptions {
   onRestored?: (message: string) => void;
   /** Events within one debounce window that count as a burst and trigger a reconcile. */
   burstSize?: number;
+  /**
+   * Every path a watch event names (markdown or not, before the quiet period) and every file a
+   * reconcile pass finds changed or gone: the daemon's live tag index and its sync files.
+   */
+  onEvent?: (path: string) => void;
   /** false: no file watch at all, reconcile passes only (network filesystems without inotify). */
   watch?: boolean;
   /** The watch backend (default parcel); chokidar is used where parcel cannot load or watch. */
@@ -56,6 +61,11 @@ export class RequestWatcher {
   /** The first pass's inspector, until a pass has run with it. */
   private inspect: Inspect | null = null;
   private closed = false;
+  /** Whether a reconcile pass has run to its end. */
+  private passed = false;
+  /** Times events may have been lost (a watch error, a stale watch), and those a pass has found since. */
+  private losses = 0;
+  private caughtUp = 0;
 
   constructor(options: RequestWatcherOptions) {
     this.options = options;
@@ -85,14 +95,29 @@ export class RequestWatcher {
       onChange: (path) => this.touch(path),
       // A watch that failed may have lost events.
       onError: (error) => {
+        this.losses++;
         this.options.onError(error);
         void this.reconcile();
       },
-      onReopened: () => void this.reconcile(),
+      onLost: () => this.losses++,
+      onReopened: () => {
+        const seen = this.losses;
+        void this.reconcile().then(() => {
+          this.caughtUp = Math.max(this.caughtUp, seen);
+        });
+      },
       onRestored: this.options.onRestored,
       meanwhile: `until then the reconcile pass every ${seconds(this.options.rescanIntervalMs)} finds its changes`,
     });
     await this.roots.start();
+  }
+
+  /**
+   * Whether every change made so far has been reported (or soon will be) by an event: false from a
+   * watch error or a stale watch until a reconcile pass made after its watch opened again.
+   */
+  get eventsComplete(): boolean {
+    return this.caughtUp === this.losses;
   }
 
   async close(): Promise<void> {
@@ -106,7 +131,9 @@ export class RequestWatcher {
 
   /** Restarts the quiet period of `path`. */
   touch(path: string): void {
-    if (this.closed || !isMarkdownPath(path)) return;
+    if (this.closed) return;
+    this.options.onEvent?.(path);
+    if (!isMarkdownPath(path)) return;
     this.eventsSinceReconcile++;
     const previous = this.timers.get(path);
     if (previous) clearTimeout(previous);
@@ -150,13 +177,22 @@ export class RequestWatcher {
           before.size !== info.size ||
           before.mtimeMs !== info.mtimeMs ||
           before.ino !== info.ino;
-        if (changed) this.seen.set(path, { size: info.size, mtimeMs: info.mtimeMs, ino: info.ino });
+        if (changed) {
+          this.seen.set(path, { size: info.size, mtimeMs: info.mtimeMs, ino: info.ino });
+          // The first pass finds every file: the index builds itself from its own walk.
+          if (before || this.passed) this.options.onEvent?.(path);
+        }
         // An inspected pass looks at every file: a pass that ran before it recorded them all.
         const settle = inspect ? await inspect(path) : changed;
         if (settle) this.settleAt(path, info.mtimeMs + this.options.debounceMs);
       }
     }
-    for (const path of this.seen.keys()) if (!present.has(path)) this.seen.delete(path);
+    for (const path of this.seen.keys()) {
+      if (present.has(path)) continue;
+      this.seen.delete(path);
+      this.options.onEvent?.(path);
+    }
+    this.passed = true;
   }
 
   /**

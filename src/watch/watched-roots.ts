@@ -28,6 +28,8 @@ export interface WatchedRootsOptions {
   onError: (error: Error) => void;
   /** A watch was opened after start: changes made before it opened were not reported. */
   onReopened: () => void;
+  /** A watch found stale (missing part of its tree, or dead): its events may be lost until reopened. */
+  onLost?: () => void;
   /** A watch that had failed to open is open again (one line for humans). */
   onRestored?: (message: string) => void;
   /** What sees a path's changes while its watch cannot open, for the warning (the fallback). */
@@ -199,6 +201,7 @@ export class WatchedRoots {
     // A watch that misses part of its tree, or died, is closed and opened again by the next sync.
     const onStale = (): void => {
       this.stale.add(target.key);
+      this.options.onLost?.();
       void this.sync();
     };
     const onError = (error: Error): void => this.options.onError(error);
@@ -235,6 +238,7 @@ export class WatchedRoots {
       for (const [key, open] of this.open) {
         if (open.target.dir !== path) continue;
         this.stale.add(key);
+        this.options.onLost?.();
         check = true;
       }
     }

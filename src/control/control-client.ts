@@ -1,0 +1,155 @@
+/**
+ * The client of a root's control socket: what `engine status`, `engine tag find` and the board
+ * ask a running daemon. Every failure (no daemon, a stale socket, another engine version, a
+ * refusal, a timeout) comes back as null: the caller then reads the files, as without a daemon.
+ * Loads nothing but node's own modules, for the CLI's lean path.
+ */
+import { connect, type Socket } from 'node:net';
+import {
+  CONTROL_VERSION,
+  controlSocketPath,
+  type Answer,
+  type FindAnswer,
+  type FindQuery,
+  type Request,
+  type StatusAnswer,
+  type StatusQuery,
+} from './protocol.js';
+
+export type { FindAnswer, FindQuery, GivenPath, StatusAnswer, StatusQuery } from './protocol.js';
+
+export interface DaemonClient {
+  /** `engine status`'s report, computed by the daemon; null: read the files. */
+  status(query: StatusQuery): Promise<StatusAnswer | null>;
+  /** `engine tag find`'s answer from the live index; null: read the files. */
+  find(query: FindQuery): Promise<FindAnswer | null>;
+  /** Calls `onChange` after each change the daemon sees (coalesced); returns the unsubscribe. */
+  subscribe(onChange: () => void): () => void;
+  /** Resolves when the connection has ended (the daemon stopped, or close()). */
+  readonly closed: Promise<void>;
+  close(): void;
+}
+
+export interface ConnectOptions {
+  /** The version named in `hello` (tests: another engine's). */
+  version?: string;
+  /** The deadline of the connection and of each answer. */
+  timeoutMs?: number;
+}
+
+type Request0 = Request extends infer R
+  ? R extends { id: number }
+    ? Omit<R, 'id'>
+    : never
+  : never;
+
+/** A client of the daemon of `root`, or null when none answers (then read the files). */
+export async function connectDaemon(
+  root: string,
+  options: ConnectOptions = {},
+): Promise<DaemonClient | null> {
+  // Long enough for a first status over a large tree; a daemon that is there answers at all.
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  const socket = await open(controlSocketPath(root), timeoutMs);
+  if (!socket) return null;
+  const client = new Client(socket, timeoutMs);
+  const hello = await client.ask({ op: 'hello', version: options.version ?? CONTROL_VERSION });
+  if (hello === null) {
+    client.close();
+    return null;
+  }
+  return client;
+}
+
+function open(path: string, timeoutMs: number): Promise<Socket | null> {
+  return new Promise((resolve) => {
+    const socket = connect(path);
+    const timer = setTimeout(() => fail(), timeoutMs);
+    const fail = (): void => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(null);
+    };
+    socket.once('error', fail);
+    socket.once('connect', () => {
+      clearTimeout(timer);
+      socket.off('error', fail);
+      resolve(socket);
+    });
+  });
+}
+
+class Client implements DaemonClient {
+  private nextId = 0;
+  private readonly pending = new Map<number, (answer: Answer | null) => void>();
+  private readonly listeners = new Set<() => void>();
+  private buffered = '';
+  readonly closed: Promise<void>;
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly timeoutMs: number,
+  ) {
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => this.receive(chunk));
+    socket.on('error', () => socket.destroy());
+    this.closed = new Promise((resolve) =>
+      socket.once('close', () => {
+        for (const settle of this.pending.values()) settle(null);
+        this.pending.clear();
+        resolve();
+      }),
+    );
+  }
+
+  async status(query: StatusQuery): Promise<StatusAnswer | null> {
+    return (await this.ask({ op: 'status', ...query })) as StatusAnswer | null;
+  }
+
+  async find(query: FindQuery): Promise<FindAnswer | null> {
+    return (await this.ask({ op: 'find', ...query })) as FindAnswer | null;
+  }
+
+  subscribe(onChange: () => void): () => void {
+    if (this.listeners.size === 0) void this.ask({ op: 'subscribe' }, false);
+    this.listeners.add(onChange);
+    return () => this.listeners.delete(onChange);
+  }
+
+  close(): void {
+    this.socket.destroy();
+  }
+
+  /** The result of one request, or null when the daemon does not give one in time. */
+  ask(request: Request0, deadline = true): Promise<unknown> {
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      const timer = deadline ? setTimeout(() => settle(null), this.timeoutMs) : undefined;
+      const settle = (answer: Answer | null): void => {
+        clearTimeout(timer);
+        this.pending.delete(id);
+        resolve(answer?.ok ? answer.result : null);
+      };
+      this.pending.set(id, settle);
+      if (this.socket.destroyed) return settle(null);
+      this.socket.write(`${JSON.stringify({ ...request, id })}\n`);
+    });
+  }
+
+  private receive(chunk: string): void {
+    this.buffered += chunk;
+    for (let end = this.buffered.indexOf('\n'); end >= 0; end = this.buffered.indexOf('\n')) {
+      const line = this.buffered.slice(0, end);
+      this.buffered = this.buffered.slice(end + 1);
+      let message: Answer | { event: string };
+      try {
+        message = JSON.parse(line) as Answer | { event: string };
+      } catch {
+        this.socket.destroy();
+        return;
+      }
+      if ('event' in message) this.listeners.forEach((listener) => listener());
+      else this.pending.get(message.id)?.(message);
+    }
+  }
+}

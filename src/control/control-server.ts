@@ -1,0 +1,304 @@
+/**
+ * The daemon's control socket (docs/DAEMON.md, "The control socket"): `status` and `find`
+ * answered from the live tag index, and a stream of change notices. The socket lives in a
+ * directory only its owner may enter (0700) and is itself 0600: another user can neither connect
+ * nor learn what it serves. A socket file left by a dead daemon is replaced only by the daemon
+ * that holds the daemon lock, the only caller of start().
+ */
+import { chmodSync, lstatSync, mkdirSync, unlinkSync, type Stats } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
+import { dirname } from 'node:path';
+import type { LogFn } from '../daemon/daemon-context.js';
+import { parseDispatchTable } from '../dispatch/dispatch-table.js';
+import { findInIndex, type IndexFindResult } from '../index/find-in-index.js';
+import type { IndexSync } from '../index/index-sync.js';
+import type { TagIndex } from '../index/tag-index.js';
+import type { StatusCache } from './status-cache.js';
+import { collectStatus, type StatusReport } from '../status/collect-status.js';
+import type { ScanPool, ScanSummary } from '../tags/scan-pool.js';
+import { parseTagPattern } from '../tags/tag-name.js';
+import { isIgnoredDirectoryName, isMarkdownPath } from '../tags/walk-markdown.js';
+import {
+  CONTROL_VERSION,
+  controlSocketPath,
+  MAX_LINE_BYTES,
+  MAX_SOCKET_PATH_BYTES,
+  type Answer,
+  type FindQuery,
+  type Request,
+  type StatusQuery,
+} from './protocol.js';
+
+export interface ControlServerOptions {
+  root: string;
+  /** null: no index (the watch is off), so no answer from it. */
+  index: TagIndex | null;
+  sync: IndexSync;
+  cache: StatusCache;
+  pool: ScanPool;
+  /** The daemon's scan: the fast path here, its pool for the rest. */
+  scan: (text: string) => Promise<ScanSummary>;
+  log: LogFn;
+  /** How long a query waits for the index to be built, and for a sync. */
+  waitMs?: number;
+}
+
+/** Notices within this period go out as one. */
+const COALESCE_MS = 50;
+
+/** Refused: the client reads the files instead. */
+class CannotAnswer extends Error {}
+
+export class ControlServer {
+  private readonly connections = new Set<Socket>();
+  private readonly subscribers = new Set<Socket>();
+  private notice: NodeJS.Timeout | null = null;
+
+  private constructor(
+    private readonly options: ControlServerOptions,
+    private readonly server: Server,
+    readonly path: string,
+    private readonly inode: number,
+  ) {
+    server.on('connection', (socket) => this.accept(socket));
+  }
+
+  /** Listens on the root's control socket; null (said in the log) when it cannot be made. */
+  static async start(options: ControlServerOptions): Promise<ControlServer | null> {
+    const path = controlSocketPath(options.root);
+    const why = prepare(path);
+    if (why !== null) {
+      options.log('warn', `no control socket (${why}): engine status and find read the files`);
+      return null;
+    }
+    const server = createServer();
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(path, () => resolve());
+      });
+      chmodSync(path, 0o600);
+    } catch (error) {
+      server.close();
+      options.log(
+        'warn',
+        `no control socket at ${path} (${String(error)}): clients read the files`,
+      );
+      return null;
+    }
+    return new ControlServer(options, server, path, lstatSync(path).ino);
+  }
+
+  /** Something changed (a file, the item table, a session): subscribers hear of it once. */
+  changed(): void {
+    if (this.notice || this.subscribers.size === 0) return;
+    this.notice = setTimeout(() => {
+      this.notice = null;
+      for (const socket of this.subscribers)
+        socket.write(`${JSON.stringify({ event: 'changed' })}\n`);
+    }, COALESCE_MS);
+  }
+
+  async close(): Promise<void> {
+    if (this.notice) clearTimeout(this.notice);
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    for (const socket of this.connections) socket.destroy();
+    await closed;
+    // Only our own socket: a daemon started after this one may have bound its own.
+    try {
+      if (lstatSync(this.path).ino === this.inode) unlinkSync(this.path);
+    } catch {
+      // Gone already.
+    }
+  }
+
+  private accept(socket: Socket): void {
+    this.connections.add(socket);
+    let greeted = false;
+    let buffered = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      buffered += chunk;
+      if (buffered.length > MAX_LINE_BYTES) return void socket.destroy();
+      for (let end = buffered.indexOf('\n'); end >= 0; end = buffered.indexOf('\n')) {
+        const line = buffered.slice(0, end);
+        buffered = buffered.slice(end + 1);
+        const request = parseRequest(line);
+        if (!request || (!greeted && request.op !== 'hello')) return void socket.destroy();
+        if (request.op === 'hello') greeted = this.hello(socket, request);
+        else void this.answer(socket, request);
+      }
+    });
+    socket.on('error', () => socket.destroy());
+    socket.on('close', () => {
+      this.connections.delete(socket);
+      this.subscribers.delete(socket);
+    });
+  }
+
+  private hello(socket: Socket, request: Extract<Request, { op: 'hello' }>): boolean {
+    const ok = request.version === CONTROL_VERSION;
+    send(
+      socket,
+      ok
+        ? { id: request.id, ok, result: { version: CONTROL_VERSION, pid: process.pid } }
+        : { id: request.id, ok, error: `engine version ${CONTROL_VERSION}` },
+    );
+    if (!ok) socket.end();
+    return ok;
+  }
+
+  private async answer(socket: Socket, request: Request): Promise<void> {
+    try {
+      const result = await this.result(socket, request);
+      send(socket, { id: request.id, ok: true, result });
+    } catch (error) {
+      const message = error instanceof CannotAnswer ? error.message : String(error);
+      if (!(error instanceof CannotAnswer)) this.options.log('warn', `control: ${message}`);
+      send(socket, { id: request.id, ok: false, error: message });
+    }
+  }
+
+  private async result(socket: Socket, request: Request): Promise<unknown> {
+    switch (request.op) {
+      case 'find':
+        return this.find(request);
+      case 'status':
+        return this.status(request);
+      case 'subscribe':
+        this.subscribers.add(socket);
+        return null;
+      default:
+        throw new CannotAnswer('unknown request');
+    }
+  }
+
+  private async find(query: FindQuery): Promise<IndexFindResult> {
+    for (const { absolute } of query.paths) {
+      const info = lstatOrNull(absolute);
+      // A file given by name is read whatever its name; the index keeps markdown files only.
+      if (info && !info.isDirectory() && !(info.isFile() && isMarkdownPath(absolute)))
+        throw new CannotAnswer(`${absolute}: not a directory or a markdown file`);
+    }
+    const index = await this.synced(query.paths.map((p) => p.absolute));
+    const pattern = parseTagPattern(query.pattern);
+    return findInIndex(
+      index,
+      { pattern, tagsOnly: query.tagsOnly, paths: query.paths },
+      this.options.pool,
+    );
+  }
+
+  private async status(query: StatusQuery): Promise<StatusReport> {
+    const index = await this.synced(query.paths);
+    const { judging } = query;
+    return collectStatus(
+      this.options.root,
+      query.paths,
+      parseDispatchTable(query.table.text, query.table.path),
+      {
+        now: new Date(judging.nowMs),
+        options: judging.options,
+        debounceMs: judging.debounceMs,
+        maxAgents: judging.maxAgents,
+        agingMs: judging.agingMs,
+      },
+      {
+        list: (dir) => index.filesBelow(dir),
+        scan: this.options.scan,
+        cache: this.options.cache.under(
+          JSON.stringify([query.table.path, query.table.text, judging.debounceMs]),
+        ),
+      },
+    );
+  }
+
+  /**
+   * The index, once every write made before now under `paths` is in it: built, each root
+   * synced, every dirty path read again. Throws CannotAnswer when that cannot be had.
+   */
+  private async synced(paths: string[]): Promise<TagIndex> {
+    const { index, sync } = this.options;
+    const waitMs = this.options.waitMs ?? 2000;
+    if (!index) throw new CannotAnswer('no index: the watch is off');
+    const roots = new Set<string>();
+    for (const path of paths) {
+      const root = index.rootOf(path);
+      if (root === null || isInIgnored(path, root)) throw new CannotAnswer(`${path}: not watched`);
+      roots.add(root);
+    }
+    const built = await Promise.race([index.build().then(() => true), delay(waitMs, false)]);
+    if (!built) throw new CannotAnswer('the index is still being built');
+    for (const root of roots) {
+      if (!(await sync.sync(root, waitMs)))
+        throw new CannotAnswer(`no sync with the watch of ${root}`);
+    }
+    await index.flush();
+    if (!index.trusted)
+      throw new CannotAnswer('the watch lost events: a reconcile pass is under way');
+    return index;
+  }
+}
+
+/**
+ * Makes the socket's directory private and clears a dead daemon's socket; why not, or null.
+ * The directory is 0700 and ours before anything is bound in it, so the socket is never open to
+ * others, whatever the umask.
+ */
+function prepare(path: string): string | null {
+  if (Buffer.byteLength(path) > MAX_SOCKET_PATH_BYTES)
+    return `its path ${path} is longer than ${MAX_SOCKET_PATH_BYTES} bytes`;
+  const dir = dirname(path);
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST')
+      return `cannot make ${dir}: ${String(error)}`;
+  }
+  try {
+    const info = lstatSync(dir);
+    if (!info.isDirectory() || info.uid !== process.getuid?.())
+      return `${dir} is not a directory of this user`;
+    if ((info.mode & 0o077) !== 0) chmodSync(dir, 0o700);
+    const old = lstatOrNull(path);
+    if (old && !old.isSocket()) return `${path} exists and is not a socket`;
+    if (old) unlinkSync(path);
+  } catch (error) {
+    return `cannot prepare ${dir}: ${String(error)}`;
+  }
+  return null;
+}
+
+function lstatOrNull(path: string): Stats | null {
+  try {
+    return lstatSync(path);
+  } catch {
+    return null;
+  }
+}
+
+function parseRequest(line: string): Request | null {
+  try {
+    const value = JSON.parse(line) as Request;
+    return typeof value === 'object' && value !== null && typeof value.id === 'number'
+      ? value
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+function send(socket: Socket, answer: Answer): void {
+  if (!socket.destroyed) socket.write(`${JSON.stringify(answer)}\n`);
+}
+
+function isInIgnored(path: string, root: string): boolean {
+  return path
+    .slice(root.length)
+    .split('/')
+    .some((name) => name !== '' && isIgnoredDirectoryName(name));
+}
+
+function delay<T>(ms: number, value: T): Promise<T> {
+  return new Promise((resolve) => setTimeout(() => resolve(value), ms).unref());
+}

@@ -1,0 +1,93 @@
+/**
+ * What a running daemon serves besides its work: the live tag index of its watched directories,
+ * kept by the daemon's watch (the observer given to its context), and the control socket that
+ * answers from it. Started once the daemon is ready; the index is built in the background.
+ */
+import { statSync } from 'node:fs';
+import type { DaemonObserver, LogFn } from '../daemon/daemon-context.js';
+import { IndexSync } from '../index/index-sync.js';
+import { TagIndex } from '../index/tag-index.js';
+import type { ScanPool, ScanSummary } from '../tags/scan-pool.js';
+import { ControlServer } from './control-server.js';
+import { StatusCache } from './status-cache.js';
+
+export interface DaemonControlOptions {
+  root: string;
+  /** The daemon's watched paths; the directories among them are indexed. */
+  paths: string[];
+  /** false: the daemon does not watch (reconcile passes only): no sync, so no index. */
+  watch: boolean;
+  /** The daemon's scan (its context's): the fast path, else its pool. */
+  scan: (text: string) => Promise<ScanSummary>;
+  pool: ScanPool;
+  log: LogFn;
+}
+
+export class DaemonControl {
+  private readonly sync = new IndexSync();
+  private readonly index: TagIndex | null;
+  private readonly cache: StatusCache;
+  private server: ControlServer | null = null;
+  /** The daemon's word on its watch (Daemon.eventsComplete), once started. */
+  private eventsComplete: () => boolean = () => false;
+
+  /** What the daemon's context tells: watch events, watch errors, item moves. */
+  readonly observer: DaemonObserver = {
+    onEvent: (path) => {
+      if (this.sync.observe(path)) return;
+      this.index?.mark(path);
+      this.cache.forget(path);
+      this.server?.changed();
+    },
+    onItemMove: () => this.server?.changed(),
+  };
+
+  constructor(private readonly options: DaemonControlOptions) {
+    const directories = options.paths.filter((path) => isDirectory(path));
+    this.index = options.watch
+      ? new TagIndex(
+          directories,
+          options.scan,
+          () => this.eventsComplete(),
+          () => this.server?.changed(),
+        )
+      : null;
+    this.cache = new StatusCache((path) => this.index?.isTagged(path) === true);
+  }
+
+  /** Opens the socket and builds the index; `eventsComplete`: the daemon's word on its watch. */
+  async start(eventsComplete: () => boolean): Promise<void> {
+    this.eventsComplete = eventsComplete;
+    const { root, pool, log } = this.options;
+    this.server = await ControlServer.start({
+      root,
+      index: this.index,
+      sync: this.sync,
+      cache: this.cache,
+      pool,
+      scan: this.options.scan,
+      log,
+    });
+    const index = this.index;
+    if (!index) return;
+    const started = Date.now();
+    void index.build().then(
+      () =>
+        log('info', `tag index ready: ${index.size} files with tags (${Date.now() - started} ms)`),
+      (error: unknown) => log('warn', `tag index: ${String(error)}`),
+    );
+  }
+
+  async close(): Promise<void> {
+    await this.server?.close();
+    this.server = null;
+  }
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}

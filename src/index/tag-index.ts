@@ -1,0 +1,222 @@
+/**
+ * The daemon's live tag index: every markdown file under its watched directories that carries a
+ * tag, with its occurrences, kept current from the watch's events and reconcile passes. Files
+ * without a tag are not kept (memory: most of a large tree). A change marks its path dirty;
+ * the index reads dirty paths again in the background and before each answer, so an answer that
+ * follows a sync (index-sync.ts) reflects every write made before the query.
+ */
+import { lstatSync, statSync, type Stats } from 'node:fs';
+import { sep } from 'node:path';
+import {
+  isIgnoredDirectoryName,
+  isMarkdownPath,
+  listMarkdownDirectorySync,
+} from '../tags/walk-markdown.js';
+import { IndexReader, type IndexedOccurrence, type ScanText } from './indexed-file.js';
+
+export type { IndexedOccurrence } from './indexed-file.js';
+
+/** Files read between two turns of the event loop while the index is built. */
+const FILES_PER_TURN = 64;
+
+export class TagIndex {
+  /** Files with tags, by absolute path. */
+  private readonly tagged = new Map<string, IndexedOccurrence[]>();
+  /** Files `find` reads itself at query time (indexed-file.ts). */
+  private readonly special = new Set<string>();
+  /** Directories that could not be listed, with why (as `find` says it). */
+  private readonly unlisted = new Map<string, string>();
+  private readonly dirty = new Set<string>();
+  private readonly reader: IndexReader;
+  private flushing: Promise<void> | null = null;
+  private built: Promise<void> | null = null;
+  private complete = false;
+
+  /**
+   * `roots`: absolute directories; `eventsComplete`: whether the watch feeding the index lost no
+   * event; `onChange`: after a read changed what the index holds.
+   */
+  constructor(
+    readonly roots: readonly string[],
+    scan: ScanText,
+    private readonly eventsComplete: () => boolean,
+    private readonly onChange: () => void = () => undefined,
+  ) {
+    this.reader = new IndexReader(scan);
+  }
+
+  /** Builds the index once, in the background; resolves when it is complete. */
+  build(): Promise<void> {
+    this.built ??= (async () => {
+      for (const root of this.roots) await this.walk(root);
+      this.complete = true;
+      await this.flush();
+    })();
+    return this.built;
+  }
+
+  /**
+   * Whether answers may come from here: built, and the watch has lost no event a reconcile pass
+   * has not found since (`eventsComplete`, the watch's own word).
+   */
+  get trusted(): boolean {
+    return this.complete && this.eventsComplete();
+  }
+
+  /** The root directory `path` lies in (or is), or null. */
+  rootOf(path: string): string | null {
+    return this.roots.find((root) => path === root || path.startsWith(root + sep)) ?? null;
+  }
+
+  /** A watch event or a reconcile pass's change at `path` (a file or a directory). */
+  mark(path: string): void {
+    if (this.rootOf(path) === null) return;
+    this.dirty.add(path);
+    setImmediate(() => void this.flush());
+  }
+
+  /** Reads every dirty path again; resolves once none is left. */
+  async flush(): Promise<void> {
+    while (this.flushing) await this.flushing;
+    if (this.dirty.size === 0 || !this.complete) return;
+    this.flushing = (async () => {
+      let changed = false;
+      while (this.dirty.size > 0) {
+        const path = this.dirty.values().next().value as string;
+        this.dirty.delete(path);
+        if (await this.refresh(path)) changed = true;
+      }
+      if (changed) this.onChange();
+    })().finally(() => {
+      this.flushing = null;
+    });
+    await this.flushing;
+  }
+
+  /** Occurrences of the tagged files at or below `path`, by absolute path. */
+  *taggedUnder(path: string): Generator<[string, IndexedOccurrence[]]> {
+    for (const entry of this.tagged) if (isAtOrBelow(entry[0], path)) yield entry;
+  }
+
+  specialsUnder(path: string): string[] {
+    return [...this.special].filter((file) => isAtOrBelow(file, path));
+  }
+
+  unlistedUnder(path: string): Array<{ path: string; reason: string }> {
+    return [...this.unlisted]
+      .filter(([dir]) => isAtOrBelow(dir, path))
+      .map(([dir, reason]) => ({ path: dir, reason }));
+  }
+
+  /** Whether `path` is kept with its tags (not special: its reading depends on nothing else). */
+  isTagged(path: string): boolean {
+    return this.tagged.has(path);
+  }
+
+  /** The files below `dir` that may carry a tag, in the order of a walk (walk-markdown.ts). */
+  filesBelow(dir: string): string[] {
+    const prefix = dir.endsWith(sep) ? dir : dir + sep;
+    return [...this.tagged.keys(), ...this.special]
+      .filter((file) => file.startsWith(prefix))
+      .sort(walkOrder);
+  }
+
+  /** Files kept (tagged or special), for the footprint. */
+  get size(): number {
+    return this.tagged.size + this.special.size;
+  }
+
+  private async refresh(path: string): Promise<boolean> {
+    if (isInIgnoredDirectory(path, this.rootOf(path) ?? path)) return false;
+    const link = lstatOrNull(path);
+    if (link?.isDirectory()) return this.walk(path);
+    const removed = this.forget(path, link === null);
+    if (link === null || !isMarkdownPath(path)) return removed;
+    if (link.isSymbolicLink() && !statOrNull(path)?.isFile()) return removed;
+    return (await this.readFile(path)) || removed;
+  }
+
+  /** Reads a directory tree again from scratch. */
+  private async walk(dir: string): Promise<boolean> {
+    let changed = this.forget(dir, true);
+    const directories = [dir];
+    let sinceTurn = 0;
+    while (directories.length > 0) {
+      const next = directories.pop() as string;
+      const listing = listMarkdownDirectorySync(next, (problem) => {
+        this.unlisted.set(problem.path, problem.reason);
+        changed = true;
+      });
+      directories.push(...listing.directories.reverse());
+      for (const file of listing.files) {
+        if (await this.readFile(file)) changed = true;
+        if (++sinceTurn % FILES_PER_TURN === 0) await new Promise(setImmediate);
+      }
+    }
+    return changed;
+  }
+
+  private async readFile(path: string): Promise<boolean> {
+    const file = await this.reader.read(path);
+    if (file.kind === 'tags') this.tagged.set(path, file.occurrences);
+    else if (file.kind === 'special') this.special.add(path);
+    return file.kind !== 'none';
+  }
+
+  /** Drops `path` (and, with `below`, everything under it); whether anything was dropped. */
+  private forget(path: string, below: boolean): boolean {
+    let dropped = this.tagged.delete(path);
+    dropped = this.special.delete(path) || dropped;
+    dropped = this.unlisted.delete(path) || dropped;
+    if (!below) return dropped;
+    for (const store of [this.tagged, this.special, this.unlisted]) {
+      for (const key of store.keys()) {
+        if (key.startsWith(path + sep)) {
+          store.delete(key);
+          dropped = true;
+        }
+      }
+    }
+    return dropped;
+  }
+}
+
+/** A walk lists each directory by name, one level at a time: compare name by name. */
+function walkOrder(a: string, b: string): number {
+  const x = a.split(sep);
+  const y = b.split(sep);
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const p = x[i] as string;
+    const q = y[i] as string;
+    if (p !== q) return p < q ? -1 : 1;
+  }
+  return x.length - y.length;
+}
+
+function isAtOrBelow(file: string, path: string): boolean {
+  return file === path || file.startsWith(path.endsWith(sep) ? path : path + sep);
+}
+
+/** Whether `path` lies in (or is) a directory no walk descends into. */
+function isInIgnoredDirectory(path: string, root: string): boolean {
+  return path
+    .slice(root.length)
+    .split(sep)
+    .some((name) => name !== '' && isIgnoredDirectoryName(name));
+}
+
+function lstatOrNull(path: string): Stats | null {
+  try {
+    return lstatSync(path);
+  } catch {
+    return null;
+  }
+}
+
+function statOrNull(path: string): Stats | null {
+  try {
+    return statSync(path);
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,48 @@
+/**
+ * The lean path of `engine tag find` and `engine status` (src/cli/lean-entry.ts) says exactly
+ * what the full CLI says: each command line here is run as is (lean) and in a form only yargs
+ * reads (`--no-verbose`, `--no-json`, `--json=true`: the lean path leaves it to the full CLI).
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { engine, makeTempDir, type TempDir } from './fixtures.js';
+
+let t: TempDir;
+
+beforeEach(async () => {
+  t = await makeTempDir('engine-lean-');
+  await mkdir(t.path('directives'));
+  await mkdir(t.path('sessions'));
+  await writeFile(t.path('directives', 'TAGS.md'), '# Tags\n');
+  await writeFile(t.path('sessions', 'a.md'), '# A\n\n**Tags**: #needs-a\n');
+  await writeFile(t.path('sessions', 'big.md'), `#needs-a\n${'x'.repeat(1024 * 1024)}`);
+});
+
+afterEach(async () => {
+  await t.cleanup();
+});
+
+const cases: Array<{ args: string[]; full: string[]; env?: NodeJS.ProcessEnv; cwd?: string }> = [
+  { args: ['tag', 'find', '#needs-a'], full: ['--no-verbose'] },
+  { args: ['tag', 'find', '#needs-a', 'sessions', '--context', '--json'], full: ['--no-verbose'] },
+  { args: ['tag', 'find', '#bad pattern'], full: ['--no-verbose'] },
+  { args: ['tag', 'find', '#x'], full: ['--no-verbose'], env: { ENGINE_SCAN_TIMEOUT_MS: 'soon' } },
+  { args: ['status'], full: ['--json=true'] },
+  { args: ['status', '--root', '/nonexistent-engine-root'], full: ['--no-json'] },
+  { args: ['status'], full: ['--no-json'], cwd: '/' },
+];
+
+describe('the lean entry path', () => {
+  for (const { args, full, env, cwd } of cases) {
+    it(`engine ${args.join(' ')}${env ? ` (${Object.keys(env).join(', ')})` : ''}`, async () => {
+      // `status --json=true` is compared with `status --json`: the same command for yargs.
+      const lean = await engine(
+        cwd ?? t.dir,
+        full[0] === '--json=true' ? [...args, '--json'] : args,
+        env,
+      );
+      const yargs = await engine(cwd ?? t.dir, [...args, ...full], env);
+      expect(lean).toEqual(yargs);
+    });
+  }
+});

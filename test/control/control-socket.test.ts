@@ -1,0 +1,139 @@
+/**
+ * The daemon's control socket, on a real daemon (the built CLI): private to its owner, kept by
+ * the daemon that holds the lock, replaced when a dead daemon left it, refused to another engine
+ * version, and answering `engine status` and `engine tag find`.
+ */
+import { chmodSync, existsSync, lstatSync, mkdirSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { connectDaemon } from '../../src/control/control-client.js';
+import { controlSocketPath } from '../../src/control/protocol.js';
+import { TEST_TAGS_MD, useDaemonHarness, type DaemonProcess } from '../helpers/daemon-harness.js';
+import { runCli, type CliResult } from '../helpers/run-cli.js';
+import { waitFor } from '../helpers/wait-for.js';
+
+const h = useDaemonHarness();
+
+/** Waits for the daemon's tag index (said in its log) after it is ready. */
+async function waitForIndex(d: DaemonProcess): Promise<void> {
+  await waitFor(() => d.output().includes('tag index ready'), {
+    message: () => `the tag index; output:\n${d.output()}`,
+  });
+}
+
+function engine(args: string[], ask: '0' | 'only'): Promise<CliResult> {
+  return runCli(args, { cwd: h.root, env: { ...process.env, ENGINE_ASK_DAEMON: ask } });
+}
+
+describe('the control socket', () => {
+  it('is a socket only its owner may use, in a directory only its owner may enter', async () => {
+    // A directory left open to others (made by hand, or by an older engine) is closed first.
+    const open = dirname(controlSocketPath(h.root));
+    mkdirSync(open, { recursive: true });
+    chmodSync(open, 0o755);
+    const d = h.start();
+    await waitForIndex(d);
+    const path = controlSocketPath(h.root);
+    const socket = lstatSync(path);
+    expect(socket.isSocket()).toBe(true);
+    expect(socket.mode & 0o777).toBe(0o600);
+    expect(socket.uid).toBe(process.getuid?.());
+    const dir = lstatSync(dirname(path));
+    expect(dir.mode & 0o777).toBe(0o700);
+    expect(dir.uid).toBe(process.getuid?.());
+    await d.stop();
+    expect(existsSync(path)).toBe(false);
+  });
+
+  it('stays with the daemon that holds the lock: a second daemon neither takes nor removes it', async () => {
+    await h.request('a.md', '# A\n\n**Tags**: #needs-a\n');
+    const first = h.start();
+    await waitForIndex(first);
+    const second = h.start();
+    expect(await second.exited).not.toBe(0);
+    expect(second.output()).toContain('another daemon');
+    const client = await connectDaemon(h.root);
+    expect(client).not.toBeNull();
+    const answer = await client?.find({
+      pattern: '#needs-a',
+      tagsOnly: false,
+      paths: [{ given: 'sessions', absolute: h.sessions }],
+    });
+    client?.close();
+    expect(answer?.matches.map((m) => m.path)).toEqual(['sessions/a.md']);
+  });
+
+  it('replaces the socket a killed daemon left, and clients read the files meanwhile', async () => {
+    await h.request('a.md', '# A\n\n**Tags**: #needs-a\n');
+    const killed = h.start();
+    await waitForIndex(killed);
+    await killed.kill9();
+    const path = controlSocketPath(h.root);
+    expect(lstatSync(path).isSocket()).toBe(true);
+    expect(await connectDaemon(h.root)).toBeNull();
+    const fromFiles = await engine(['tag', 'find', '#needs-a'], '0');
+    expect(await runCli(['tag', 'find', '#needs-a'], { cwd: h.root })).toEqual(fromFiles);
+    expect((await engine(['tag', 'find', '#needs-a'], 'only')).code).not.toBe(0);
+    const next = h.start();
+    await waitForIndex(next);
+    expect(await engine(['tag', 'find', '#needs-a'], 'only')).toEqual(fromFiles);
+  });
+
+  it('answers no client of another engine version; that client reads the files', async () => {
+    const d = h.start();
+    await waitForIndex(d);
+    expect(await connectDaemon(h.root, { version: '0/0.0.0' })).toBeNull();
+    const own = await connectDaemon(h.root);
+    expect(own).not.toBeNull();
+    own?.close();
+  });
+
+  it('answers status and find, as the files do', async () => {
+    await h.request('a.md', '# A\n\n**Tags**: #needs-a\n\nSee `#needs-b` and #needs-c.\n');
+    const d = h.start();
+    await waitForIndex(d);
+    for (const args of [
+      ['tag', 'find', '#needs-*'],
+      ['tag', 'find', '#needs-*', 'sessions', '--json'],
+      ['status', '--json'],
+    ]) {
+      const fromDaemon = await engine(args, 'only');
+      expect(fromDaemon.code, fromDaemon.stderr).toBe(0);
+      expect(fromDaemon).toEqual(await engine(args, '0'));
+    }
+  });
+
+  it('streams a notice when a watched file changes', async () => {
+    const d = h.start();
+    await waitForIndex(d);
+    const client = await connectDaemon(h.root);
+    expect(client).not.toBeNull();
+    let notices = 0;
+    const unsubscribe = client?.subscribe(() => notices++);
+    // The subscription is made once its request is answered: a find after it is answered later.
+    await client?.find({
+      pattern: '#x',
+      tagsOnly: false,
+      paths: [{ given: 's', absolute: h.sessions }],
+    });
+    await writeFile(h.file('b.md'), '# B\n\n**Tags**: #needs-b\n');
+    await waitFor(() => notices > 0, { message: 'a change notice' });
+    unsubscribe?.();
+    client?.close();
+  });
+
+  it('is not made when its path is too long for a Unix socket: the CLI reads the files', async () => {
+    const deep = join(h.root, 'x'.repeat(60));
+    mkdirSync(join(deep, 'directives'), { recursive: true });
+    mkdirSync(join(deep, 'sessions'));
+    await writeFile(join(deep, 'directives', 'TAGS.md'), TEST_TAGS_MD);
+    await writeFile(join(deep, 'sessions', 'a.md'), '# A\n\n**Tags**: #needs-a\n');
+    const d = h.start(['--root', deep]);
+    await waitFor(() => d.output().includes('no control socket'), {
+      message: () => `the warning; output:\n${d.output()}`,
+    });
+    const found = await runCli(['tag', 'find', '#needs-a'], { cwd: deep });
+    expect(found).toEqual({ code: 0, stdout: 'sessions/a.md\n', stderr: '' });
+  });
+});

@@ -1,0 +1,141 @@
+/**
+ * `engine tag find` and `engine status` print the same bytes on stdout and stderr, with the same
+ * exit code, whether the running daemon answers (ENGINE_ASK_DAEMON=only: it must) or the files
+ * are read (ENGINE_ASK_DAEMON=0), on a tree with decoys and files find warns about, and right
+ * after a write (the sync).
+ */
+import { mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DaemonHarness, type DaemonProcess } from '../helpers/daemon-harness.js';
+import { runCli, type CliResult } from '../helpers/run-cli.js';
+import { waitFor } from '../helpers/wait-for.js';
+
+let h: DaemonHarness;
+let daemon: DaemonProcess;
+
+const TREE: Record<string, string | Buffer> = {
+  'plain.md': '# Plain\n\n**Tags**: #needs-a #P1\n\nProse #needs-a here, and #next-c.\n',
+  'decoys.md': [
+    '# Decoys',
+    '',
+    '**Tags**: #needs-b',
+    '',
+    'A code span `#needs-a`, a [link #needs-a](#needs-a), [x](http://e.example/#needs-a).',
+    '',
+    '```',
+    '#needs-a in a fence',
+    '```',
+    '',
+    '<!-- #needs-a in a comment -->',
+    '',
+  ].join('\n'),
+  'front.md': '---\ntitle: F\ntags: [needs-a, next-b]\n---\n# Front\n',
+  'broken.md': '---\ntags: [needs-a\n---\n# Broken\n\n#needs-a\n',
+  'binary.md': Buffer.concat([Buffer.from('# Bin\n#needs-a\n'), Buffer.from([0, 1, 2])]),
+  'big.md': `# Big\n\n#needs-a\n${'x'.repeat(1024 * 1024)}\n`,
+  'sub.md': '# Sub\n\n**Tags**: #needs-a\n',
+  'sub/deeper/x.md': '# X\n\n**Tags**: #needs-a #needs-d\n',
+  'sub/y.md': '# Y\n\nnothing here\n',
+  'node_modules/n.md': '# N\n\n**Tags**: #needs-a\n',
+  'notags.md': '# None\n',
+};
+
+async function writeTree(sessions: string): Promise<void> {
+  for (const [name, content] of Object.entries(TREE)) {
+    await mkdir(join(sessions, name, '..'), { recursive: true });
+    await writeFile(join(sessions, name), content);
+  }
+  await writeFile(join(sessions, '..', 'outside.md'), '# Out\n\n**Tags**: #needs-a\n');
+  await symlink(join(sessions, '..', 'outside.md'), join(sessions, 'link.md'));
+}
+
+beforeAll(async () => {
+  h = await DaemonHarness.open();
+  await writeTree(h.sessions);
+  daemon = h.start();
+  await waitFor(() => daemon.output().includes('tag index ready'), {
+    message: () => `the tag index; output:\n${daemon.output()}`,
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await h.close();
+});
+
+function engine(args: string[], ask: '0' | 'only'): Promise<CliResult> {
+  return runCli(args, { cwd: h.root, env: { ...process.env, ENGINE_ASK_DAEMON: ask } });
+}
+
+/** Asks the daemon (it must answer), then reads the files; both results. */
+async function both(args: string[]): Promise<{ daemon: CliResult; files: CliResult }> {
+  const daemonAnswer = await engine(args, 'only');
+  expect(daemonAnswer.stderr).not.toContain('ENGINE_ASK_DAEMON=only');
+  return { daemon: daemonAnswer, files: await engine(args, '0') };
+}
+
+describe('the same answer with and without the daemon', () => {
+  const finds = [
+    ['#needs-a'],
+    ['#needs-a', '--context'],
+    ['#needs-a', '--tags-only'],
+    ['#needs-a', '--json'],
+    ['#needs-a', '--verbose'],
+    ['#needs-*', 'sessions/', '--json', '--tags-only'],
+    ['#needs-a', './sessions/sub'],
+    ['#needs-a', 'sessions/plain.md', 'sessions/sub', 'sessions'],
+    ['#nothing-here'],
+  ];
+  for (const args of finds) {
+    it(`engine tag find ${args.join(' ')}`, async () => {
+      const { daemon: fromDaemon, files } = await both(['tag', 'find', ...args]);
+      expect(fromDaemon).toEqual(files);
+    });
+  }
+
+  it('engine tag find with an absolute path', async () => {
+    const { daemon: fromDaemon, files } = await both(['tag', 'find', '#needs-a', h.sessions]);
+    expect(fromDaemon).toEqual(files);
+    expect(files.stdout).toContain(join(h.sessions, 'plain.md'));
+  });
+
+  it('engine status --json', async () => {
+    const { daemon: fromDaemon, files } = await both(['status', '--json']);
+    expect(fromDaemon.code).toBe(0);
+    expect(fromDaemon).toEqual(files);
+  });
+
+  it('engine status', async () => {
+    // Ages are printed to the second: a pair of runs may straddle one.
+    let pair = await both(['status']);
+    for (let i = 0; i < 2 && pair.daemon.stdout !== pair.files.stdout; i++)
+      pair = await both(['status']);
+    expect(pair.daemon.code).toBe(0);
+    expect(pair.daemon).toEqual(pair.files);
+  });
+
+  it('right after each write', async () => {
+    const file = (name: string): string => join(h.sessions, name);
+    const writes: Array<() => Promise<void>> = [
+      () => writeFile(file('plain.md'), '# Plain\n\nno tag now\n'),
+      () => writeFile(file('new.md'), '# New\n\n**Tags**: #needs-a\n'),
+      () => rm(file('front.md')),
+      async () => {
+        await mkdir(file('fresh/inner'), { recursive: true });
+        await writeFile(file('fresh/inner/z.md'), '# Z\n\n**Tags**: #needs-a\n');
+      },
+      () => rename(file('sub'), file('moved')),
+      () => rm(file('moved'), { recursive: true }),
+      () => writeFile(file('decoys.md'), '# D\n\n`#needs-a` #needs-a\n'),
+    ];
+    // Status first: the daemon keeps each unchanged file's findings, and must forget a changed one.
+    await both(['status', '--json']);
+    for (const write of writes) {
+      await write();
+      const { daemon: fromDaemon, files } = await both(['tag', 'find', '#needs-a', '--json']);
+      expect(fromDaemon).toEqual(files);
+      const status = await both(['status', '--json']);
+      expect(status.daemon).toEqual(status.files);
+    }
+  });
+});
