@@ -133,6 +133,10 @@ export class Daemon {
   /** The first pass's look at a file; true for one not yet quiet: it settles like a change. */
   private async inspectAtStart(path: string): Promise<boolean> {
     const read = await this.reader.readFile(path);
+    // A file with no work and no claim (nearly every file) tells the first pass nothing: no row
+    // comes from it, and admission is closed. Skipped, it costs no realpath (9 of 11.6 s of
+    // start-up at 50,000 files).
+    if (!read) return false;
     await this.dispatcher.see(path, read);
     return read?.items.some((item) => item.wait?.kind === 'quiet') ?? false;
   }
