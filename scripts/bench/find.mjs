@@ -1,5 +1,6 @@
 /**
- * Benchmark 1: `engine tag find` against `rg -l` and against a two-pass `grep -r` search like the
+ * Benchmark 1: `engine tag find` without a daemon (it runs before any daemon of the bench starts,
+ * so it reads the files itself) against `rg -l` and against a two-pass `grep -r` search like the
  * bash tool engine replaced, on the same tree, in the same run, alternating the order each round.
  * Reports medians of wall time (and CPU time where /usr/bin/time exists), the ratio to rg, and
  * each tool's false positives and misses against the generator's ground truth.

@@ -4,8 +4,9 @@
  * ready (its `monitoring` line), resident memory (VmRSS, and the peak VmHWM) and inotify watches
  * at ready, and CPU (utime + stime of all its threads, from /proc/<pid>/stat) while idle over a
  * window that starts `settleS` after ready.
- * With the default 60 s reconcile period a 60 s window holds exactly one periodic reconcile pass
- * (the first comes 60 s after ready), so the figure is the long-run idle average.
+ * The daemon's periodic reconcile pass runs every 60 s after ready: a directory pass, and every
+ * fifth (300 s) a full one. The default window (BENCH_IDLE_S=310 from 5 s after ready) holds four
+ * directory passes and the first full one, so the figure is the long-run idle average.
  */
 import { cpuSeconds, inotifyWatches, memoryMb, round, sleep } from './lib.mjs';
 

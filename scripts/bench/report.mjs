@@ -10,6 +10,24 @@ function table(header, rows) {
 }
 
 const TARGET_SIZE = 50_000;
+/**
+ * The daemon's targets (issue 21) hold for the default backend; chokidar, the fallback where
+ * parcel cannot load, is held to the earlier, looser ones.
+ */
+const FOOTPRINT_TARGETS = {
+  parcel: { readyMs: 1500, rssMb: 100, idlePercent: 0.5 },
+  chokidar: { readyMs: 3000, rssMb: 150, idlePercent: 1 },
+};
+/** The daemon's default reconcile schedule (src/watch/request-watcher.ts, docs/DAEMON.md). */
+const RECONCILE_PERIOD_S = 60;
+const FULL_PASS_EVERY = 5;
+
+/** The periodic passes an idle window of `windowS` seconds, from 5 s after ready, holds. */
+export function passesIn(windowS) {
+  const ticks = Math.floor((windowS + 5) / RECONCILE_PERIOD_S);
+  const full = Math.floor(ticks / FULL_PASS_EVERY);
+  return `${ticks - full} directory pass${ticks - full === 1 ? '' : 'es'}, ${full} full`;
+}
 /** How the throughput table names each trivial agent (scripts/bench/daemon.mjs). */
 const AGENT_LABELS = { engine: '`engine tag swap`', sed: '`sed -i` (no Node)' };
 
@@ -19,9 +37,9 @@ export function targets(results) {
   if (find) {
     const e = find.tools.engine;
     out.push({
-      target: 'find at 50,000 files: at most 1.5x rg wall time',
+      target: 'find without a daemon at 50,000 files: at most 2.5x rg wall time',
       result: `${e.ratioToRg}x (${e.wallMs.median} ms vs ${find.tools.rg.wallMs.median} ms)`,
-      met: e.ratioToRg <= 1.5,
+      met: e.ratioToRg <= 2.5,
     });
     out.push({
       target: 'find: zero false positives, zero misses',
@@ -45,20 +63,21 @@ export function targets(results) {
     });
   }
   for (const f of results.footprint?.filter((x) => x.files === TARGET_SIZE) ?? []) {
+    const goal = FOOTPRINT_TARGETS[f.watcher] ?? FOOTPRINT_TARGETS.chokidar;
     out.push({
-      target: `ready in under 3 s at 50,000 files (${f.watcher})`,
+      target: `ready within ${goal.readyMs / 1000} s at 50,000 files (${f.watcher})`,
       result: secs(f.readyMs),
-      met: f.readyMs < 3000,
+      met: f.readyMs <= goal.readyMs,
     });
     out.push({
-      target: `under 150 MB resident at 50,000 files (${f.watcher})`,
-      result: `${f.rssAfterIdleMb} MB (${f.rssAtReadyMb} MB at ready, peak ${f.peakRssMb} MB)`,
-      met: Math.max(f.rssAfterIdleMb, f.rssAtReadyMb) < 150,
+      target: `at most ${goal.rssMb} MB resident at 50,000 files (${f.watcher})`,
+      result: `${f.rssAfterIdleMb} MB after idle (${f.rssAtReadyMb} MB at ready, peak ${f.peakRssMb} MB)`,
+      met: Math.max(f.rssAfterIdleMb, f.rssAtReadyMb) <= goal.rssMb,
     });
     out.push({
-      target: `under 1% of a core idle at 50,000 files (${f.watcher})`,
-      result: `${f.idleCpuPercentOfCore}% over ${f.idleWindowS} s`,
-      met: f.idleCpuPercentOfCore < 1,
+      target: `at most ${goal.idlePercent}% of a core idle at 50,000 files (${f.watcher})`,
+      result: `${f.idleCpuPercentOfCore}% over ${f.idleWindowS} s (${passesIn(f.idleWindowS)})`,
+      met: f.idleCpuPercentOfCore <= goal.idlePercent,
     });
   }
   for (const watcher of new Set(results.footprint?.map((f) => f.watcher))) {
@@ -188,7 +207,7 @@ export function formatTables(results) {
   }
   if (results.footprint?.length) {
     parts.push(
-      `### 4. Footprint (default timings: debounce 3 s, reconcile every 60 s)\n\n` +
+      `### 4. Footprint (default timings: debounce 3 s; every ${RECONCILE_PERIOD_S} s a reconcile pass, a full one every ${RECONCILE_PERIOD_S * FULL_PASS_EVERY} s, a directory pass otherwise)\n\n` +
         table(
           [
             'Files',

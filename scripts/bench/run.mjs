@@ -15,7 +15,8 @@
  *   BENCH_THROUGHPUT_TIMEOUT_S=300   give up waiting for them after this long
  *   BENCH_THROUGHPUT_AGENTS=engine,sed  trivial agents to run it with: `engine tag swap` (a Node
  *                                    process per agent), and sed (costs almost nothing)
- *   BENCH_IDLE_S=60                  idle window for CPU (the reconcile period is 60 s)
+ *   BENCH_IDLE_S=310                 idle window for CPU, from 5 s after ready: it holds the first
+ *                                    periodic full reconcile pass (at 300 s) and four directory passes
  *   BENCH_WATCHERS=parcel,chokidar   watch backends measured by footprint (--watcher); latency
  *                                    and throughput use the default, parcel
  *   BENCH_ONLY=find,answers,latency,throughput,footprint
@@ -60,7 +61,7 @@ const config = {
   throughputItems: num('BENCH_THROUGHPUT_ITEMS', 500),
   throughputTimeoutS: num('BENCH_THROUGHPUT_TIMEOUT_S', 300),
   throughputAgents: (env.BENCH_THROUGHPUT_AGENTS ?? 'engine,sed').split(','),
-  idleS: num('BENCH_IDLE_S', 60),
+  idleS: num('BENCH_IDLE_S', 310),
   settleS: num('BENCH_SETTLE_S', 5),
   watchers: (env.BENCH_WATCHERS ?? 'parcel,chokidar').split(','),
   only: new Set((env.BENCH_ONLY ?? 'find,answers,latency,throughput,footprint').split(',')),

@@ -139,8 +139,12 @@ export class Daemon {
   /** The first pass's look at a file; true for one not yet quiet: it settles like a change. */
   private async inspectAtStart(path: string): Promise<boolean> {
     const read = await this.reader.readFile(path);
+    // A file with no work and no claim (nearly every file) tells the first pass nothing: no row
+    // comes from it, and admission is closed. Skipped, it costs no realpath (6 of 9.8 s of
+    // start-up CPU at 50,000 files).
+    if (!read) return false;
     await this.dispatcher.see(path, read);
-    return read?.items.some((item) => item.wait?.kind === 'quiet') ?? false;
+    return read.items.some((item) => item.wait?.kind === 'quiet');
   }
 
   /** The read stage: reads one settled file; the item table decides what its items do. */

@@ -325,7 +325,7 @@ export const SETTINGS: { [K in SettingName]: Setting<Settings[K]> } = {
     'milliseconds',
     60_000,
     milliseconds(100),
-    'Reconcile pass period (and of the directives/TAGS.md check)',
+    'Reconcile pass period (while the watch is healthy a directory pass, every fifth a full one; also the directives/TAGS.md check)',
   ),
   reapIntervalMs: numberSetting(
     { flag: 'reap-interval-ms', env: 'ENGINE_REAP_INTERVAL_MS', key: 'reapIntervalMs' },

@@ -56,7 +56,9 @@ function checkFile(path: string, reader: BoundedReader, result: UnitResult): voi
     read = reader.read(path);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code !== 'ENOENT') skip(`cannot read: ${code ?? String(error)}`);
+    // A name that is not UTF-8 is listed with U+FFFD in place of its bytes: no file has that name.
+    if (code === 'ENOENT' && path.includes('\uFFFD')) skip('its name is not UTF-8: not read');
+    else if (code !== 'ENOENT') skip(`cannot read: ${code ?? String(error)}`);
     return;
   }
   if (read.kind === 'no-match') return;

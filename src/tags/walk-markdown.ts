@@ -57,12 +57,20 @@ function classify(entry: Dirent): EntryKind {
   return entry.isSymbolicLink() ? 'link' : 'other';
 }
 
-/** The entries of one listing worth visiting, by name, each with its path below `dir`. */
-function* visited(dir: string, entries: Dirent[]): Generator<{ path: string; kind: EntryKind }> {
+export interface MarkdownEntry {
+  name: string;
+  /** `dir` joined with the name. */
+  path: string;
+  /** A symlink named like a markdown file: a file only if it resolves to one. */
+  kind: 'directory' | 'file' | 'link';
+}
+
+/** The entries of one listing worth visiting (directories not ignored, markdown files), by name. */
+export function* markdownEntries(dir: string, entries: Dirent[]): Generator<MarkdownEntry> {
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const entry of entries) {
     const kind = classify(entry);
-    if (kind !== 'other') yield { path: join(dir, entry.name), kind };
+    if (kind !== 'other') yield { name: entry.name, path: join(dir, entry.name), kind };
   }
 }
 
@@ -86,7 +94,7 @@ export async function* walkMarkdownFiles(
     if (problem) onProblem(problem);
     return;
   }
-  for (const { path, kind } of visited(dir, entries)) {
+  for (const { path, kind } of markdownEntries(dir, entries)) {
     if (kind === 'directory') yield* walkMarkdownFiles(path, onProblem);
     else if (kind === 'file') yield path;
     else if (kind === 'link' && (await stat(path).catch(() => null))?.isFile()) yield path;
@@ -123,7 +131,7 @@ export function listMarkdownDirectorySync(
     if (problem) onProblem(problem);
     return listing;
   }
-  for (const { path, kind } of visited(dir, entries)) {
+  for (const { path, kind } of markdownEntries(dir, entries)) {
     if (kind === 'directory') listing.directories.push(path);
     else if (kind === 'file' || isFileSync(path)) listing.files.push(path);
   }

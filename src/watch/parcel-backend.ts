@@ -34,21 +34,26 @@ export const parcelBackend: WatchBackend = {
           if (event.type === 'create') void lookInside(event.path, ignore, handlers);
         }
       },
-      { ignore: ignoreGlobs(ignore) },
+      { ignore: ignorePattern(ignore) },
     );
     return { close: () => subscription.unsubscribe() };
   },
 };
 
 /**
- * One glob, relative to the watched directory: never descended into, never reported. parcel
- * matches every glob against every path of the tree when it subscribes; one glob per rule cost
- * 0.65 s at 50,000 files, a single one 0.2 s.
+ * One regular expression, matched against each path relative to the watched directory: never
+ * descended into, never reported. parcel matches it against every path of the tree when it
+ * subscribes, with std::regex: one glob per rule cost 0.65 s at 50,000 files, one glob (which
+ * picomatch turns into a lookahead at every character) about 0.2 s of CPU, this about half that.
  */
-function ignoreGlobs(rules: IgnoreRules): string[] {
-  const names = [...rules.directoryNames, ...rules.directorySuffixes.map((s) => `*${s}`)];
-  if (names.length <= 1) return names.map((name) => `**/${name}`);
-  return [`**/{${names.join(',')}}`];
+function ignorePattern(rules: IgnoreRules): RegExp[] {
+  const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+  const alternatives = [
+    ...rules.directoryNames.map((name) => `(?:^|\\/)${escape(name)}`),
+    // A name ending in a suffix: the suffix at a segment's end, whatever comes before it.
+    ...rules.directorySuffixes.map(escape),
+  ];
+  return alternatives.length === 0 ? [] : [new RegExp(`(?:${alternatives.join('|')})(?:\\/|$)`)];
 }
 
 /** `path` was just created: if it is a directory, what it already holds was never reported. */

@@ -1,16 +1,31 @@
 /**
  * Notices request files that changed. Watch events are hints: inotify drops events under
- * bursts without telling anyone, so a reconcile pass (stat every markdown file, compare size and
- * mtime with the last pass) runs periodically, after every burst, after a watch error, and after
- * a watch had to be opened again. Each changed file is handed on only after it has been quiet
- * for the debounce period.
+ * bursts without telling anyone (neither backend reports a queue overflow), so a full reconcile
+ * pass (stat every markdown file, compare size, mtime and inode with the last pass) runs at
+ * start, after every burst of markdown events, after a flood of events on any path, after a watch
+ * error, after a watch had to be opened again, and periodically. While every watch is open, the
+ * periodic pass is a directory pass (tree-state.ts), and only every FULL_PASS_EVERY-th a full
+ * one: an overflow needs a flood, which is seen, and a full pass every interval was most of the
+ * daemon's idle CPU. Each changed file is handed on only after it has been quiet for the
+ * debounce period.
  */
-import { statSync, type Stats } from 'node:fs';
-import { isMarkdownPath, walkMarkdownFiles } from '../tags/walk-markdown.js';
+import type { Stats } from 'node:fs';
+import { isMarkdownPath } from '../tags/walk-markdown.js';
 import { loadWatchBackend } from './load-watch-backend.js';
 import type { WatcherKind } from './watch-backend.js';
 import { SerialTask } from './serial-task.js';
+import { TreeState } from './tree-state.js';
 import { WatchedRoots } from './watched-roots.js';
+
+/** While every watch is open, one periodic pass in this many is a full one. */
+export const FULL_PASS_EVERY = 5;
+
+/**
+ * Events on any path within one second that make a flood, followed by a full pass once quiet:
+ * the kernel's queue (16,384 events) may have overflowed, losing markdown events with the rest.
+ * Far above what running agents write (their logs and heartbeats), far below an overflow.
+ */
+export const FLOOD_EVENTS = 1000;
 
 export interface RequestWatcherOptions {
   paths: string[];
@@ -21,7 +36,7 @@ export interface RequestWatcherOptions {
   onError: (error: Error) => void;
   /** A watch that had failed to open (said through `onError`) is open again. */
   onRestored?: (message: string) => void;
-  /** Events within one debounce window that count as a burst and trigger a reconcile. */
+  /** Markdown events since the last full pass that make a burst, followed by a full pass. */
   burstSize?: number;
   /**
    * Every path a watch event names (markdown or not, before the quiet period) and every file a
@@ -37,23 +52,21 @@ export interface RequestWatcherOptions {
 /** Reads a file found by the first pass; true when it should settle (be handed on). */
 type Inspect = (path: string) => Promise<boolean>;
 
-/**
- * What a pass compares. Numbers, not bigints: a pass stats every file, and bigint stats cost a
- * fifth more CPU. mtimeMs keeps about a microsecond; a new inode (a save by rename) counts too.
- */
-interface Seen {
-  size: number;
-  mtimeMs: number;
-  ino: number;
-}
-
 export class RequestWatcher {
   private readonly options: RequestWatcherOptions;
   private roots: WatchedRoots | null = null;
   private readonly timers = new Map<string, NodeJS.Timeout>();
-  private readonly seen = new Map<string, Seen>();
+  private readonly tree = new TreeState((path) => {
+    if (this.passed) this.options.onEvent?.(path);
+  });
   private rescanTimer: NodeJS.Timeout | null = null;
   private eventsSinceReconcile = 0;
+  private floodSince = 0;
+  private floodCount = 0;
+  private floodTimer: NodeJS.Timeout | null = null;
+  /** The next pass is a full one (asked for, or due); else a directory pass. */
+  private fullPassDue = true;
+  private periodicPasses = 0;
   private readonly passes = new SerialTask(
     () => this.runReconcile(),
     () => this.closed,
@@ -125,14 +138,16 @@ export class RequestWatcher {
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
     if (this.rescanTimer) clearTimeout(this.rescanTimer);
+    if (this.floodTimer) clearTimeout(this.floodTimer);
     await this.roots?.close();
     await this.passes.current;
   }
 
-  /** Restarts the quiet period of `path`. */
+  /** Restarts the quiet period of `path`; every event on any path counts towards a flood. */
   touch(path: string): void {
     if (this.closed) return;
     this.options.onEvent?.(path);
+    this.countFlood();
     if (!isMarkdownPath(path)) return;
     this.eventsSinceReconcile++;
     const previous = this.timers.get(path);
@@ -152,45 +167,46 @@ export class RequestWatcher {
     );
   }
 
+  /** A flood (FLOOD_EVENTS within a second) ends in a full pass once quiet for the debounce. */
+  private countFlood(): void {
+    const now = Date.now();
+    if (now - this.floodSince >= 1000) {
+      this.floodSince = now;
+      this.floodCount = 0;
+    }
+    if (++this.floodCount < FLOOD_EVENTS) return;
+    if (this.floodTimer) clearTimeout(this.floodTimer);
+    this.floodTimer = setTimeout(() => {
+      this.floodTimer = null;
+      void this.reconcile();
+    }, this.options.debounceMs);
+  }
+
   /**
-   * Stats every markdown file; new or changed ones (size or mtime) are touched. Asked for while a
+   * A full pass: stats every markdown file; new or changed ones are touched. Asked for while a
    * pass runs, one more pass follows it: the running one may have passed the change already.
    */
   reconcile(): Promise<void> {
+    this.fullPassDue = true;
     return this.passes.run();
   }
 
   private async runReconcile(): Promise<void> {
     const inspect = this.inspect;
     this.inspect = null;
-    this.eventsSinceReconcile = 0;
-    const present = new Set<string>();
+    const kind = this.fullPassDue ? 'full' : 'directories';
+    this.fullPassDue = false;
+    if (kind === 'full') this.eventsSinceReconcile = 0;
+    // An inspected pass looks at every file: a pass that ran before it recorded them all.
+    const visit = async (path: string, info: Stats, changed: boolean): Promise<void> => {
+      // The first pass finds every file: the index builds itself from its own walk.
+      if (changed && this.passed) this.options.onEvent?.(path);
+      const settle = inspect ? await inspect(path) : changed;
+      if (settle) this.settleAt(path, info.mtimeMs + this.options.debounceMs);
+    };
     for (const root of this.options.paths) {
-      for await (const path of walkMarkdownFiles(root)) {
-        if (this.closed) return;
-        present.add(path);
-        const info = statOrUndefined(path);
-        if (!info) continue;
-        const before = this.seen.get(path);
-        const changed =
-          !before ||
-          before.size !== info.size ||
-          before.mtimeMs !== info.mtimeMs ||
-          before.ino !== info.ino;
-        if (changed) {
-          this.seen.set(path, { size: info.size, mtimeMs: info.mtimeMs, ino: info.ino });
-          // The first pass finds every file: the index builds itself from its own walk.
-          if (before || this.passed) this.options.onEvent?.(path);
-        }
-        // An inspected pass looks at every file: a pass that ran before it recorded them all.
-        const settle = inspect ? await inspect(path) : changed;
-        if (settle) this.settleAt(path, info.mtimeMs + this.options.debounceMs);
-      }
-    }
-    for (const path of this.seen.keys()) {
-      if (present.has(path)) continue;
-      this.seen.delete(path);
-      this.options.onEvent?.(path);
+      if (this.closed) return;
+      await this.tree.pass(root, kind, visit, () => this.closed);
     }
     this.passed = true;
   }
@@ -211,10 +227,17 @@ export class RequestWatcher {
     );
   }
 
+  /**
+   * The periodic pass: a full one every FULL_PASS_EVERY-th time, and every time while a watch is
+   * not open (or with no watch at all); a directory pass otherwise.
+   */
   private scheduleRescan(): void {
     if (this.closed) return;
     this.rescanTimer = setTimeout(() => {
-      void this.reconcile().finally(() => this.scheduleRescan());
+      this.periodicPasses++;
+      const watching = this.roots?.allOpen() ?? false;
+      if (!watching || this.periodicPasses % FULL_PASS_EVERY === 0) this.fullPassDue = true;
+      void this.passes.run().finally(() => this.scheduleRescan());
     }, this.options.rescanIntervalMs);
   }
 }
@@ -222,18 +245,4 @@ export class RequestWatcher {
 /** A period for humans: `60 s`, `0.5 s`. */
 function seconds(ms: number): string {
   return `${ms / 1000} s`;
-}
-
-/**
- * Synchronous on purpose: the pass stats every markdown file every rescan interval, and a stat
- * through a promise costs about four times the CPU (measured at 50,000 files: 1.9 s against
- * 0.46 s a pass, walk included). The walk awaits each directory listing, so the loop is held for
- * one directory's stats at a time.
- */
-function statOrUndefined(path: string): Stats | undefined {
-  try {
-    return statSync(path, { throwIfNoEntry: false });
-  } catch {
-    return undefined;
-  }
 }

@@ -96,6 +96,11 @@ export class WatchedRoots {
     await Promise.all(open.map((o) => this.closeWatch(o)));
   }
 
+  /** Every path that exists is watched: none failed to open, none is waiting to be reopened. */
+  allOpen(): boolean {
+    return this.started && this.failed.size === 0 && this.stale.size === 0;
+  }
+
   /** Brings the open watches in line with the paths as they are now; runs one at a time. */
   private sync(): Promise<void> {
     return this.syncs.run();

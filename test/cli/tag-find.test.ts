@@ -1,8 +1,9 @@
 /** `engine tag find` through the built binary: what it lists, skips and prints. */
 import { spawn } from 'node:child_process';
-import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CLI } from '../helpers/run-cli.js';
+import { AS_NOBODY, canRunAsNobody } from '../process/spawned.js';
 import { engine, expectError, expectSuccess, makeTempDir, type TempDir } from './fixtures.js';
 
 let t: TempDir;
@@ -245,6 +246,37 @@ describe('engine tag find', () => {
     });
     expectSuccess(result, lines('s/a.md', 's/b.md', 's/c.md'));
   });
+
+  it.skipIf(!canRunAsNobody())(
+    'names a directory it cannot list, and lists the rest (run as another user)',
+    async () => {
+      await tree({
+        'sessions/ok.md': '**Tags**: #needs-fix\n',
+        'sessions/locked/x.md': '**Tags**: #needs-fix\n',
+      });
+      for (const dir of ['.', 'sessions']) await chmod(t.path(dir), 0o755);
+      await chmod(t.path('sessions/ok.md'), 0o644);
+      await chmod(t.path('sessions/locked'), 0o000);
+      const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
+        (resolve, reject) => {
+          const child = spawn(
+            'setpriv',
+            [...AS_NOBODY, process.execPath, CLI, 'tag', 'find', '#needs-fix'],
+            { cwd: t.dir },
+          );
+          let stdout = '';
+          let stderr = '';
+          child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+          child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+          child.on('error', reject);
+          child.on('close', (code) => resolve({ code, stdout, stderr }));
+        },
+      );
+      expect(result.stdout).toBe(lines('sessions/ok.md'));
+      expect(result.stderr).toBe('WARN: skipped sessions/locked: cannot list: EACCES\n');
+      expect(result.code).toBe(0);
+    },
+  );
 
   it('stops quietly when the reader closes the pipe', async () => {
     await tree({ 's/a.md': '**Tags**: #needs-x\n' });

@@ -3,7 +3,7 @@
  * every change below is noticed by the watch (or by the reconcile a reopened watch asks for),
  * never by a periodic pass.
  */
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import {
   appendFile,
   mkdir,
@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { IGNORE_RULES } from '../../src/tags/walk-markdown.js';
 import { loadWatchBackend } from '../../src/watch/load-watch-backend.js';
-import { RequestWatcher } from '../../src/watch/request-watcher.js';
+import { FLOOD_EVENTS, RequestWatcher } from '../../src/watch/request-watcher.js';
 import {
   WATCHER_KINDS,
   type WatchBackend,
@@ -344,5 +344,45 @@ describe('falling back to chokidar', () => {
     const backend = await loadWatchBackend('parcel', (message) => messages.push(message));
     expect(backend.kind).toBe('parcel');
     expect(messages).toEqual([]);
+  });
+});
+
+describe('request watcher passes', () => {
+  /** A root holding link.md, a symlink to a file outside it: no watch reports its writes. */
+  async function linked(rescanIntervalMs: number): Promise<{ root: string; target: string }> {
+    const root = join(dir, 'root');
+    const target = join(dir, 'outside', 'target.md');
+    await mkdir(root);
+    await mkdir(join(dir, 'outside'));
+    await writeFile(target, 'x\n');
+    await symlink(target, join(root, 'link.md'));
+    watcher = new RequestWatcher({
+      paths: [root],
+      debounceMs: 50,
+      rescanIntervalMs,
+      watcher: 'parcel',
+      onSettled: (path) => settled.push(path),
+      onError: (error) => errors.push(error),
+    });
+    await watcher.start();
+    await reported(join(root, 'link.md'));
+    return { root, target };
+  }
+
+  it('find a change no watch reports (a linked file written in place) at a later periodic full pass', async () => {
+    const { root, target } = await linked(100);
+    // Directory passes do not stat it; every FULL_PASS_EVERY-th pass is a full one that does.
+    await appendFile(target, 'in place\n');
+    await reported(join(root, 'link.md'), 2);
+    expect(errors).toEqual([]);
+  });
+
+  it('run a full pass after a flood of events on any path (the kernel queue may have overflowed)', async () => {
+    const { root, target } = await linked(3_600_000);
+    await appendFile(target, 'in place\n');
+    // Written synchronously: within a second even on a loaded machine.
+    for (let i = 0; i < FLOOD_EVENTS + 100; i++) writeFileSync(join(root, `f${i}.txt`), '');
+    await reported(join(root, 'link.md'), 2);
+    expect(errors).toEqual([]);
   });
 });

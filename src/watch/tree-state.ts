@@ -1,0 +1,139 @@
+/**
+ * What the reconcile pass remembers of the watched trees, directory by directory: each
+ * directory's identity (inode and ctime, which change when an entry is added, removed or renamed,
+ * or the directory's mode changes) and each markdown file's size, mtime and inode. A full pass
+ * stats every file; a directory pass stats only the directories and lists again only those whose
+ * identity changed, so it finds every file created, deleted or saved by rename (how editors and
+ * engine itself save), not a write in place. The walk is the one of walkMarkdownFiles: the same
+ * ignore rules, symlinks to files followed, symlinked directories never.
+ */
+import { readdirSync, statSync, type Stats } from 'node:fs';
+import { join } from 'node:path';
+import { markdownEntries } from '../tags/walk-markdown.js';
+
+/** Numbers, not bigints: a full pass stats every file, and bigint stats cost a fifth more CPU. */
+interface Seen {
+  size: number;
+  mtimeMs: number;
+  ino: number;
+}
+
+interface DirRecord {
+  ino: number;
+  ctimeMs: number;
+  /** By name: the markdown files found at the last listing. */
+  files: Map<string, Seen>;
+  /** Names of the subdirectories walked. */
+  dirs: string[];
+}
+
+export type PassKind = 'full' | 'directories';
+
+/** Sees each file a pass stats: `changed` when it is new or its size, mtime or inode changed. */
+export type PassVisit = (path: string, info: Stats, changed: boolean) => Promise<void> | void;
+
+export class TreeState {
+  private readonly records = new Map<string, DirRecord>();
+
+  /** `gone`: told of each markdown file a pass no longer finds (the daemon's tag index drops it). */
+  constructor(private readonly gone: (path: string) => void = () => {}) {}
+
+  /** One pass over the tree at `root`; `stopped` ends it early (the watcher closed). */
+  async pass(
+    root: string,
+    kind: PassKind,
+    visit: PassVisit,
+    stopped: () => boolean,
+  ): Promise<void> {
+    if (kind === 'full') await this.list(root, visit, stopped, 'full');
+    else await this.checkDirectories(root, visit, stopped);
+  }
+
+  private async checkDirectories(
+    dir: string,
+    visit: PassVisit,
+    stopped: () => boolean,
+  ): Promise<void> {
+    const record = this.records.get(dir);
+    const info = statOrNull(dir);
+    if (!record || !info || info.ino !== record.ino || info.ctimeMs !== record.ctimeMs) {
+      await this.list(dir, visit, stopped, 'directories');
+      return;
+    }
+    for (const name of record.dirs) {
+      if (stopped()) return;
+      await this.checkDirectories(join(dir, name), visit, stopped);
+    }
+  }
+
+  /**
+   * Lists `dir` and stats every markdown file in it; below it, lists every directory (a full
+   * pass) or those that are new or changed. The directory is statted before it is listed: an
+   * entry changed after that shows at the next pass.
+   */
+  private async list(
+    dir: string,
+    visit: PassVisit,
+    stopped: () => boolean,
+    below: PassKind,
+  ): Promise<void> {
+    const old = this.records.get(dir);
+    const info = statOrNull(dir);
+    let entries;
+    try {
+      if (!info?.isDirectory()) throw new Error('not a directory');
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      this.forget(dir);
+      return;
+    }
+    const record: DirRecord = { ino: info.ino, ctimeMs: info.ctimeMs, files: new Map(), dirs: [] };
+    this.records.set(dir, record);
+    // Lets watch events in between directories.
+    await new Promise((resolve) => setImmediate(resolve));
+    for (const { name, path, kind } of markdownEntries(dir, entries)) {
+      if (stopped()) return;
+      if (kind === 'directory') {
+        record.dirs.push(name);
+        if (below === 'full') await this.list(path, visit, stopped, below);
+        else await this.checkDirectories(path, visit, stopped);
+        continue;
+      }
+      const stats = statOrNull(path);
+      if (!stats || (kind === 'link' && !stats.isFile())) continue;
+      const before = old?.files.get(name);
+      const changed =
+        !before ||
+        before.size !== stats.size ||
+        before.mtimeMs !== stats.mtimeMs ||
+        before.ino !== stats.ino;
+      record.files.set(name, before && !changed ? before : seenOf(stats));
+      await visit(path, stats, changed);
+    }
+    const walked = new Set(record.dirs);
+    for (const name of old?.dirs ?? []) if (!walked.has(name)) this.forget(join(dir, name));
+    for (const name of old?.files.keys() ?? [])
+      if (!record.files.has(name)) this.gone(join(dir, name));
+  }
+
+  private forget(dir: string): void {
+    const record = this.records.get(dir);
+    if (!record) return;
+    this.records.delete(dir);
+    for (const name of record.files.keys()) this.gone(join(dir, name));
+    for (const name of record.dirs) this.forget(join(dir, name));
+  }
+}
+
+function seenOf(stats: Stats): Seen {
+  return { size: stats.size, mtimeMs: stats.mtimeMs, ino: stats.ino };
+}
+
+/** Synchronous on purpose: a stat through a promise costs about four times the CPU. */
+function statOrNull(path: string): Stats | null {
+  try {
+    return statSync(path, { throwIfNoEntry: false }) ?? null;
+  } catch {
+    return null;
+  }
+}
