@@ -325,19 +325,24 @@ function offeredOf(board: Board): Map<string, ReadonlySet<string>> {
 /** The board now: the source's report, with each card's facts and transcript tail. */
 async function computeBoard(state: ServerState): Promise<Board> {
   const { source, root, readOnly, tail } = state.options;
-  const report = await source.report();
+  const { report, from } = await source.report();
   const sessions = [
     ...report.running.map((c) => c.session),
     ...report.needsYou.map((n) => (n.kind === 'input' ? n.session : null)),
   ].filter((s): s is string => s !== null);
-  const tails = new Map<string, string | null>();
-  for (const session of new Set(sessions)) {
-    const dir = resolveSessionRef(root, session);
-    tails.set(session, dir === null ? null : await tail(dir).catch(() => null));
-  }
+  // All at once: each tail is quick when cached, and bounded when not (transcript-tails.ts).
+  const tails = new Map(
+    await Promise.all(
+      [...new Set(sessions)].map(async (session) => {
+        const dir = resolveSessionRef(root, session);
+        return [session, dir === null ? null : await tail(dir).catch(() => null)] as const;
+      }),
+    ),
+  );
   const facts = new Map<string, CardFacts | null>();
   return boardView({
     report,
+    from,
     now: new Date(),
     readOnly,
     idOf: (item) => state.ids.idOf(item),

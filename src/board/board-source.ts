@@ -1,7 +1,7 @@
 /**
  * Where the board's data comes from: the report `engine status --json` gives, and word of each
- * change. The server takes a source, so a daemon's control socket can serve it as well as the
- * files do. The file source reads the files (status/collect-status) and watches them (watch/),
+ * change. The server takes a source: the daemon's control socket (daemon-source.ts) or the
+ * files. The file source reads the files (status/collect-status) and watches them (watch/),
  * coalescing a burst of changes into one word, said within a second of the first. Only a change
  * to what the report reads counts, the same names whichever watch backend runs.
  */
@@ -17,9 +17,17 @@ import { loadWatchBackend } from '../watch/load-watch-backend.js';
 import type { WatcherKind } from '../watch/watch-backend.js';
 import { WatchedRoots } from '../watch/watched-roots.js';
 
+/** Who answered: the daemon's control socket, or the files read by this process. */
+export type ReportOrigin = 'daemon' | 'files';
+
+export interface SourcedReport {
+  report: StatusReport;
+  from: ReportOrigin;
+}
+
 export interface BoardSource {
-  /** The item table as it is now, as `engine status --json` reports it. */
-  report(): Promise<StatusReport>;
+  /** The item table as it is now, as `engine status --json` reports it, and who answered. */
+  report(): Promise<SourcedReport>;
   /** `onChange` is called when the report may have changed; returns the unsubscribe. */
   subscribe(onChange: () => void): () => void;
   close(): Promise<void>;
@@ -120,7 +128,7 @@ export async function fileBoardSource(options: FileSourceOptions): Promise<Board
   });
   await roots.start();
   return {
-    report: options.collect,
+    report: async () => ({ report: await options.collect(), from: 'files' }),
     subscribe(onChange) {
       listeners.add(onChange);
       return () => listeners.delete(onChange);

@@ -11,6 +11,7 @@ import type { NeedsYou } from '../status/needs-you.js';
 import { agentStateText } from '../status/agent-state-text.js';
 import { duration, relativeTime } from '../status/relative-time.js';
 import { waitText } from '../status/wait-text.js';
+import type { ReportOrigin } from './board-source.js';
 import type { CardFacts } from './card-facts.js';
 import type { ApprovalPlace, ItemRef } from './item-ids.js';
 
@@ -68,6 +69,8 @@ export interface Board {
   generatedAt: string;
   readOnly: boolean;
   daemon: string;
+  /** Who answered the report: `from the daemon` (its control socket) or `from the files`. */
+  source: string;
   /** The usage-limit pause, in words; null when none. */
   paused: string | null;
   /** `engine resume`, offered while paused and not read-only. */
@@ -77,6 +80,7 @@ export interface Board {
 
 export interface ViewInputs {
   report: StatusReport;
+  from: ReportOrigin;
   now: Date;
   readOnly: boolean;
   /** The opaque id of an item (item-ids.ts). */
@@ -112,6 +116,7 @@ export function boardView(inputs: ViewInputs): Board {
     generatedAt: now.toISOString(),
     readOnly,
     daemon: daemonText(report),
+    source: inputs.from === 'daemon' ? 'from the daemon' : 'from the files',
     paused: paused && `${paused.reason}; lifts ${relativeTime(paused.until, now)}`,
     resume: paused && !readOnly ? 'engine resume' : null,
     lanes: LANES.map((name) => ({ name, title: LANE_TITLES[name], cards: lanes[name] })),

@@ -86,7 +86,7 @@ function decline(): null {
 }
 
 /** Whether `absolute` names itself: no symlink on the way (a path not there yet counts). */
-function isReal(absolute: string): boolean {
+export function isReal(absolute: string): boolean {
   try {
     return realpathSync(absolute) === absolute;
   } catch {

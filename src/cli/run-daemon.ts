@@ -284,7 +284,7 @@ async function runUntilSignal(
   await daemon.stop();
 }
 
-/** `--board`: the board over the daemon's root and paths (the file source, as `engine board`). */
+/** `--board`: the board over the daemon's root and paths, answered from its control socket as `engine board` is. */
 async function startDaemonBoard(
   args: Args,
   options: DaemonOptions,

@@ -2,7 +2,8 @@
  * The board end to end in a real browser: Debian's chromium driven by playwright-core, against
  * `engine run --monitor-tags --board` with the test agent (held until released). Approve a
  * `#needs-X` card and see the file change and the card move; an agent waiting for input shows in
- * Needs you with its question; a change made in a file shows without a reload; cancel and retry;
+ * Needs you with its question; a change made in a file shows without a reload; a running agent's
+ * transcript tail on its card, the report from the daemon; cancel and retry;
  * a 375 px window. Saves a screenshot: to $BOARD_SCREENSHOT when set (README's docs/board.png is
  * taken with BOARD_SCREENSHOT=docs/board.png npm run test:board), else into the test's own
  * temporary directory, so a run leaves the clone as it was.
@@ -40,7 +41,10 @@ beforeAll(async () => {
     '# Deploy the fix\n**Tags**: #delegated-fix\n**Depends On**: sessions/login.md\n',
   );
   await h.request('readme.md', '# Refresh the README\n**Tags**: #delegated-chores\n');
-  daemon = h.start(['--board', '--board-port', '0'], { TEST_AGENT_MODE: 'hold' });
+  daemon = h.start(['--board', '--board-port', '0'], {
+    TEST_AGENT_MODE: 'hold',
+    TEST_AGENT_PRINT: 'the test agent at work',
+  });
   await waitForReady(daemon);
   url = (await waitFor(() => URL_LINE.exec(daemon.output())?.[1]))!;
   profile = await mkdtemp(join(tmpdir(), 'engine-chromium-'));
@@ -122,6 +126,15 @@ describe('the board in chromium', () => {
     await expect
       .poll(() => card('running', 'login.md').locator('.copy code').textContent())
       .toBe('engine attach sessions/login.md');
+  });
+
+  it("shows a running agent's transcript tail on its card, and the report from the daemon", async () => {
+    await expect
+      .poll(() => card('running', 'login.md').locator('.tail pre').textContent())
+      .toContain('the test agent at work');
+    await expect
+      .poll(() => page.locator('#source').textContent())
+      .toBe('This board: from the daemon');
   });
 
   it('shows an agent waiting for input in Needs you, with its question', async () => {

@@ -46,6 +46,7 @@ function report(over: Partial<StatusReport>): StatusReport {
 function inputs(r: StatusReport, readOnly = false): ViewInputs {
   return {
     report: r,
+    from: 'files',
     now: NOW,
     readOnly,
     idOf: ({ file, noun }) => `${file}|${noun}`,

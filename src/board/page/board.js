@@ -58,6 +58,7 @@ function setConnection(text) {
 function render(board) {
   $('project').textContent = `Project ${board.root}${board.readOnly ? ' (read-only)' : ''}`;
   $('daemon').textContent = board.daemon;
+  $('source').textContent = `This board: ${board.source}`;
   $('pause').hidden = board.paused === null;
   $('pause-text').textContent = board.paused ?? '';
   const pause = $('pause');
