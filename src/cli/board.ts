@@ -1,6 +1,6 @@
 /**
- * `engine board`: the board (src/board/) on a loopback port, over the files of the project (the
- * same report as `engine status`), until SIGINT or SIGTERM. `engine run --monitor-tags --board`
+ * `engine board`: the board (src/board/) on a loopback port, the same report as `engine status`
+ * (from the project's daemon when one runs, else from the files), until SIGINT or SIGTERM. `engine run --monitor-tags --board`
  * starts the same server beside the daemon (start-board.ts, loaded on use). The URL with its token
  * is printed once, on stdout, and nowhere else.
  */
