@@ -1,8 +1,9 @@
 /** `engine tag find` through the built binary: what it lists, skips and prints. */
 import { spawn } from 'node:child_process';
 import { chmod, mkdir, symlink, writeFile } from 'node:fs/promises';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { CLI } from '../helpers/run-cli.js';
+import { OtherUserDir } from '../helpers/other-user.js';
 import { AS_NOBODY, canRunAsNobody } from '../process/spawned.js';
 import { engine, expectError, expectSuccess, makeTempDir, type TempDir } from './fixtures.js';
 
@@ -257,11 +258,15 @@ describe('engine tag find', () => {
       for (const dir of ['.', 'sessions']) await chmod(t.path(dir), 0o755);
       await chmod(t.path('sessions/ok.md'), 0o644);
       await chmod(t.path('sessions/locked'), 0o000);
+      // The checkout may sit where nobody cannot enter (a root clone in /root): a copy it can read.
+      const install = await OtherUserDir.create();
+      onTestFinished(() => install.remove());
+      const { cli } = await install.installEngine();
       const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
         (resolve, reject) => {
           const child = spawn(
             'setpriv',
-            [...AS_NOBODY, process.execPath, CLI, 'tag', 'find', '#needs-fix'],
+            [...AS_NOBODY, process.execPath, cli, 'tag', 'find', '#needs-fix'],
             { cwd: t.dir },
           );
           let stdout = '';
