@@ -116,9 +116,9 @@ export class TagIndex {
   /** The files below `dir` that may carry a tag, in the order of a walk (walk-markdown.ts). */
   filesBelow(dir: string): string[] {
     const prefix = dir.endsWith(sep) ? dir : dir + sep;
-    return [...this.tagged.keys(), ...this.special]
-      .filter((file) => file.startsWith(prefix))
-      .sort(walkOrder);
+    return inWalkOrder(
+      [...this.tagged.keys(), ...this.special].filter((f) => f.startsWith(prefix)),
+    );
   }
 
   /** Files kept (tagged or special), for the footprint. */
@@ -181,16 +181,15 @@ export class TagIndex {
   }
 }
 
-/** A walk lists each directory by name, one level at a time: compare name by name. */
-function walkOrder(a: string, b: string): number {
-  const x = a.split(sep);
-  const y = b.split(sep);
-  for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    const p = x[i] as string;
-    const q = y[i] as string;
-    if (p !== q) return p < q ? -1 : 1;
-  }
-  return x.length - y.length;
+/**
+ * A walk lists each directory by name, one level at a time: comparing name by name is comparing
+ * the paths with the separator below every other character. Keyed once, not split at each
+ * comparison (a sort of 50,000 paths took 0.2 s so).
+ */
+function inWalkOrder(paths: string[]): string[] {
+  const keyed = paths.map((path) => ({ path, key: path.replaceAll(sep, '\0') }));
+  keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return keyed.map(({ path }) => path);
 }
 
 function isAtOrBelow(file: string, path: string): boolean {
