@@ -12,7 +12,13 @@ import {
   isMarkdownPath,
   listMarkdownDirectorySync,
 } from '../tags/walk-markdown.js';
-import { IndexReader, type IndexedOccurrence, type ScanText } from './indexed-file.js';
+import {
+  IndexReader,
+  type IndexedOccurrence,
+  type PackedOccurrences,
+  type ScanText,
+} from './indexed-file.js';
+import type { TagPlace } from '../tags/scan-tags.js';
 
 export type { IndexedOccurrence } from './indexed-file.js';
 
@@ -20,8 +26,8 @@ export type { IndexedOccurrence } from './indexed-file.js';
 const FILES_PER_TURN = 64;
 
 export class TagIndex {
-  /** Files with tags, by absolute path. */
-  private readonly tagged = new Map<string, IndexedOccurrence[]>();
+  /** Files with tags, by absolute path (their occurrences packed: indexed-file.ts). */
+  private readonly tagged = new Map<string, PackedOccurrences>();
   /** Files `find` reads itself at query time (indexed-file.ts). */
   private readonly special = new Set<string>();
   /** Directories that could not be listed, with why (as `find` says it). */
@@ -93,9 +99,19 @@ export class TagIndex {
     await this.flushing;
   }
 
-  /** Occurrences of the tagged files at or below `path`, by absolute path. */
-  *taggedUnder(path: string): Generator<[string, IndexedOccurrence[]]> {
-    for (const entry of this.tagged) if (isAtOrBelow(entry[0], path)) yield entry;
+  /**
+   * The tagged files at or below `path` with an occurrence `keep` takes, by absolute path, with
+   * those occurrences.
+   */
+  *taggedUnder(
+    path: string,
+    keep?: (tag: string, place: TagPlace) => boolean,
+  ): Generator<[string, IndexedOccurrence[]]> {
+    for (const [file, packed] of this.tagged) {
+      if (!isAtOrBelow(file, path)) continue;
+      const kept = this.reader.names.unpack(packed, keep);
+      if (kept.length > 0) yield [file, kept];
+    }
   }
 
   specialsUnder(path: string): string[] {
