@@ -33,6 +33,8 @@ export class TagIndex {
   /** Directories that could not be listed, with why (as `find` says it). */
   private readonly unlisted = new Map<string, string>();
   private readonly dirty = new Set<string>();
+  /** The kept files in the walk's order, until a file comes or goes (each status lists them). */
+  private ordered: string[] | null = null;
   private readonly reader: IndexReader;
   private flushing: Promise<void> | null = null;
   private built: Promise<void> | null = null;
@@ -132,9 +134,8 @@ export class TagIndex {
   /** The files below `dir` that may carry a tag, in the order of a walk (walk-markdown.ts). */
   filesBelow(dir: string): string[] {
     const prefix = dir.endsWith(sep) ? dir : dir + sep;
-    return inWalkOrder(
-      [...this.tagged.keys(), ...this.special].filter((f) => f.startsWith(prefix)),
-    );
+    this.ordered ??= inWalkOrder([...this.tagged.keys(), ...this.special]);
+    return this.ordered.filter((file) => file.startsWith(prefix));
   }
 
   /** Files kept (tagged or special), for the footprint. */
@@ -174,6 +175,8 @@ export class TagIndex {
 
   private async readFile(path: string): Promise<boolean> {
     const file = await this.reader.read(path);
+    if (file.kind !== 'none' && !this.tagged.has(path) && !this.special.has(path))
+      this.ordered = null;
     if (file.kind === 'tags') this.tagged.set(path, file.occurrences);
     else if (file.kind === 'special') this.special.add(path);
     return file.kind !== 'none';
@@ -181,6 +184,12 @@ export class TagIndex {
 
   /** Drops `path` (and, with `below`, everything under it); whether anything was dropped. */
   private forget(path: string, below: boolean): boolean {
+    const dropped = this.drop(path, below);
+    if (dropped) this.ordered = null;
+    return dropped;
+  }
+
+  private drop(path: string, below: boolean): boolean {
     let dropped = this.tagged.delete(path);
     dropped = this.special.delete(path) || dropped;
     dropped = this.unlisted.delete(path) || dropped;

@@ -213,25 +213,60 @@ async function scanPaths(
     found.next.push(...one.next);
     found.claims.push(...one.claims);
   };
+  const reads = new OrderedReads(add);
+  const take = (path: string): Promise<void> | undefined =>
+    reads.take(source.cache?.get(path) ?? (() => scanAndKeep(path)));
   try {
-    // Several files in flight, taken in the walk's order: one at a time, each file's realpath
-    // and stat waited a thread-pool round trip, and a first status at 50,000 files took 25 s.
-    const inFlight: Array<Promise<Found | null>> = [];
     for (const dir of paths) {
-      for await (const path of list(dir)) {
-        const kept = source.cache?.get(path);
-        const one = kept ? Promise.resolve(kept) : scanAndKeep(path);
-        // Handled here, thrown where it is awaited: a later file's failure must not be unhandled.
-        one.catch(() => undefined);
-        inFlight.push(one);
-        if (inFlight.length >= FILES_IN_FLIGHT) add(await (inFlight.shift() as Promise<Found>));
+      const listed = list(dir);
+      // A list in memory (the daemon's index) is walked without an await per file: an await
+      // is a turn of the microtask queue, even of undefined.
+      if (Symbol.iterator in listed) {
+        for (const path of listed) {
+          const wait = take(path);
+          if (wait) await wait;
+        }
+      } else {
+        for await (const path of listed) await take(path);
       }
     }
-    for (const one of inFlight) add(await one);
+    await reads.drain();
   } finally {
     await pool?.close();
   }
   return found;
+}
+
+/**
+ * Files' findings added in the walk's order, with several files read at once: one at a time,
+ * each file's realpath and stat waited a thread-pool round trip, and a first status at 50,000
+ * files took 25 s. Findings kept from before are added at once when nothing is being read.
+ */
+class OrderedReads {
+  private readonly inFlight: Array<Found | null | Promise<Found | null>> = [];
+
+  constructor(private readonly add: (one: Found | null) => void) {}
+
+  /** Undefined when there is nothing to wait for (most files, from the daemon's cache). */
+  take(kept: Found | (() => Promise<Found | null>)): Promise<void> | undefined {
+    if (typeof kept !== 'function' && this.inFlight.length === 0) {
+      this.add(kept);
+      return undefined;
+    }
+    const one = typeof kept === 'function' ? kept() : kept;
+    // Handled here, thrown where it is awaited: a later file's failure must not be unhandled.
+    if (one instanceof Promise) one.catch(() => undefined);
+    this.inFlight.push(one);
+    return this.inFlight.length < FILES_IN_FLIGHT ? undefined : this.next();
+  }
+
+  async drain(): Promise<void> {
+    while (this.inFlight.length > 0) await this.next();
+  }
+
+  private async next(): Promise<void> {
+    this.add(await (this.inFlight.shift() as Found | null | Promise<Found | null>));
+  }
 }
 
 /**
