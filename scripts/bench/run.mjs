@@ -196,7 +196,7 @@ async function main() {
     results.footprint = await footprints(trees, daemonA);
     for (const f of results.footprint)
       log(
-        `footprint ${f.files} (${f.watcher}): ready ${f.readyMs} ms, RSS ${f.rssAtReadyMb} MB, ${f.inotifyWatches} watches, ` +
+        `footprint ${f.files} (${f.watcher}): ready ${f.readyMs} ms, RSS ${f.rssAtReadyMb} MB (${f.rssWithIndexMb} MB with its index and status warm), ${f.inotifyWatches} watches, ` +
           `idle CPU ${f.idleCpuPercentOfCore}% over ${f.idleWindowS} s`,
       );
   }
