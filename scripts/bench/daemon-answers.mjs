@@ -4,12 +4,13 @@
  * `rg -l` and a bare `node -e 0` (the floor: node's own start-up), alternating the order each
  * round. ENGINE_ASK_DAEMON=only makes a run that the daemon did not answer fail instead of
  * reading the files, so every figure here is an answer from the daemon; find's answer is scored
- * against the tree's ground truth as find.mjs does.
+ * against the tree's ground truth as find.mjs does. The daemon's resident memory is taken with
+ * its index built, once its status is warm, and after the timed answers.
  */
 import { startDaemon } from './daemon.mjs';
 import { score } from './find.mjs';
 import { TAG } from './gen-tree.mjs';
-import { ENGINE, NODE, log, median, round, timedRun, waitFor } from './lib.mjs';
+import { ENGINE, NODE, log, median, memoryMb, round, timedRun, waitFor } from './lib.mjs';
 
 const ASK = { ...process.env, ENGINE_ASK_DAEMON: 'only' };
 
@@ -30,8 +31,28 @@ export async function benchDaemonAnswers(tree, runs) {
       timeoutMs: 120_000,
       what: 'the tag index',
     });
+    const withIndex = memoryMb(daemon.pid);
     log(`daemon answers: tag index ready ${Date.now() - started} ms after the daemon`);
-    return await timeTools(tree, runs);
+    // The daemon asks itself a plain status once its index is built (docs/DAEMON.md).
+    await waitFor(() => daemon.output().includes('status warmed'), {
+      timeoutMs: 300_000,
+      what: 'the warm status',
+    });
+    const warmedMs = Date.now() - started;
+    const warm = memoryMb(daemon.pid);
+    const answers = await timeTools(tree, runs);
+    const after = memoryMb(daemon.pid);
+    return {
+      ...answers,
+      lifecycleShare: tree.lifecycleShare,
+      statusWarmedMsAfterReady: warmedMs,
+      rssMb: {
+        withIndex: round(withIndex?.rss),
+        statusWarmed: round(warm?.rss),
+        afterAnswers: round(after?.rss),
+        peak: round(after?.hwm),
+      },
+    };
   } finally {
     await daemon.stop();
   }

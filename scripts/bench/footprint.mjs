@@ -3,7 +3,8 @@
  * reap every 30 s) and the given watch backend (`--watcher`) on the tree: time from spawn to
  * ready (its `monitoring` line), resident memory (VmRSS, and the peak VmHWM) and inotify watches
  * at ready, and CPU (utime + stime of all its threads, from /proc/<pid>/stat) while idle over a
- * window that starts `settleS` after ready.
+ * window that starts `settleS` after ready, and the resident memory once the daemon serves answers
+ * (its tag index built and its status warm, said in its log), when that comes within the window.
  * The daemon's periodic reconcile pass runs every 60 s after ready: a directory pass, and every
  * fifth (300 s) a full one. The default window (BENCH_IDLE_S=310 from 5 s after ready) holds four
  * directory passes and the first full one, so the figure is the long-run idle average.
@@ -20,12 +21,15 @@ export async function benchFootprint(tree, daemon, { idleS, settleS, watcher }) 
   const cpu0 = cpuSeconds(daemon.pid);
   const end = Date.now() + idleS * 1000;
   let maxRss = 0;
+  let withIndex = null;
   const samples = [];
   while (Date.now() < end) {
     const m = memoryMb(daemon.pid);
     if (!m)
       throw new Error(`daemon ${daemon.pid} exited during the idle window:\n${daemon.output()}`);
     maxRss = Math.max(maxRss, m.rss);
+    // The whole daemon once it serves answers: its index built and its status warm.
+    if (withIndex === null && daemon.output().includes('status warmed')) withIndex = m.rss;
     samples.push(round(m.rss));
     await sleep(Math.min(1000, Math.max(0, end - Date.now())));
   }
@@ -38,6 +42,7 @@ export async function benchFootprint(tree, daemon, { idleS, settleS, watcher }) 
     startupCpuS: round(cpuAtReady, 2),
     rssAtReadyMb: round(atReady?.rss),
     rssAfterIdleMb: round(atEnd?.rss),
+    rssWithIndexMb: withIndex === null ? null : round(withIndex),
     rssMaxIdleMb: round(maxRss),
     peakRssMb: round(atEnd?.hwm),
     inotifyWatches: watches,

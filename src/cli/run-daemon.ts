@@ -7,7 +7,7 @@ import { watchHeadroom } from '../watch/watch-headroom.js';
 import { loadWatchBackend } from '../watch/load-watch-backend.js';
 import type { WatcherKind } from '../watch/watch-backend.js';
 import { acquireDaemonLock } from '../daemon/daemon-lock.js';
-import { loadSettings, settingFlagValues } from '../settings/load-settings.js';
+import { judgeOptionsOf, loadSettings, settingFlagValues } from '../settings/load-settings.js';
 import { daemonOptions } from '../settings/daemon-options.js';
 import { DispatchTableSource } from '../daemon/dispatch-table-source.js';
 import type { DaemonContext, DaemonOptions, LogFn } from '../daemon/daemon-context.js';
@@ -29,6 +29,7 @@ import { readRequestFile } from '../files/read-text-file.js';
 import { ScanPool, summaryOf } from '../tags/scan-pool.js';
 import { scanTagsFast } from '../tags/scan-fast.js';
 import { DaemonControl } from '../control/daemon-control.js';
+import type { StatusQuery } from '../control/protocol.js';
 import { createLogger } from './logger.js';
 import { ENGINE_MAIN, projectTablePath, readDispatchTable, shippedTableNote } from './paths.js';
 import { projectRoot } from './project-root.js';
@@ -79,7 +80,7 @@ export async function runDaemon(args: Args): Promise<void> {
   const pool = new ScanPool();
   const notifier = notifierOf(settings, options, log);
   const ctx = daemonContext(options, { routes, runner, log, pool, notifier });
-  const control = args.once || args['dry-run'] ? null : controlOf(options, ctx, pool);
+  const control = args.once || args['dry-run'] ? null : controlOf(options, ctx, pool, settings);
   if (control) ctx.observer = control.observer;
   if (options.agent !== 'custom' && !args['dry-run']) {
     await writeEngineShim(root, process.execPath, ENGINE_MAIN);
@@ -201,7 +202,12 @@ function daemonContext(
 }
 
 /** The live tag index and the control socket of a daemon that keeps running. */
-function controlOf(options: DaemonOptions, ctx: DaemonContext, pool: ScanPool): DaemonControl {
+function controlOf(
+  options: DaemonOptions,
+  ctx: DaemonContext,
+  pool: ScanPool,
+  settings: Settings,
+): DaemonControl {
   return new DaemonControl({
     root: options.root,
     paths: options.paths,
@@ -209,7 +215,24 @@ function controlOf(options: DaemonOptions, ctx: DaemonContext, pool: ScanPool): 
     scan: (text) => ctx.scan(text),
     pool,
     log: ctx.log,
+    warmQuery: () => plainStatusQuery(options.root, settings),
   });
+}
+
+/** What a plain `engine status` in this project asks (status.ts, with no paths given). */
+async function plainStatusQuery(root: string, settings: Settings): Promise<StatusQuery> {
+  const used = await readDispatchTable(root);
+  return {
+    paths: [join(root, 'sessions')],
+    table: { text: used.text, path: used.path },
+    judging: {
+      options: judgeOptionsOf(settings),
+      debounceMs: settings.debounceMs,
+      maxAgents: settings.maxAgents,
+      agingMs: settings.agingMs,
+      nowMs: Date.now(),
+    },
+  };
 }
 
 async function runDaemonMode(

@@ -83,7 +83,8 @@ class Client implements DaemonClient {
   private nextId = 0;
   private readonly pending = new Map<number, (answer: Answer | null) => void>();
   private readonly listeners = new Set<() => void>();
-  private buffered = '';
+  /** The line being received, in pieces. */
+  private pieces: string[] = [];
   readonly closed: Promise<void>;
 
   constructor(
@@ -136,11 +137,17 @@ class Client implements DaemonClient {
     });
   }
 
+  /**
+   * Only the new chunk is searched for the line's end: a status answer of several MB comes in
+   * hundreds of chunks, and searching (and re-joining) the whole buffer each time cost a quarter
+   * of a second at 50,000 files.
+   */
   private receive(chunk: string): void {
-    this.buffered += chunk;
-    for (let end = this.buffered.indexOf('\n'); end >= 0; end = this.buffered.indexOf('\n')) {
-      const line = this.buffered.slice(0, end);
-      this.buffered = this.buffered.slice(end + 1);
+    for (let end = chunk.indexOf('\n'); end >= 0; end = chunk.indexOf('\n')) {
+      this.pieces.push(chunk.slice(0, end));
+      const line = this.pieces.join('');
+      this.pieces = [];
+      chunk = chunk.slice(end + 1);
       let message: Answer | { event: string };
       try {
         message = JSON.parse(line) as Answer | { event: string };
@@ -151,5 +158,6 @@ class Client implements DaemonClient {
       if ('event' in message) this.listeners.forEach((listener) => listener());
       else this.pending.get(message.id)?.(message);
     }
+    if (chunk !== '') this.pieces.push(chunk);
   }
 }

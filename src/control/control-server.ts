@@ -189,6 +189,11 @@ export class ControlServer {
     );
   }
 
+  /** Asks `query` of itself, for what it leaves in the status cache (daemon-control.ts). */
+  async warm(query: StatusQuery): Promise<void> {
+    await this.status(query);
+  }
+
   private async status(query: StatusQuery): Promise<StatusReport> {
     const index = await this.synced(query.paths);
     const { judging } = query;

@@ -9,6 +9,7 @@ import { IndexSync } from '../index/index-sync.js';
 import { TagIndex } from '../index/tag-index.js';
 import type { ScanPool, ScanSummary } from '../tags/scan-pool.js';
 import { ControlServer } from './control-server.js';
+import type { StatusQuery } from './protocol.js';
 import { StatusCache } from './status-cache.js';
 
 export interface DaemonControlOptions {
@@ -21,6 +22,11 @@ export interface DaemonControlOptions {
   scan: (text: string) => Promise<ScanSummary>;
   pool: ScanPool;
   log: LogFn;
+  /**
+   * What a plain `engine status` would ask: asked once the index is built, so that the first
+   * status a user runs reads only what changed since (25 s at 50,000 files otherwise).
+   */
+  warmQuery?: () => Promise<StatusQuery>;
 }
 
 export class DaemonControl {
@@ -72,10 +78,25 @@ export class DaemonControl {
     if (!index) return;
     const started = Date.now();
     void index.build().then(
-      () =>
-        log('info', `tag index ready: ${index.size} files with tags (${Date.now() - started} ms)`),
+      () => {
+        log('info', `tag index ready: ${index.size} files with tags (${Date.now() - started} ms)`);
+        void this.warm();
+      },
       (error: unknown) => log('warn', `tag index: ${String(error)}`),
     );
+  }
+
+  private async warm(): Promise<void> {
+    const { warmQuery, log } = this.options;
+    if (!warmQuery || !this.server) return;
+    const started = Date.now();
+    try {
+      await this.server.warm(await warmQuery());
+      log('info', `status warmed (${Date.now() - started} ms)`);
+    } catch (error) {
+      // Nothing is lost: the first status reads the files the cache does not hold.
+      log('info', `status not warmed: ${String(error)}`);
+    }
   }
 
   async close(): Promise<void> {

@@ -11,6 +11,12 @@ import type { FileFindings, FileFindingsCache } from '../status/collect-status.j
 
 export const MAX_FILES = 100_000;
 
+/** What most files give (tags, but none that needs you or is next): one object for them all. */
+const NOTHING: FileFindings = Object.freeze({ waiting: [], needs: [], next: [], claims: [] });
+
+const isEmpty = (f: FileFindings): boolean =>
+  f.waiting.length + f.needs.length + f.next.length + f.claims.length === 0;
+
 export class StatusCache implements FileFindingsCache {
   private readonly entries = new Map<string, FileFindings>();
   private key = '';
@@ -40,7 +46,7 @@ export class StatusCache implements FileFindingsCache {
     // A copy: the findings' strings are slices of the file's text, which they would keep alive.
     if (token !== this.epoch || !this.keeps(path)) return;
     if (this.entries.size < MAX_FILES || this.entries.has(path))
-      this.entries.set(path, structuredClone(findings));
+      this.entries.set(path, isEmpty(findings) ? NOTHING : structuredClone(findings));
   }
 
   /** `path` changed (a file, or a directory and all below it). */

@@ -7,6 +7,7 @@
 import { join, relative } from 'node:path';
 import { findTaggedFiles, type FileProblem, type SkippedFile } from '../tags/find-tagged-files.js';
 import type { ScanPool } from '../tags/scan-pool.js';
+import type { TagPlace } from '../tags/scan-tags.js';
 import type { TagPattern } from '../tags/tag-name.js';
 import type { IndexedOccurrence, TagIndex } from './tag-index.js';
 
@@ -41,17 +42,15 @@ export async function findInIndex(
   const matches = new Map<string, IndexMatch>();
   const skipped: SkippedFile[] = [];
   const problems: FileProblem[] = [];
-  const wanted = (o: IndexedOccurrence): boolean =>
-    query.pattern.matches(o.tag) && (!query.tagsOnly || o.place !== 'prose');
+  const wanted = (tag: string, place: TagPlace): boolean =>
+    query.pattern.matches(tag) && (!query.tagsOnly || place !== 'prose');
   for (const { given, absolute } of query.paths) {
     const shown = (file: string): string =>
       file === absolute ? given : join(given, relative(absolute, file));
     for (const problem of index.unlistedUnder(absolute))
       skipped.push({ path: shown(problem.path), reason: problem.reason });
-    for (const [file, occurrences] of index.taggedUnder(absolute)) {
-      const found = occurrences.filter(wanted);
-      if (found.length > 0) matches.set(shown(file), { path: shown(file), occurrences: found });
-    }
+    for (const [file, found] of index.taggedUnder(absolute, wanted))
+      matches.set(shown(file), { path: shown(file), occurrences: found });
     const specials = index.specialsUnder(absolute);
     if (specials.length === 0) continue;
     const read = await findTaggedFiles({

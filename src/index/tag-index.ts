@@ -12,7 +12,13 @@ import {
   isMarkdownPath,
   listMarkdownDirectorySync,
 } from '../tags/walk-markdown.js';
-import { IndexReader, type IndexedOccurrence, type ScanText } from './indexed-file.js';
+import {
+  IndexReader,
+  type IndexedOccurrence,
+  type PackedOccurrences,
+  type ScanText,
+} from './indexed-file.js';
+import type { TagPlace } from '../tags/scan-tags.js';
 
 export type { IndexedOccurrence } from './indexed-file.js';
 
@@ -20,13 +26,15 @@ export type { IndexedOccurrence } from './indexed-file.js';
 const FILES_PER_TURN = 64;
 
 export class TagIndex {
-  /** Files with tags, by absolute path. */
-  private readonly tagged = new Map<string, IndexedOccurrence[]>();
+  /** Files with tags, by absolute path (their occurrences packed: indexed-file.ts). */
+  private readonly tagged = new Map<string, PackedOccurrences>();
   /** Files `find` reads itself at query time (indexed-file.ts). */
   private readonly special = new Set<string>();
   /** Directories that could not be listed, with why (as `find` says it). */
   private readonly unlisted = new Map<string, string>();
   private readonly dirty = new Set<string>();
+  /** The kept files in the walk's order, until a file comes or goes (each status lists them). */
+  private ordered: string[] | null = null;
   private readonly reader: IndexReader;
   private flushing: Promise<void> | null = null;
   private built: Promise<void> | null = null;
@@ -93,9 +101,19 @@ export class TagIndex {
     await this.flushing;
   }
 
-  /** Occurrences of the tagged files at or below `path`, by absolute path. */
-  *taggedUnder(path: string): Generator<[string, IndexedOccurrence[]]> {
-    for (const entry of this.tagged) if (isAtOrBelow(entry[0], path)) yield entry;
+  /**
+   * The tagged files at or below `path` with an occurrence `keep` takes, by absolute path, with
+   * those occurrences.
+   */
+  *taggedUnder(
+    path: string,
+    keep?: (tag: string, place: TagPlace) => boolean,
+  ): Generator<[string, IndexedOccurrence[]]> {
+    for (const [file, packed] of this.tagged) {
+      if (!isAtOrBelow(file, path)) continue;
+      const kept = this.reader.names.unpack(packed, keep);
+      if (kept.length > 0) yield [file, kept];
+    }
   }
 
   specialsUnder(path: string): string[] {
@@ -116,9 +134,8 @@ export class TagIndex {
   /** The files below `dir` that may carry a tag, in the order of a walk (walk-markdown.ts). */
   filesBelow(dir: string): string[] {
     const prefix = dir.endsWith(sep) ? dir : dir + sep;
-    return [...this.tagged.keys(), ...this.special]
-      .filter((file) => file.startsWith(prefix))
-      .sort(walkOrder);
+    this.ordered ??= inWalkOrder([...this.tagged.keys(), ...this.special]);
+    return this.ordered.filter((file) => file.startsWith(prefix));
   }
 
   /** Files kept (tagged or special), for the footprint. */
@@ -158,6 +175,8 @@ export class TagIndex {
 
   private async readFile(path: string): Promise<boolean> {
     const file = await this.reader.read(path);
+    if (file.kind !== 'none' && !this.tagged.has(path) && !this.special.has(path))
+      this.ordered = null;
     if (file.kind === 'tags') this.tagged.set(path, file.occurrences);
     else if (file.kind === 'special') this.special.add(path);
     return file.kind !== 'none';
@@ -165,6 +184,12 @@ export class TagIndex {
 
   /** Drops `path` (and, with `below`, everything under it); whether anything was dropped. */
   private forget(path: string, below: boolean): boolean {
+    const dropped = this.drop(path, below);
+    if (dropped) this.ordered = null;
+    return dropped;
+  }
+
+  private drop(path: string, below: boolean): boolean {
     let dropped = this.tagged.delete(path);
     dropped = this.special.delete(path) || dropped;
     dropped = this.unlisted.delete(path) || dropped;
@@ -181,16 +206,15 @@ export class TagIndex {
   }
 }
 
-/** A walk lists each directory by name, one level at a time: compare name by name. */
-function walkOrder(a: string, b: string): number {
-  const x = a.split(sep);
-  const y = b.split(sep);
-  for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    const p = x[i] as string;
-    const q = y[i] as string;
-    if (p !== q) return p < q ? -1 : 1;
-  }
-  return x.length - y.length;
+/**
+ * A walk lists each directory by name, one level at a time: comparing name by name is comparing
+ * the paths with the separator below every other character. Keyed once, not split at each
+ * comparison (about 70 ms a sort at 50,000 files so).
+ */
+function inWalkOrder(paths: string[]): string[] {
+  const keyed = paths.map((path) => ({ path, key: path.replaceAll(sep, '\0') }));
+  keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return keyed.map(({ path }) => path);
 }
 
 function isAtOrBelow(file: string, path: string): boolean {

@@ -104,6 +104,21 @@ describe('the control socket', () => {
     }
   });
 
+  it('asks itself a plain status once its index is built, so the first status a user runs is warm', async () => {
+    await h.request('a.md', '# A\n\n**Tags**: #needs-a\n');
+    const d = h.start();
+    await waitFor(() => d.output().includes('status warmed'), {
+      message: () => `the warm status; output:\n${d.output()}`,
+    });
+    expect(d.output().indexOf('status warmed')).toBeGreaterThan(
+      d.output().indexOf('tag index ready'),
+    );
+    const fromDaemon = await engine(['status', '--json'], 'only');
+    expect(fromDaemon.code, fromDaemon.stderr).toBe(0);
+    expect(fromDaemon.stdout).toContain('a.md');
+    expect(fromDaemon).toEqual(await engine(['status', '--json'], '0'));
+  });
+
   it('streams a notice when a watched file changes', async () => {
     const d = h.start();
     await waitForIndex(d);
