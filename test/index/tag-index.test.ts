@@ -110,6 +110,36 @@ async function change(dir: string, next: () => number): Promise<string> {
   return `remove ${sub || 'z'}/`;
 }
 
+/** find's answer from the index, and the one from reading the files (paths under `root`). */
+async function bothAnswers(
+  dir: string,
+  index: TagIndex,
+  pool: ScanPool,
+  pattern: ReturnType<typeof parseTagPattern>,
+  tagsOnly: boolean,
+): Promise<{ fromIndex: unknown; expected: unknown }> {
+  const paths = [{ given: 'root', absolute: dir }];
+  const fromIndex = await findInIndex(index, { pattern, tagsOnly, paths }, pool);
+  const files = await findTaggedFiles({ paths: [dir], pattern, tagsOnly, pool });
+  const expected = {
+    matches: files.matches.map((m) => ({
+      path: join('root', m.path.slice(dir.length)),
+      occurrences: m.occurrences.map(({ tag, line, column, place }) => ({
+        tag,
+        line,
+        column,
+        place,
+      })),
+    })),
+    skipped: files.skipped.map((s) => ({ ...s, path: join('root', s.path.slice(dir.length)) })),
+    problems: files.problems.map((p) => ({
+      ...p,
+      path: join('root', p.path.slice(dir.length)),
+    })),
+  };
+  return { fromIndex, expected };
+}
+
 describe('the live tag index', () => {
   it('answers every find after random writes as the files do', async () => {
     const seed = Date.now() % 100_000;
@@ -127,26 +157,10 @@ describe('the live tag index', () => {
       answered++;
       const tagsOnly = next() < 0.3;
       const pattern = parseTagPattern(next() < 0.5 ? '#needs-*' : '#needs-a');
-      const paths = [{ given: 'root', absolute: dir }];
-      const fromIndex = await findInIndex(index, { pattern, tagsOnly, paths }, pool);
-      const files = await findTaggedFiles({ paths: [dir], pattern, tagsOnly, pool });
-      const expected = {
-        matches: files.matches.map((m) => ({
-          path: join('root', m.path.slice(dir.length)),
-          occurrences: m.occurrences.map(({ tag, line, column, place }) => ({
-            tag,
-            line,
-            column,
-            place,
-          })),
-        })),
-        skipped: files.skipped.map((s) => ({ ...s, path: join('root', s.path.slice(dir.length)) })),
-        problems: files.problems.map((p) => ({
-          ...p,
-          path: join('root', p.path.slice(dir.length)),
-        })),
-      };
-      expect(fromIndex, `seed ${seed}, after:\n${done.join('\n')}`).toEqual(expected);
+      const answers = await bothAnswers(dir, index, pool, pattern, tagsOnly);
+      expect(answers.fromIndex, `seed ${seed}, after:\n${done.join('\n')}`).toEqual(
+        answers.expected,
+      );
     }
     expect(answered).toBeGreaterThan(30);
   }, 120_000);
@@ -159,4 +173,22 @@ describe('the live tag index', () => {
     await index.flush();
     expect(index.size).toBe(1);
   });
+
+  it("sees a user's file named like a sync file", async () => {
+    const { dir, index, sync, pool } = await setUp();
+    await synced(dir, index, sync);
+    await writeFile(join(dir, '.engine-sync-notes.md'), '# N\n\n**Tags**: #needs-a\n');
+    await writeFile(join(dir, `.engine-sync-${process.pid}-99.md`), '# M\n\n#needs-a\n');
+    await synced(dir, index, sync);
+    const answers = await bothAnswers(dir, index, pool, parseTagPattern('#needs-a'), false);
+    expect(answers.fromIndex).toEqual(answers.expected);
+    expect(index.size).toBe(2);
+  });
 });
+
+/** Every write made so far is in the index, which is trusted. */
+async function synced(dir: string, index: TagIndex, sync: IndexSync): Promise<void> {
+  expect(await sync.sync(dir, 5000)).toBe(true);
+  await index.flush();
+  expect(index.trusted).toBe(true);
+}
