@@ -99,7 +99,7 @@ export class TagIndex {
   }
 
   specialsUnder(path: string): string[] {
-    return [...this.special].filter((file) => isAtOrBelow(file, path));
+    return [...this.special].filter((file) => isAtOrBelow(file, path) && isFileNow(file));
   }
 
   unlistedUnder(path: string): Array<{ path: string; reason: string }> {
@@ -117,7 +117,7 @@ export class TagIndex {
   filesBelow(dir: string): string[] {
     const prefix = dir.endsWith(sep) ? dir : dir + sep;
     return [...this.tagged.keys(), ...this.special]
-      .filter((file) => file.startsWith(prefix))
+      .filter((file) => file.startsWith(prefix) && (this.tagged.has(file) || isFileNow(file)))
       .sort(walkOrder);
   }
 
@@ -132,7 +132,8 @@ export class TagIndex {
     if (link?.isDirectory()) return this.walk(path);
     const removed = this.forget(path, link === null);
     if (link === null || !isMarkdownPath(path)) return removed;
-    if (link.isSymbolicLink() && !statOrNull(path)?.isFile()) return removed;
+    // A symlink's target changes with no event at its path: read at query time, if a file then.
+    if (link.isSymbolicLink()) return this.keepSpecial(path);
     return (await this.readFile(path)) || removed;
   }
 
@@ -148,6 +149,7 @@ export class TagIndex {
         changed = true;
       });
       directories.push(...listing.directories.reverse());
+      for (const link of listing.links) changed = this.keepSpecial(link) || changed;
       for (const file of listing.files) {
         if (await this.readFile(file)) changed = true;
         if (++sinceTurn % FILES_PER_TURN === 0) await new Promise(setImmediate);
@@ -161,6 +163,11 @@ export class TagIndex {
     if (file.kind === 'tags') this.tagged.set(path, file.occurrences);
     else if (file.kind === 'special') this.special.add(path);
     return file.kind !== 'none';
+  }
+
+  private keepSpecial(path: string): boolean {
+    this.special.add(path);
+    return true;
   }
 
   /** Drops `path` (and, with `below`, everything under it); whether anything was dropped. */
@@ -213,10 +220,11 @@ function lstatOrNull(path: string): Stats | null {
   }
 }
 
-function statOrNull(path: string): Stats | null {
+/** Whether `path` leads to a file now, as a walk lists a symlink. */
+function isFileNow(path: string): boolean {
   try {
-    return statSync(path);
+    return statSync(path).isFile();
   } catch {
-    return null;
+    return false;
   }
 }

@@ -4,7 +4,7 @@
  * index, which must equal findTaggedFiles over the files. Real files, the real watch
  * (RequestWatcher with @parcel/watcher), the real scan pool.
  */
-import { mkdtemp, mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -45,13 +45,15 @@ const TEXTS = [
 const DIRS = ['', 'x', 'x/y', 'z'];
 const NAMES = ['a.md', 'b.md', 'c.markdown', 'd.txt'];
 
-async function setUp(): Promise<{
+/** A watched directory and its built index; `prepare` writes into it before. */
+async function setUp(prepare?: (dir: string) => Promise<void>): Promise<{
   dir: string;
   index: TagIndex;
   sync: IndexSync;
   pool: ScanPool;
 }> {
   const dir = await mkdtemp(join(tmpdir(), 'engine-index-'));
+  await prepare?.(dir);
   const pool = new ScanPool();
   const sync = new IndexSync();
   const watcher: RequestWatcher = new RequestWatcher({
@@ -183,6 +185,30 @@ describe('the live tag index', () => {
     const answers = await bothAnswers(dir, index, pool, parseTagPattern('#needs-a'), false);
     expect(answers.fromIndex).toEqual(answers.expected);
     expect(index.size).toBe(2);
+  });
+});
+
+describe('a markdown symlink', () => {
+  it('dangling, then valid with no event at its path: found', async () => {
+    const outside = await mkdtemp(join(tmpdir(), 'engine-outside-'));
+    cleanups.push(() => rm(outside, { recursive: true, force: true }));
+    const { dir, index, sync, pool } = await setUp(async (d) => {
+      await symlink(join(outside, 'early.md'), join(d, 'early.md'));
+    });
+    await symlink(join(outside, 'late.md'), join(dir, 'late.md'));
+    await symlink(outside, join(dir, 'dir.md'));
+    await synced(dir, index, sync);
+    const pattern = parseTagPattern('#needs-a');
+    const before = await bothAnswers(dir, index, pool, pattern, false);
+    expect(before.fromIndex).toEqual(before.expected);
+    for (const name of ['early.md', 'late.md'])
+      await writeFile(join(outside, name), '# L\n\n**Tags**: #needs-a\n');
+    await synced(dir, index, sync);
+    const after = await bothAnswers(dir, index, pool, pattern, false);
+    expect(after.fromIndex).toEqual(after.expected);
+    expect(after.expected).toMatchObject({
+      matches: [{ path: 'root/early.md' }, { path: 'root/late.md' }],
+    });
   });
 });
 
