@@ -4,7 +4,7 @@
  * are read (ENGINE_ASK_DAEMON=0), on a tree with decoys and files find warns about, and right
  * after a write (the sync).
  */
-import { mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { link, mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DaemonHarness, type DaemonProcess } from '../helpers/daemon-harness.js';
@@ -119,6 +119,24 @@ describe('the same answer with and without the daemon', () => {
       }
     } finally {
       await rm(join(h.sessions, 'ln'));
+    }
+  });
+
+  it('status after a hard link outside the tree is added or removed (no event)', async () => {
+    const file = join(h.sessions, 'linked.md');
+    const other = join(h.root, 'other-name.md');
+    // Held by a dependency, so the daemon never dispatches it: a file with one name is waiting,
+    // with two it needs you.
+    await writeFile(file, '# L\n\n**Tags**: #delegated-fix\n**Depends On**: sessions/plain.md\n');
+    try {
+      for (const change of [() => link(file, other), () => rm(other)]) {
+        await change();
+        const status = await both(['status', '--json']);
+        expect(status.daemon).toEqual(status.files);
+      }
+    } finally {
+      await rm(file);
+      await rm(other, { force: true });
     }
   });
 
