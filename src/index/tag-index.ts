@@ -5,8 +5,8 @@
  * the index reads dirty paths again in the background and before each answer, so an answer that
  * follows a sync (index-sync.ts) reflects every write made before the query.
  */
-import { lstatSync, statSync, type Stats } from 'node:fs';
-import { sep } from 'node:path';
+import { lstatSync, readdirSync, statSync, type Stats } from 'node:fs';
+import { basename, dirname, sep } from 'node:path';
 import {
   isIgnoredDirectoryName,
   isMarkdownPath,
@@ -131,6 +131,8 @@ export class TagIndex {
     const link = lstatOrNull(path);
     if (link?.isDirectory()) return this.walk(path);
     const removed = this.forget(path, link === null);
+    // A name that is not UTF-8 (U+FFFD in it) cannot be reached by path, only listed.
+    if (link === null && isMarkdownPath(path) && isFileNow(path)) return this.keepSpecial(path);
     if (link === null || !isMarkdownPath(path)) return removed;
     // A symlink's target changes with no event at its path: read at query time, if a file then.
     if (link.isSymbolicLink()) return this.keepSpecial(path);
@@ -220,11 +222,19 @@ function lstatOrNull(path: string): Stats | null {
   }
 }
 
-/** Whether `path` leads to a file now, as a walk lists a symlink. */
+/** Whether a walk would list `path` as a file now (a symlink: if it leads to one). */
 function isFileNow(path: string): boolean {
   try {
     return statSync(path).isFile();
   } catch {
-    return false;
+    if (!path.includes('\uFFFD')) return false;
+    try {
+      const name = basename(path);
+      return readdirSync(dirname(path), { withFileTypes: true }).some(
+        (entry) => entry.name === name && entry.isFile(),
+      );
+    } catch {
+      return false;
+    }
   }
 }

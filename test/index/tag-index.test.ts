@@ -212,6 +212,25 @@ describe('a markdown symlink', () => {
   });
 });
 
+describe('a file whose name is not UTF-8', () => {
+  it('is named in a warning, as find over the files does', async () => {
+    const named = (dir: string, name: string): Buffer =>
+      Buffer.concat([Buffer.from(`${dir}/${name}-`), Buffer.from([0xff]), Buffer.from('.md')]);
+    const text = '# N\n\n**Tags**: #needs-a\n';
+    const { dir, index, sync, pool } = await setUp((d) => writeFile(named(d, 'early'), text));
+    await writeFile(named(dir, 'late'), text);
+    await synced(dir, index, sync);
+    const answers = await bothAnswers(dir, index, pool, parseTagPattern('#needs-a'), false);
+    expect(answers.fromIndex).toEqual(answers.expected);
+    expect(answers.expected).toMatchObject({
+      skipped: [
+        { path: 'root/early-\uFFFD.md', reason: 'its name is not UTF-8: not read' },
+        { path: 'root/late-\uFFFD.md', reason: 'its name is not UTF-8: not read' },
+      ],
+    });
+  });
+});
+
 /** Every write made so far is in the index, which is trusted. */
 async function synced(dir: string, index: TagIndex, sync: IndexSync): Promise<void> {
   expect(await sync.sync(dir, 5000)).toBe(true);
