@@ -15,7 +15,10 @@ export interface DaemonControlOptions {
   root: string;
   /** The daemon's watched paths; the directories among them are indexed. */
   paths: string[];
-  /** false: the daemon does not watch (reconcile passes only): no sync, so no index. */
+  /**
+   * false: the daemon does not watch (reconcile passes only), or its backend reports no sync file
+   * (chokidar): no sync, so no index.
+   */
   watch: boolean;
   /** The daemon's scan (its context's): the fast path, else its pool. */
   scan: (text: string) => Promise<ScanSummary>;

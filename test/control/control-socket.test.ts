@@ -107,6 +107,16 @@ describe('the control socket', () => {
     }
   });
 
+  it('builds no index with the chokidar backend (no sync file is reported): finds read the files', async () => {
+    await h.request('a.md', '# A\n\n**Tags**: #needs-a\n');
+    const d = h.start(['--watcher', 'chokidar']);
+    await waitFor(() => existsSync(controlSocketPath(h.root)), { message: () => d.output() });
+    const only = await engine(['tag', 'find', '#needs-a'], 'only');
+    expect(only.stderr).toContain('ENGINE_ASK_DAEMON=only');
+    expect(d.output()).toContain('monitoring');
+    expect(d.output()).not.toContain('tag index');
+  });
+
   it('answers no client of another engine version; that client reads the files', async () => {
     const d = h.start();
     await waitForIndex(d);
