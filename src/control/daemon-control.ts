@@ -5,7 +5,7 @@
  */
 import { statSync } from 'node:fs';
 import type { DaemonObserver, LogFn } from '../daemon/daemon-context.js';
-import { IndexSync } from '../index/index-sync.js';
+import { IndexSync, removeDeadSyncFiles } from '../index/index-sync.js';
 import { TagIndex } from '../index/tag-index.js';
 import type { ScanPool, ScanSummary } from '../tags/scan-pool.js';
 import { ControlServer } from './control-server.js';
@@ -73,6 +73,7 @@ export class DaemonControl {
     });
     const index = this.index;
     if (!index) return;
+    for (const path of this.options.paths) removeDeadSyncFiles(path);
     const started = Date.now();
     void index.build().then(
       () =>

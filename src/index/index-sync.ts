@@ -5,11 +5,43 @@
  * that file was created has been reported by then, and marked dirty in the index. The file is
  * named so that no tool takes it for a request (not `.md`) and removed at once.
  */
-import { unlinkSync, writeFileSync } from 'node:fs';
+import { readdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
 /** The names of the sync files: `.engine-sync-<pid>-<n>`. */
 const SYNC_FILE_PREFIX = '.engine-sync-';
+const ANY_SYNC_FILE = /^\.engine-sync-([1-9][0-9]*)-[1-9][0-9]*$/;
+
+/**
+ * Removes the sync files a killed daemon left in `root`: only names of the exact pattern, of a
+ * process that no longer runs.
+ */
+export function removeDeadSyncFiles(root: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(root);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = ANY_SYNC_FILE.exec(name)?.[1];
+    if (pid === undefined || isRunning(Number(pid))) continue;
+    try {
+      unlinkSync(join(root, name));
+    } catch {
+      // Gone already, or not ours to remove: left as it is.
+    }
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
 
 export class IndexSync {
   private readonly waiting = new Map<string, () => void>();

@@ -4,12 +4,13 @@
  * index, which must equal findTaggedFiles over the files. Real files, the real watch
  * (RequestWatcher with @parcel/watcher), the real scan pool.
  */
-import { mkdtemp, mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, mkdir, readdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { findInIndex } from '../../src/index/find-in-index.js';
-import { IndexSync } from '../../src/index/index-sync.js';
+import { IndexSync, removeDeadSyncFiles } from '../../src/index/index-sync.js';
 import { TagIndex } from '../../src/index/tag-index.js';
 import { findTaggedFiles } from '../../src/tags/find-tagged-files.js';
 import { ScanPool } from '../../src/tags/scan-pool.js';
@@ -228,6 +229,25 @@ describe('a file whose name is not UTF-8', () => {
         { path: 'root/late-\uFFFD.md', reason: 'its name is not UTF-8: not read' },
       ],
     });
+  });
+});
+
+describe('sync files a killed daemon left', () => {
+  it('are removed: only the exact pattern, only of a process that no longer runs', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'engine-sync-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']);
+    const dead = Number(child.stdout.toString());
+    const names = [
+      `.engine-sync-${dead}-1`,
+      `.engine-sync-${dead}-12`,
+      `.engine-sync-${process.pid}-1`,
+      `.engine-sync-${dead}-1.md`,
+      '.engine-sync-notes.md',
+    ];
+    for (const name of names) await writeFile(join(dir, name), '');
+    removeDeadSyncFiles(dir);
+    expect((await readdir(dir)).sort()).toEqual(names.slice(2).sort());
   });
 });
 
