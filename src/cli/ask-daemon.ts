@@ -36,8 +36,9 @@ export function readingFiles(): void {
 
 /**
  * `find`'s answer from the daemon of the project around the current directory. Not asked when
- * ENGINE_SCAN_TIMEOUT_MS is set (the daemon parses with its own limit), or when a path leads
- * through a symlink (its target may lie outside what the daemon watches).
+ * ENGINE_SCAN_TIMEOUT_MS is set (the daemon parses with its own limit), or when a path is not
+ * what its text says: it leads through a symlink (the target may lie outside what the daemon
+ * watches), or its `..` or trailing `/` passes through a file or a symlink, or it is not there.
  */
 export async function findFromDaemon(
   pattern: string,
@@ -48,9 +49,8 @@ export async function findFromDaemon(
     return null;
   const given: GivenPath[] = [];
   for (const path of paths) {
-    const absolute = resolve(path);
-    if (!isReal(absolute)) return null;
-    given.push({ given: path, absolute });
+    if (!isReal(path)) return null;
+    given.push({ given: path, absolute: resolve(path) });
   }
   const root = await findProjectRoot(process.cwd());
   if (root === null) return null;
@@ -85,11 +85,15 @@ function decline(): null {
   return null;
 }
 
-/** Whether `absolute` names itself: no symlink on the way (a path not there yet counts). */
-export function isReal(absolute: string): boolean {
+/**
+ * Whether the kernel's reading of `path` is its text's: the native realpath walks it as the
+ * kernel does (`a.md/`, `a.md/..`: ENOTDIR; `ln/..`: the symlink's target's parent), where
+ * resolve() only edits the text. Any error: the files are read, and they say what it is.
+ */
+export function isReal(path: string): boolean {
   try {
-    return realpathSync(absolute) === absolute;
+    return realpathSync.native(path) === resolve(path);
   } catch {
-    return true;
+    return false;
   }
 }

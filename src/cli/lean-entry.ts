@@ -1,6 +1,7 @@
 /**
  * The lean path of `engine tag find` and `engine status`: a well-formed command line (only the
- * command's own flags, each once, as `--flag`, no `--`, no help) is parsed with node's parseArgs
+ * command's own flags, each once, as `--flag`, no `--`, no help, no positional `true` or
+ * `false`) is parsed with node's parseArgs
  * and run by the command's own function (from the running daemon, else from the files), without
  * loading yargs or any other command (about 160 ms here). Anything else goes to the full CLI,
  * which says what it always says; an EngineError is printed as the full CLI prints it.
@@ -75,6 +76,9 @@ function parse(
   for (const token of tokens) {
     if (token.kind === 'option-terminator') return null;
     if (token.kind === 'positional' && token.value.startsWith('-')) return null;
+    // yargs takes `true` or `false` after a boolean flag as its value (`--json false`).
+    if (token.kind === 'positional' && (token.value === 'true' || token.value === 'false'))
+      return null;
     if (token.kind !== 'option') continue;
     // `-x` short forms and repeated flags: yargs' own rules apply.
     if (token.rawName !== `--${token.name}` || names.has(token.name)) return null;

@@ -211,7 +211,8 @@ function controlOf(
   return new DaemonControl({
     root: options.root,
     paths: options.paths,
-    watch: options.watch,
+    // chokidar reports markdown files only, never the sync file: an index could not answer.
+    watch: options.watch && options.watcher === 'parcel',
     scan: (text) => ctx.scan(text),
     pool,
     log: ctx.log,

@@ -4,7 +4,9 @@
  * refusal, a timeout) comes back as null: the caller then reads the files, as without a daemon.
  * Loads nothing but node's own modules, for the CLI's lean path.
  */
+import { lstatSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
+import { dirname } from 'node:path';
 import {
   CONTROL_VERSION,
   controlSocketPath,
@@ -33,9 +35,17 @@ export interface DaemonClient {
 export interface ConnectOptions {
   /** The version named in `hello` (tests: another engine's). */
   version?: string;
-  /** The deadline of the connection and of each answer. */
+  /** The deadline of a status answer (a find's is at most FIND_TIMEOUT_MS). */
   timeoutMs?: number;
 }
+
+/**
+ * The deadline of the connection and of `hello`: a daemon that is there and running answers at
+ * once; a stopped one (SIGSTOP) still accepts connections, and must not hold the CLI.
+ */
+export const HELLO_TIMEOUT_MS = 2000;
+/** A find waits for the index (2 s) and a sync (2 s) at most, then reads a few files. */
+const FIND_TIMEOUT_MS = 10_000;
 
 type Request0 = Request extends infer R
   ? R extends { id: number }
@@ -50,15 +60,42 @@ export async function connectDaemon(
 ): Promise<DaemonClient | null> {
   // Long enough for a first status over a large tree; a daemon that is there answers at all.
   const timeoutMs = options.timeoutMs ?? 60_000;
-  const socket = await open(controlSocketPath(root), timeoutMs);
+  const path = controlSocketPath(root);
+  if (!isOwnSocket(path)) return null;
+  const socket = await open(path, Math.min(timeoutMs, HELLO_TIMEOUT_MS));
   if (!socket) return null;
   const client = new Client(socket, timeoutMs);
-  const hello = await client.ask({ op: 'hello', version: options.version ?? CONTROL_VERSION });
+  const hello = await client.ask(
+    { op: 'hello', version: options.version ?? CONTROL_VERSION },
+    Math.min(timeoutMs, HELLO_TIMEOUT_MS),
+  );
   if (hello === null) {
     client.close();
     return null;
   }
   return client;
+}
+
+/**
+ * Whether the socket is the one a daemon of this user made (control-server.ts prepare): in a
+ * directory of ours that no one else may enter, itself ours. Anyone else's socket at the path
+ * could answer anything.
+ */
+function isOwnSocket(path: string): boolean {
+  const uid = process.getuid?.();
+  try {
+    const dir = lstatSync(dirname(path));
+    const socket = lstatSync(path);
+    return (
+      dir.isDirectory() &&
+      dir.uid === uid &&
+      (dir.mode & 0o077) === 0 &&
+      socket.isSocket() &&
+      socket.uid === uid
+    );
+  } catch {
+    return false;
+  }
 }
 
 function open(path: string, timeoutMs: number): Promise<Socket | null> {
@@ -108,11 +145,12 @@ class Client implements DaemonClient {
   }
 
   async find(query: FindQuery): Promise<FindAnswer | null> {
-    return (await this.ask({ op: 'find', ...query })) as FindAnswer | null;
+    const deadline = Math.min(this.timeoutMs, FIND_TIMEOUT_MS);
+    return (await this.ask({ op: 'find', ...query }, deadline)) as FindAnswer | null;
   }
 
   subscribe(onChange: () => void): () => void {
-    if (this.listeners.size === 0) void this.ask({ op: 'subscribe' }, false);
+    if (this.listeners.size === 0) void this.ask({ op: 'subscribe' }, null);
     this.listeners.add(onChange);
     return () => this.listeners.delete(onChange);
   }
@@ -121,11 +159,11 @@ class Client implements DaemonClient {
     this.socket.destroy();
   }
 
-  /** The result of one request, or null when the daemon does not give one in time. */
-  ask(request: Request0, deadline = true): Promise<unknown> {
+  /** The result of one request, or null when the daemon does not give one within `deadlineMs`. */
+  ask(request: Request0, deadlineMs: number | null = this.timeoutMs): Promise<unknown> {
     const id = this.nextId++;
     return new Promise((resolve) => {
-      const timer = deadline ? setTimeout(() => settle(null), this.timeoutMs) : undefined;
+      const timer = deadlineMs === null ? undefined : setTimeout(() => settle(null), deadlineMs);
       const settle = (answer: Answer | null): void => {
         clearTimeout(timer);
         this.pending.delete(id);

@@ -5,7 +5,7 @@
  */
 import { statSync } from 'node:fs';
 import type { DaemonObserver, LogFn } from '../daemon/daemon-context.js';
-import { IndexSync } from '../index/index-sync.js';
+import { IndexSync, removeDeadSyncFiles } from '../index/index-sync.js';
 import { TagIndex } from '../index/tag-index.js';
 import type { ScanPool, ScanSummary } from '../tags/scan-pool.js';
 import { ControlServer } from './control-server.js';
@@ -16,7 +16,10 @@ export interface DaemonControlOptions {
   root: string;
   /** The daemon's watched paths; the directories among them are indexed. */
   paths: string[];
-  /** false: the daemon does not watch (reconcile passes only): no sync, so no index. */
+  /**
+   * false: the daemon does not watch (reconcile passes only), or its backend reports no sync file
+   * (chokidar): no sync, so no index.
+   */
   watch: boolean;
   /** The daemon's scan (its context's): the fast path, else its pool. */
   scan: (text: string) => Promise<ScanSummary>;
@@ -76,6 +79,7 @@ export class DaemonControl {
     });
     const index = this.index;
     if (!index) return;
+    for (const path of this.options.paths) removeDeadSyncFiles(path);
     const started = Date.now();
     void index.build().then(
       () => {

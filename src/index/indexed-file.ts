@@ -154,6 +154,8 @@ export class IndexReader {
       fd = openSync(path, OPEN_FLAGS);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
+      // A name that is not UTF-8 is listed with U+FFFD in place of its bytes: find warns of it.
+      if (code === 'ENOENT' && path.includes('\uFFFD')) return 'special';
       return code === 'ENOENT' || code === 'ENOTDIR' ? 'gone' : 'special';
     }
     try {

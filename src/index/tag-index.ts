@@ -5,8 +5,8 @@
  * the index reads dirty paths again in the background and before each answer, so an answer that
  * follows a sync (index-sync.ts) reflects every write made before the query.
  */
-import { lstatSync, statSync, type Stats } from 'node:fs';
-import { sep } from 'node:path';
+import { lstatSync, readdirSync, statSync, type Stats } from 'node:fs';
+import { basename, dirname, sep } from 'node:path';
 import {
   isIgnoredDirectoryName,
   isMarkdownPath,
@@ -117,7 +117,7 @@ export class TagIndex {
   }
 
   specialsUnder(path: string): string[] {
-    return [...this.special].filter((file) => isAtOrBelow(file, path));
+    return [...this.special].filter((file) => isAtOrBelow(file, path) && isFileNow(file));
   }
 
   unlistedUnder(path: string): Array<{ path: string; reason: string }> {
@@ -135,7 +135,9 @@ export class TagIndex {
   filesBelow(dir: string): string[] {
     const prefix = dir.endsWith(sep) ? dir : dir + sep;
     this.ordered ??= inWalkOrder([...this.tagged.keys(), ...this.special]);
-    return this.ordered.filter((file) => file.startsWith(prefix));
+    return this.ordered.filter(
+      (file) => file.startsWith(prefix) && (this.tagged.has(file) || isFileNow(file)),
+    );
   }
 
   /** Files kept (tagged or special), for the footprint. */
@@ -148,8 +150,11 @@ export class TagIndex {
     const link = lstatOrNull(path);
     if (link?.isDirectory()) return this.walk(path);
     const removed = this.forget(path, link === null);
+    // A name that is not UTF-8 (U+FFFD in it) cannot be reached by path, only listed.
+    if (link === null && isMarkdownPath(path) && isFileNow(path)) return this.keepSpecial(path);
     if (link === null || !isMarkdownPath(path)) return removed;
-    if (link.isSymbolicLink() && !statOrNull(path)?.isFile()) return removed;
+    // A symlink's target changes with no event at its path: read at query time, if a file then.
+    if (link.isSymbolicLink()) return this.keepSpecial(path);
     return (await this.readFile(path)) || removed;
   }
 
@@ -165,6 +170,7 @@ export class TagIndex {
         changed = true;
       });
       directories.push(...listing.directories.reverse());
+      for (const link of listing.links) changed = this.keepSpecial(link) || changed;
       for (const file of listing.files) {
         if (await this.readFile(file)) changed = true;
         if (++sinceTurn % FILES_PER_TURN === 0) await new Promise(setImmediate);
@@ -180,6 +186,12 @@ export class TagIndex {
     if (file.kind === 'tags') this.tagged.set(path, file.occurrences);
     else if (file.kind === 'special') this.special.add(path);
     return file.kind !== 'none';
+  }
+
+  private keepSpecial(path: string): boolean {
+    if (!this.special.has(path) && !this.tagged.has(path)) this.ordered = null;
+    this.special.add(path);
+    return true;
   }
 
   /** Drops `path` (and, with `below`, everything under it); whether anything was dropped. */
@@ -237,10 +249,19 @@ function lstatOrNull(path: string): Stats | null {
   }
 }
 
-function statOrNull(path: string): Stats | null {
+/** Whether a walk would list `path` as a file now (a symlink: if it leads to one). */
+function isFileNow(path: string): boolean {
   try {
-    return statSync(path);
+    return statSync(path).isFile();
   } catch {
-    return null;
+    if (!path.includes('\uFFFD')) return false;
+    try {
+      const name = basename(path);
+      return readdirSync(dirname(path), { withFileTypes: true }).some(
+        (entry) => entry.name === name && entry.isFile(),
+      );
+    } catch {
+      return false;
+    }
   }
 }

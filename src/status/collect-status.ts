@@ -201,8 +201,11 @@ async function scanPaths(
   const found: Found = { waiting: [], needs: [], next: [], claims: [] };
   const scanAndKeep = async (path: string): Promise<Found | null> => {
     const token = source.cache?.token() ?? 0;
-    const one = await scanFile({ scan, root, table }, path, judging);
-    if (one && one.waiting.length === 0 && one.claims.length === 0)
+    const read = await scanFile({ scan, root, table }, path, judging);
+    if (read === null) return null;
+    const { found: one, names } = read;
+    // A hard link added or removed outside the tree changes a file's findings with no event.
+    if (names === 1 && one.waiting.length === 0 && one.claims.length === 0)
       source.cache?.set(path, one, token);
     return one;
   };
@@ -270,7 +273,8 @@ class OrderedReads {
 }
 
 /**
- * One file's waiting items, what of it needs you, and its claims. Read when it holds a `#` or a
+ * One file's waiting items, what of it needs you, and its claims, with its number of names (hard
+ * links). Read when it holds a `#` or a
  * front matter `tags:` key: anything else carries no tag, not even a misspelled one.
  */
 async function scanFile(
@@ -281,7 +285,7 @@ async function scanFile(
   }: { scan: (text: string) => Promise<ScanSummary>; root: string; table: DispatchTable },
   path: string,
   { now, debounceMs }: StatusJudging,
-): Promise<Found | null> {
+): Promise<{ found: Found; names: number } | null> {
   const read = readRequestFile(path, ['#', 'tags:']);
   if (read.kind !== 'text') return null;
   const { text } = read.file;
@@ -304,13 +308,14 @@ async function scanFile(
     blockers.length > 0
       ? { kind: 'blocked', by: blockers }
       : ready.wait && waitReasonOf(ready.wait);
-  return {
+  const found = {
     // The daemon never dispatches a file with more than one name: it needs you instead.
     waiting: names > 1 ? [] : waitingIn(file, work, ready, wait),
     needs: needsOfFile({ file, text, occurrences, work, lastRecovery, names }),
     next: nextIn(file, text, occurrences),
     claims: work.claims.filter((c) => !c.done).map(({ noun }) => ({ file, noun, text, mtime })),
   };
+  return { found, names };
 }
 
 /** The dispatchable `#delegated-X` items of a file (the others need you), with its readiness. */

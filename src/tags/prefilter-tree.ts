@@ -130,6 +130,9 @@ function initialUnits(paths: string[]): PrefilterUnit[] {
     try {
       info = statSync(path);
     } catch {
+      // A listed name that is not UTF-8 (U+FFFD in it, the daemon's index passes such names):
+      // reading it says so.
+      if (path.includes('\uFFFD')) units.push({ kind: 'files', paths: [path] });
       continue;
     }
     units.push(info.isFile() ? { kind: 'files', paths: [path] } : { kind: 'directory', path });

@@ -112,6 +112,8 @@ function isFileSync(path: string): boolean {
 export interface Listing {
   directories: string[];
   files: string[];
+  /** Symlinks named like markdown files that are not files now (dangling, or to a directory). */
+  links: string[];
 }
 
 /**
@@ -122,7 +124,7 @@ export function listMarkdownDirectorySync(
   dir: string,
   onProblem: (problem: WalkProblem) => void = () => undefined,
 ): Listing {
-  const listing: Listing = { directories: [], files: [] };
+  const listing: Listing = { directories: [], files: [], links: [] };
   let entries;
   try {
     entries = readdirSync(dir, { withFileTypes: true });
@@ -134,6 +136,7 @@ export function listMarkdownDirectorySync(
   for (const { path, kind } of markdownEntries(dir, entries)) {
     if (kind === 'directory') listing.directories.push(path);
     else if (kind === 'file' || isFileSync(path)) listing.files.push(path);
+    else if (kind === 'link') listing.links.push(path);
   }
   return listing;
 }

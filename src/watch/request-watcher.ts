@@ -127,7 +127,8 @@ export class RequestWatcher {
 
   /**
    * Whether every change made so far has been reported (or soon will be) by an event: false from a
-   * watch error or a stale watch until a reconcile pass made after its watch opened again.
+   * watch error or a stale watch until a reconcile pass made after its watch opened again, and
+   * from a flood (an overflow parcel does not report) until the full pass after it.
    */
   get eventsComplete(): boolean {
     return this.caughtUp === this.losses;
@@ -175,10 +176,15 @@ export class RequestWatcher {
       this.floodCount = 0;
     }
     if (++this.floodCount < FLOOD_EVENTS) return;
+    // parcel hides an inotify overflow (and a failed watch add): a flood may have lost events.
     if (this.floodTimer) clearTimeout(this.floodTimer);
+    else this.losses++;
     this.floodTimer = setTimeout(() => {
       this.floodTimer = null;
-      void this.reconcile();
+      const seen = this.losses;
+      void this.reconcile().then(() => {
+        this.caughtUp = Math.max(this.caughtUp, seen);
+      });
     }, this.options.debounceMs);
   }
 

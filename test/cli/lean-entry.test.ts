@@ -46,3 +46,47 @@ describe('the lean entry path', () => {
     });
   }
 });
+
+/** A command line, and a spelling of the same that only yargs reads (the lean path refuses it). */
+const sameCommands: Array<[string[], string[]]> = [
+  [
+    ['tag', 'find', '#needs-a', '--json', 'false'],
+    ['tag', 'find', '#needs-a', '--json=false'],
+  ],
+  [
+    ['tag', 'find', '#needs-a', '--context', 'false'],
+    ['tag', 'find', '#needs-a', '--no-context'],
+  ],
+  [
+    ['tag', 'find', '#needs-a', '--json', 'true'],
+    ['tag', 'find', '#needs-a', '--json=true'],
+  ],
+  [
+    ['status', '--json', 'false'],
+    ['status', '--no-json'],
+  ],
+  [
+    ['status', '--json', 'true', 'sessions'],
+    ['status', 'sessions', '--json=true'],
+  ],
+  [
+    ['tag', 'find', '#needs-a', '--json', '--json'],
+    ['tag', 'find', '#needs-a', '--json=true'],
+  ],
+  [
+    ['tag', 'find', '--', '#needs-a'],
+    ['tag', 'find', '--no-verbose', '--', '#needs-a'],
+  ],
+  [
+    ['tag', 'find', '-h'],
+    ['tag', 'find', '-h', '--no-verbose'],
+  ],
+];
+
+describe('a command line yargs reads otherwise than parseArgs: the full CLI takes it', () => {
+  for (const [args, full] of sameCommands) {
+    it(`engine ${args.join(' ')}`, async () => {
+      expect(await engine(t.dir, args)).toEqual(await engine(t.dir, full));
+    });
+  }
+});

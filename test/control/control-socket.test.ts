@@ -7,7 +7,7 @@ import { chmodSync, existsSync, lstatSync, mkdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { connectDaemon } from '../../src/control/control-client.js';
+import { connectDaemon, HELLO_TIMEOUT_MS } from '../../src/control/control-client.js';
 import { controlSocketPath } from '../../src/control/protocol.js';
 import { TEST_TAGS_MD, useDaemonHarness, type DaemonProcess } from '../helpers/daemon-harness.js';
 import { runCli, type CliResult } from '../helpers/run-cli.js';
@@ -78,6 +78,43 @@ describe('the control socket', () => {
     const next = h.start();
     await waitForIndex(next);
     expect(await engine(['tag', 'find', '#needs-a'], 'only')).toEqual(fromFiles);
+  });
+
+  it('a stopped daemon (SIGSTOP) holds a client no longer than the hello deadline', async () => {
+    const d = h.start();
+    await waitForIndex(d);
+    const pid = d.child.pid as number;
+    process.kill(pid, 'SIGSTOP');
+    try {
+      const started = Date.now();
+      expect(await connectDaemon(h.root)).toBeNull();
+      expect(Date.now() - started).toBeLessThan(HELLO_TIMEOUT_MS * 2 + 1000);
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+  });
+
+  it('is not trusted in a directory others may enter: the client reads the files', async () => {
+    const d = h.start();
+    await waitForIndex(d);
+    const dir = dirname(controlSocketPath(h.root));
+    expect(await connectDaemon(h.root).then((c) => (c?.close(), c !== null))).toBe(true);
+    chmodSync(dir, 0o755);
+    try {
+      expect(await connectDaemon(h.root)).toBeNull();
+    } finally {
+      chmodSync(dir, 0o700);
+    }
+  });
+
+  it('builds no index with the chokidar backend (no sync file is reported): finds read the files', async () => {
+    await h.request('a.md', '# A\n\n**Tags**: #needs-a\n');
+    const d = h.start(['--watcher', 'chokidar']);
+    await waitFor(() => existsSync(controlSocketPath(h.root)), { message: () => d.output() });
+    const only = await engine(['tag', 'find', '#needs-a'], 'only');
+    expect(only.stderr).toContain('ENGINE_ASK_DAEMON=only');
+    expect(d.output()).toContain('monitoring');
+    expect(d.output()).not.toContain('tag index');
   });
 
   it('answers no client of another engine version; that client reads the files', async () => {

@@ -4,7 +4,7 @@
  * are read (ENGINE_ASK_DAEMON=0), on a tree with decoys and files find warns about, and right
  * after a write (the sync).
  */
-import { mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { link, mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DaemonHarness, type DaemonProcess } from '../helpers/daemon-harness.js';
@@ -63,7 +63,7 @@ afterAll(async () => {
   await h.close();
 });
 
-function engine(args: string[], ask: '0' | 'only'): Promise<CliResult> {
+function engine(args: string[], ask: '0' | '1' | 'only'): Promise<CliResult> {
   return runCli(args, { cwd: h.root, env: { ...process.env, ENGINE_ASK_DAEMON: ask } });
 }
 
@@ -97,6 +97,47 @@ describe('the same answer with and without the daemon', () => {
     const { daemon: fromDaemon, files } = await both(['tag', 'find', '#needs-a', h.sessions]);
     expect(fromDaemon).toEqual(files);
     expect(files.stdout).toContain(join(h.sessions, 'plain.md'));
+  });
+
+  it('a path the kernel reads otherwise than its text: the files are read', async () => {
+    // `plain.md/` and `plain.md/..` are ENOTDIR to the kernel; `ln/..` is the symlink target's
+    // parent. Resolved as text, each would name a file or directory the daemon answers for.
+    await mkdir(join(h.root, 'elsewhere'), { recursive: true });
+    await writeFile(join(h.root, 'elsewhere', 'e.md'), '# E\n\n**Tags**: #needs-a\n');
+    await symlink(join(h.root, 'elsewhere'), join(h.sessions, 'ln'));
+    try {
+      for (const path of [
+        'sessions/plain.md/',
+        'sessions/plain.md/.',
+        'sessions/plain.md/../plain.md',
+        'sessions/ln/..',
+        'sessions/ln/../sessions',
+      ]) {
+        const args = ['tag', 'find', '#needs-a', path];
+        const files = await engine(args, '0');
+        expect({ path, ...(await engine(args, '1')) }).toEqual({ path, ...files });
+      }
+    } finally {
+      await rm(join(h.sessions, 'ln'));
+    }
+  });
+
+  it('status after a hard link outside the tree is added or removed (no event)', async () => {
+    const file = join(h.sessions, 'linked.md');
+    const other = join(h.root, 'other-name.md');
+    // Held by a dependency, so the daemon never dispatches it: a file with one name is waiting,
+    // with two it needs you.
+    await writeFile(file, '# L\n\n**Tags**: #delegated-fix\n**Depends On**: sessions/plain.md\n');
+    try {
+      for (const change of [() => link(file, other), () => rm(other)]) {
+        await change();
+        const status = await both(['status', '--json']);
+        expect(status.daemon).toEqual(status.files);
+      }
+    } finally {
+      await rm(file);
+      await rm(other, { force: true });
+    }
   });
 
   it('engine status --json', async () => {

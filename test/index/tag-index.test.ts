@@ -4,12 +4,13 @@
  * index, which must equal findTaggedFiles over the files. Real files, the real watch
  * (RequestWatcher with @parcel/watcher), the real scan pool.
  */
-import { mkdtemp, mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, mkdir, readdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { findInIndex } from '../../src/index/find-in-index.js';
-import { IndexSync } from '../../src/index/index-sync.js';
+import { IndexSync, removeDeadSyncFiles } from '../../src/index/index-sync.js';
 import { TagIndex } from '../../src/index/tag-index.js';
 import { findTaggedFiles } from '../../src/tags/find-tagged-files.js';
 import { ScanPool } from '../../src/tags/scan-pool.js';
@@ -45,13 +46,15 @@ const TEXTS = [
 const DIRS = ['', 'x', 'x/y', 'z'];
 const NAMES = ['a.md', 'b.md', 'c.markdown', 'd.txt'];
 
-async function setUp(): Promise<{
+/** A watched directory and its built index; `prepare` writes into it before. */
+async function setUp(prepare?: (dir: string) => Promise<void>): Promise<{
   dir: string;
   index: TagIndex;
   sync: IndexSync;
   pool: ScanPool;
 }> {
   const dir = await mkdtemp(join(tmpdir(), 'engine-index-'));
+  await prepare?.(dir);
   const pool = new ScanPool();
   const sync = new IndexSync();
   const watcher: RequestWatcher = new RequestWatcher({
@@ -110,6 +113,36 @@ async function change(dir: string, next: () => number): Promise<string> {
   return `remove ${sub || 'z'}/`;
 }
 
+/** find's answer from the index, and the one from reading the files (paths under `root`). */
+async function bothAnswers(
+  dir: string,
+  index: TagIndex,
+  pool: ScanPool,
+  pattern: ReturnType<typeof parseTagPattern>,
+  tagsOnly: boolean,
+): Promise<{ fromIndex: unknown; expected: unknown }> {
+  const paths = [{ given: 'root', absolute: dir }];
+  const fromIndex = await findInIndex(index, { pattern, tagsOnly, paths }, pool);
+  const files = await findTaggedFiles({ paths: [dir], pattern, tagsOnly, pool });
+  const expected = {
+    matches: files.matches.map((m) => ({
+      path: join('root', m.path.slice(dir.length)),
+      occurrences: m.occurrences.map(({ tag, line, column, place }) => ({
+        tag,
+        line,
+        column,
+        place,
+      })),
+    })),
+    skipped: files.skipped.map((s) => ({ ...s, path: join('root', s.path.slice(dir.length)) })),
+    problems: files.problems.map((p) => ({
+      ...p,
+      path: join('root', p.path.slice(dir.length)),
+    })),
+  };
+  return { fromIndex, expected };
+}
+
 describe('the live tag index', () => {
   it('answers every find after random writes as the files do', async () => {
     const seed = Date.now() % 100_000;
@@ -127,26 +160,10 @@ describe('the live tag index', () => {
       answered++;
       const tagsOnly = next() < 0.3;
       const pattern = parseTagPattern(next() < 0.5 ? '#needs-*' : '#needs-a');
-      const paths = [{ given: 'root', absolute: dir }];
-      const fromIndex = await findInIndex(index, { pattern, tagsOnly, paths }, pool);
-      const files = await findTaggedFiles({ paths: [dir], pattern, tagsOnly, pool });
-      const expected = {
-        matches: files.matches.map((m) => ({
-          path: join('root', m.path.slice(dir.length)),
-          occurrences: m.occurrences.map(({ tag, line, column, place }) => ({
-            tag,
-            line,
-            column,
-            place,
-          })),
-        })),
-        skipped: files.skipped.map((s) => ({ ...s, path: join('root', s.path.slice(dir.length)) })),
-        problems: files.problems.map((p) => ({
-          ...p,
-          path: join('root', p.path.slice(dir.length)),
-        })),
-      };
-      expect(fromIndex, `seed ${seed}, after:\n${done.join('\n')}`).toEqual(expected);
+      const answers = await bothAnswers(dir, index, pool, pattern, tagsOnly);
+      expect(answers.fromIndex, `seed ${seed}, after:\n${done.join('\n')}`).toEqual(
+        answers.expected,
+      );
     }
     expect(answered).toBeGreaterThan(30);
   }, 120_000);
@@ -159,4 +176,84 @@ describe('the live tag index', () => {
     await index.flush();
     expect(index.size).toBe(1);
   });
+
+  it("sees a user's file named like a sync file", async () => {
+    const { dir, index, sync, pool } = await setUp();
+    await synced(dir, index, sync);
+    await writeFile(join(dir, '.engine-sync-notes.md'), '# N\n\n**Tags**: #needs-a\n');
+    await writeFile(join(dir, `.engine-sync-${process.pid}-99.md`), '# M\n\n#needs-a\n');
+    await synced(dir, index, sync);
+    const answers = await bothAnswers(dir, index, pool, parseTagPattern('#needs-a'), false);
+    expect(answers.fromIndex).toEqual(answers.expected);
+    expect(index.size).toBe(2);
+  });
 });
+
+describe('a markdown symlink', () => {
+  it('dangling, then valid with no event at its path: found', async () => {
+    const outside = await mkdtemp(join(tmpdir(), 'engine-outside-'));
+    cleanups.push(() => rm(outside, { recursive: true, force: true }));
+    const { dir, index, sync, pool } = await setUp(async (d) => {
+      await symlink(join(outside, 'early.md'), join(d, 'early.md'));
+    });
+    await symlink(join(outside, 'late.md'), join(dir, 'late.md'));
+    await symlink(outside, join(dir, 'dir.md'));
+    await synced(dir, index, sync);
+    const pattern = parseTagPattern('#needs-a');
+    const before = await bothAnswers(dir, index, pool, pattern, false);
+    expect(before.fromIndex).toEqual(before.expected);
+    for (const name of ['early.md', 'late.md'])
+      await writeFile(join(outside, name), '# L\n\n**Tags**: #needs-a\n');
+    await synced(dir, index, sync);
+    const after = await bothAnswers(dir, index, pool, pattern, false);
+    expect(after.fromIndex).toEqual(after.expected);
+    expect(after.expected).toMatchObject({
+      matches: [{ path: 'root/early.md' }, { path: 'root/late.md' }],
+    });
+  });
+});
+
+describe('a file whose name is not UTF-8', () => {
+  it('is named in a warning, as find over the files does', async () => {
+    const named = (dir: string, name: string): Buffer =>
+      Buffer.concat([Buffer.from(`${dir}/${name}-`), Buffer.from([0xff]), Buffer.from('.md')]);
+    const text = '# N\n\n**Tags**: #needs-a\n';
+    const { dir, index, sync, pool } = await setUp((d) => writeFile(named(d, 'early'), text));
+    await writeFile(named(dir, 'late'), text);
+    await synced(dir, index, sync);
+    const answers = await bothAnswers(dir, index, pool, parseTagPattern('#needs-a'), false);
+    expect(answers.fromIndex).toEqual(answers.expected);
+    expect(answers.expected).toMatchObject({
+      skipped: [
+        { path: 'root/early-\uFFFD.md', reason: 'its name is not UTF-8: not read' },
+        { path: 'root/late-\uFFFD.md', reason: 'its name is not UTF-8: not read' },
+      ],
+    });
+  });
+});
+
+describe('sync files a killed daemon left', () => {
+  it('are removed: only the exact pattern, only of a process that no longer runs', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'engine-sync-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']);
+    const dead = Number(child.stdout.toString());
+    const names = [
+      `.engine-sync-${dead}-1`,
+      `.engine-sync-${dead}-12`,
+      `.engine-sync-${process.pid}-1`,
+      `.engine-sync-${dead}-1.md`,
+      '.engine-sync-notes.md',
+    ];
+    for (const name of names) await writeFile(join(dir, name), '');
+    removeDeadSyncFiles(dir);
+    expect((await readdir(dir)).sort()).toEqual(names.slice(2).sort());
+  });
+});
+
+/** Every write made so far is in the index, which is trusted. */
+async function synced(dir: string, index: TagIndex, sync: IndexSync): Promise<void> {
+  expect(await sync.sync(dir, 5000)).toBe(true);
+  await index.flush();
+  expect(index.trusted).toBe(true);
+}

@@ -385,4 +385,19 @@ describe('request watcher passes', () => {
     await reported(join(root, 'link.md'), 2);
     expect(errors).toEqual([]);
   });
+
+  it('take a flood for lost events (parcel hides an overflow) until the full pass after it', async () => {
+    const { root } = await linked(3_600_000);
+    const w = watcher as RequestWatcher;
+    expect(w.eventsComplete).toBe(true);
+    let untrusted = false;
+    const sample = setInterval(() => (untrusted ||= !w.eventsComplete), 2);
+    try {
+      for (let i = 0; i < FLOOD_EVENTS + 100; i++) writeFileSync(join(root, `f${i}.txt`), '');
+      await waitFor(() => untrusted, { message: 'the flood taken for lost events' });
+      await waitFor(() => w.eventsComplete, { message: 'trusted after the full pass' });
+    } finally {
+      clearInterval(sample);
+    }
+  });
 });
