@@ -8,6 +8,7 @@ import { readDispatchTable } from './paths.js';
 import { projectRoot } from './project-root.js';
 import { statusLines } from './status-lines.js';
 import { readingFiles, statusFromDaemon } from './ask-daemon.js';
+import { requireGivenPaths } from './given-paths.js';
 
 export interface StatusArgs {
   paths: string[];
@@ -41,6 +42,7 @@ export async function engineStatus(args: StatusArgs): Promise<void> {
   const root = await projectRoot(args.root);
   const { settings } = await loadSettings(root, {}, process.env);
   const used = await readDispatchTable(root);
+  requireGivenPaths(args.paths, 'directory');
   const paths =
     args.paths.length > 0 ? args.paths.map((p) => resolve(p)) : [join(root, 'sessions')];
   const now = new Date();

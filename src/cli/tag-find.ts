@@ -7,6 +7,7 @@ import { decodeText } from '../tags/source-text.js';
 import { parseTagPattern, type TagPattern } from '../tags/tag-name.js';
 import type { TagOccurrence } from '../tags/scan-tags.js';
 import { findFromDaemon, readingFiles } from './ask-daemon.js';
+import { requireGivenPaths } from './given-paths.js';
 import { printJson, printLine, warn } from './output.js';
 
 export interface TagFindArgs {
@@ -60,19 +61,25 @@ export const tagFindCommand: CommandModule<object, Args> = {
 /** Finds and prints: from the running daemon when it answers (docs/CLI.md), else from the files. */
 export async function tagFind(args: Args): Promise<void> {
   const pattern = parseTagPattern(args.pattern);
+  const scanTimeoutMs = scanTimeoutFromEnvironment();
+  requireGivenPaths(args.paths, 'file or directory');
   const answer = await findFromDaemon(args.pattern, args.paths, args['tags-only']);
   const found = answer && withTexts(answer, args.context);
   if (!found) readingFiles();
-  printFound(found ?? (await findInFiles(args, pattern)), args);
+  printFound(found ?? (await findInFiles(args, pattern, scanTimeoutMs)), args);
 }
 
-async function findInFiles(args: Args, pattern: TagPattern): Promise<Found> {
+async function findInFiles(
+  args: Args,
+  pattern: TagPattern,
+  scanTimeoutMs: number | undefined,
+): Promise<Found> {
   const { findTaggedFiles } = await import('../tags/find-tagged-files.js');
   return findTaggedFiles({
     paths: args.paths,
     pattern,
     tagsOnly: args['tags-only'],
-    scanTimeoutMs: scanTimeoutFromEnvironment(),
+    scanTimeoutMs,
   });
 }
 

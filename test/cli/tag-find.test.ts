@@ -66,7 +66,7 @@ describe('engine tag find', () => {
     );
   });
 
-  it('joins each given path with the path below it; missing paths print nothing', async () => {
+  it('joins each given path with the path below it; a missing path is an error', async () => {
     await tree({
       'docs/x.md': '**Tags**: #needs-fix\n',
       'docs/sub/y.md': '**Tags**: #needs-fix\n',
@@ -74,7 +74,7 @@ describe('engine tag find', () => {
     });
     const results = await Promise.all([
       run('tag', 'find', '#needs-fix', 'docs/'),
-      run('tag', 'find', '#needs-fix', 'other', 'docs', 'docs', 'docs/x.md', 'missing'),
+      run('tag', 'find', '#needs-fix', 'other', 'docs', 'docs', 'docs/x.md'),
       run('tag', 'find', '#needs-fix', t.path('docs', 'sub')),
       engine(t.path('docs', 'sub'), ['tag', 'find', '#needs-fix', '.', '..']),
       run('tag', 'find', '#needs-fix', 'missing', 'docs/none.md'),
@@ -85,8 +85,9 @@ describe('engine tag find', () => {
     expectSuccess(results[1]!, lines('docs/sub/y.md', 'docs/x.md', 'other/z.md'));
     expectSuccess(results[2]!, lines(t.path('docs', 'sub', 'y.md')));
     expectSuccess(results[3]!, lines('../sub/y.md', '../x.md', 'y.md'));
-    expectSuccess(results[4]!);
-    expectSuccess(results[5]!);
+    // Nothing found under a misspelled path must not read as "nothing tagged".
+    expectError(results[4]!, 'missing: no such file or directory: nothing searched');
+    expectError(results[5]!, 'sessions/: no such file or directory: nothing searched');
     expectSuccess(results[6]!);
   });
 
