@@ -65,6 +65,9 @@ async function approve(item: ItemRef, action: 'approve' | 'next'): Promise<strin
   if (approval === null) throw new Error(`this card has no #needs-${noun} to approve`);
   const line = approval.line ?? undefined;
   const lineText = approval.lineText ?? undefined;
+  // An inline tag is named by its line and that line's text, never by its number alone.
+  if (line !== undefined && lineText === undefined)
+    throw new Error(`this card does not say what line ${line} read: nothing changed`);
   const done = await applyItemAction(
     { path: file, tag: approval.tag, noun, line, lineText },
     action,

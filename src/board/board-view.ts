@@ -190,7 +190,8 @@ function needCard(inputs: ViewInputs, need: NeedsYou): Card {
       const inline = need.place === 'prose';
       const state = inline ? 'waits for approval (inline)' : 'waits for approval';
       const line = inline ? need.line : null;
-      const lineText = line === null ? null : (inputs.factsOf(need.file)?.lineText(line) ?? null);
+      // The text read with the line number (not the card facts' later read): the approve checks it.
+      const lineText = line === null ? null : need.lineText;
       const c = card(inputs, need, state, { tag: need.tag, line, lineText });
       c.actions = approveActions(c, inline ? need.line : null);
       return c;

@@ -7,7 +7,6 @@ import { weightOf } from '../dispatch/work-order.js';
 import { readRequestFile } from '../files/read-text-file.js';
 import { dependsOnOf } from '../tags/depends-on-line.js';
 import { carrierTags } from '../tags/edit-tags.js';
-import { LineIndex } from '../tags/line-index.js';
 import { scanTags } from '../tags/scan-tags.js';
 
 export interface CardFacts {
@@ -16,8 +15,6 @@ export interface CardFacts {
   priority: number;
   /** The Depends On entries, as written. */
   dependencies: string[];
-  /** Line `n`'s text as read (an inline card's, which its approve checks); null past the end. */
-  lineText(n: number): string | null;
 }
 
 /** The facts of `file`; null when it cannot be read as a request now (gone, not text). */
@@ -30,9 +27,5 @@ export function readCardFacts(file: string): CardFacts | null {
     title: titleOf(text, file),
     priority: weightOf(carrierTags(scan).map((o) => o.tag)),
     dependencies: dependsOnOf(scan),
-    lineText: (n) => {
-      const lines = new LineIndex(text);
-      return n >= 1 && n <= lines.count ? lines.lineText(n) : null;
-    },
   };
 }

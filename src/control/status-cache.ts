@@ -24,14 +24,26 @@ export class StatusCache implements FileFindingsCache {
 
   constructor(private readonly keeps: (path: string) => boolean) {}
 
-  /** The findings were made under `key` (the table, the debounce): another key starts afresh. */
-  under(key: string): this {
+  /**
+   * The findings made under `key` (the table, the debounce): another key starts afresh. The view
+   * is bound to its key: a status still running under an older table keeps nothing and reads
+   * nothing once another key has taken the cache, so no finding of the old table is kept under
+   * the new one.
+   */
+  under(key: string): FileFindingsCache {
     if (key !== this.key) {
       this.entries.clear();
       this.key = key;
       this.epoch++;
     }
-    return this;
+    const current = (): boolean => this.key === key;
+    return {
+      get: (path) => (current() ? this.get(path) : undefined),
+      token: () => (current() ? this.token() : -1),
+      set: (path, findings, token) => {
+        if (current()) this.set(path, findings, token);
+      },
+    };
   }
 
   get(path: string): FileFindings | undefined {

@@ -4,6 +4,7 @@
  * gave up on (a `#needs-X` the last Recovery entry sent back to a human), and files that will never
  * be dispatched, with why. Pure: from one file's scan, and from the claims judged.
  */
+import { LineIndex } from '../tags/line-index.js';
 import { approvalItemsIn } from '../approve/approval-items.js';
 import type { AgentState } from '../agents/agent-state.js';
 import type { RecoveryRecord } from '../tags/recovery-entries.js';
@@ -35,6 +36,8 @@ export type NeedsYou =
       title: string;
       line: number;
       place: TagPlace;
+      /** That line's text as read with the rest (the board's inline approve checks it). */
+      lineText: string;
     }
   /** A `#needs-X` the daemon sent back to a human: its last Recovery entry's reason. */
   | { kind: 'given-up'; file: string; tag: string; noun: string; title: string; reason: string }
@@ -46,6 +49,7 @@ export function needsOfFile(
 ): NeedsYou[] {
   const { file, text, occurrences, lastRecovery } = findings;
   const lines = text.split(/\r?\n/);
+  const index = new LineIndex(text);
   const needs: NeedsYou[] = [];
   for (const item of approvalItemsIn(file, text, occurrences)) {
     const { tag, noun, title, line, place } = item;
@@ -54,7 +58,10 @@ export function needsOfFile(
     if (place !== 'prose' && lastRecovery?.to === tag) {
       const reason = lastRecovery.reason ?? 'its Recovery entry gives no reason';
       needs.push({ kind: 'given-up', file, tag, noun, title, reason });
-    } else needs.push({ kind: 'approval', file, tag, noun, title, line, place });
+    } else {
+      const lineText = index.lineText(line);
+      needs.push({ kind: 'approval', file, tag, noun, title, line, place, lineText });
+    }
   }
   for (const problem of notDispatchedIn(findings))
     needs.push({ kind: 'not-dispatched', ...problem });

@@ -54,7 +54,6 @@ function inputs(r: StatusReport, readOnly = false): ViewInputs {
       title: 'T',
       priority: 1,
       dependencies: ['sessions/b.md'],
-      lineText: () => null,
     }),
     tailOf: (session) => `tail of ${session}`,
   };
@@ -108,8 +107,14 @@ describe('boardView', () => {
       title: 'N',
       line: 9,
       place: 'prose' as const,
+      lineText: 'Fix it #needs-fix',
     };
-    const board = boardView(inputs(report({ needsYou: [approval] })));
+    const named: unknown[] = [];
+    const view = inputs(report({ needsYou: [approval] }));
+    const board = boardView({ ...view, idOf: (item) => (named.push(item.approval), 'id') });
+    // The card names its line by the text read with its number (the report's), which the approve
+    // checks inside its compare-and-swap.
+    expect(named).toEqual([{ tag: '#needs-fix', line: 9, lineText: 'Fix it #needs-fix' }]);
     expect(board.lanes[0]?.cards[0]?.actions.map((a) => a.command)).toEqual([
       'engine tag approve --to delegated sessions/n.md --inline 9',
       'engine tag approve --to next sessions/n.md --inline 9',

@@ -69,6 +69,7 @@ const report: StatusReport = {
       title: UNBROKEN,
       line: 12,
       place: 'prose',
+      lineText: 'x #needs-fix',
     },
     { kind: 'not-dispatched', file: LONG, tags: ['#delegate-fix'], reason: WORDS, line: 2 },
   ],

@@ -164,6 +164,7 @@ describe('needsOfFile', () => {
         title: 'R',
         line: 2,
         place: 'tags-line',
+        lineText: '**Tags**: #needs-fix',
       },
     ]);
     // The last entry sent another noun back.

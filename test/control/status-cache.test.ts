@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { StatusCache } from '../../src/control/status-cache.js';
+import type { FileFindings } from '../../src/status/collect-status.js';
+
+const findings = (title: string): FileFindings =>
+  ({ waiting: [], needs: [{ kind: 'approval', title }], next: [], claims: [] }) as never;
+
+describe('StatusCache', () => {
+  it('keeps nothing a status under an older table made, once a newer table took the cache', () => {
+    const cache = new StatusCache(() => true);
+    const old = cache.under('table A');
+    const newer = cache.under('table B');
+    // The status under table A reads a file after table B's status began: its token and set
+    // must not land under table B.
+    old.set('/r/a.md', findings('under A'), old.token());
+    expect(newer.get('/r/a.md')).toBeUndefined();
+    expect(old.get('/r/a.md')).toBeUndefined();
+    newer.set('/r/a.md', findings('under B'), newer.token());
+    expect(cache.under('table B').get('/r/a.md')).toEqual(findings('under B'));
+  });
+
+  it('keeps nothing read before the file changed', () => {
+    const cache = new StatusCache(() => true);
+    const view = cache.under('table A');
+    const token = view.token();
+    cache.forget('/r/a.md');
+    view.set('/r/a.md', findings('stale'), token);
+    expect(view.get('/r/a.md')).toBeUndefined();
+  });
+});
