@@ -13,6 +13,9 @@ export interface OrderKey {
   tablePriority: number;
   /** When the item may be claimed (ms since the epoch): see readiness. */
   readyAt: number;
+  /** The request file and noun: the last tie-break, so every reader orders ties alike. */
+  file?: string;
+  noun?: string;
 }
 
 /** What the readiness of a file's items is decided from, all read from the file. */
@@ -97,7 +100,18 @@ export function isAged(key: OrderKey, aging: Aging | null = null): boolean {
 
 export function compareOrder(a: OrderKey, b: OrderKey, aging: Aging | null = null): number {
   const weight = (key: OrderKey) => key.weight - (isAged(key, aging) ? 1 : 0);
-  return weight(a) - weight(b) || a.tablePriority - b.tablePriority || a.readyAt - b.readyAt;
+  return (
+    weight(a) - weight(b) ||
+    a.tablePriority - b.tablePriority ||
+    a.readyAt - b.readyAt ||
+    byText(a.file ?? '', b.file ?? '') ||
+    byText(a.noun ?? '', b.noun ?? '')
+  );
+}
+
+/** Code-unit order, the same in every locale. */
+function byText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /**

@@ -329,6 +329,8 @@ function waitingIn(
     ...ready,
     weight,
     tablePriority,
+    file,
+    noun,
     item: {
       file,
       noun,

@@ -34,6 +34,22 @@ describe('dispatch order', () => {
     ]);
   });
 
+  it('breaks a tie by file, then noun, whatever order the items came in', () => {
+    const tie = (file: string, noun: string) => ({
+      file,
+      noun,
+      weight: 2,
+      tablePriority: 3,
+      readyAt: 7,
+      wait: null,
+    });
+    const items = [tie('/p/Y.md', 'fix'), tie('/p/X.md', 'fix'), tie('/p/X.md', 'docs')];
+    const order = (list: typeof items) => dispatchOrder(list).map((i) => `${i.file} ${i.noun}`);
+    const expected = ['/p/X.md docs', '/p/X.md fix', '/p/Y.md fix'];
+    expect(order(items)).toEqual(expected);
+    expect(order([...items].reverse())).toEqual(expected);
+  });
+
   it('finds an item ready once its file is quiet and its retry’s Not Before has passed', () => {
     const none = { lastRecovery: undefined, claim: null };
     const at = (notBefore: number, failure: 'agent' | 'usage-limit' = 'agent') => ({
