@@ -2,7 +2,7 @@
  * `engine board` and `engine run --monitor-tags --board` as real processes: the URL with its token
  * is printed once, on stdout, and the token is in no log line, no event and no file of the root.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { connect } from 'node:net';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -25,6 +25,21 @@ async function allText(dir: string): Promise<string> {
   return texts.join('\n');
 }
 
+/** `engine board` on a free port, followed until it prints its URL; the harness ends it. */
+async function startBoardProcess(root: string, track: (child: ChildProcess) => void) {
+  const child = spawn(process.execPath, [CLI, 'board', '--root', root, '--port', '0'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  track(child);
+  const out = { stdout: '', stderr: '' };
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (out.stdout += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (out.stderr += d));
+  const [, url, port, token] = await waitFor(() => URL_LINE.exec(out.stdout), {
+    message: () => `the board's URL; stderr: ${out.stderr}`,
+  });
+  return { child, out, url: url as string, port: port as string, token: token as string };
+}
+
 async function post(url: URL, path: string, token: string): Promise<Response> {
   return fetch(new URL(path, url), {
     method: 'POST',
@@ -37,17 +52,7 @@ describe('the board as a command', () => {
 
   it('engine board prints its URL once on stdout, and the token nowhere else', async () => {
     await h.request('login.md', '# Login\n**Tags**: #needs-fix\n');
-    const child = spawn(process.execPath, [CLI, 'board', '--root', h.root, '--port', '0'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    h.children.track(child);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const [, url, , token] = await waitFor(() => URL_LINE.exec(stdout), {
-      message: () => `the board's URL; stderr: ${stderr}`,
-    });
+    const { child, out, url, token } = await startBoardProcess(h.root, (c) => h.children.track(c));
     const board = await fetch(new URL('/api/board', url), {
       headers: { Authorization: `Bearer ${token}` },
     });
@@ -55,9 +60,9 @@ describe('the board as a command', () => {
     const exited = new Promise((resolve) => child.on('exit', resolve));
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
-    expect(stdout.match(/token=/g)).toHaveLength(1);
-    expect(stderr).toContain('board listening on port');
-    expect(stderr).not.toContain(token);
+    expect(out.stdout.match(/token=/g)).toHaveLength(1);
+    expect(out.stderr).toContain('board listening on port');
+    expect(out.stderr).not.toContain(token);
   });
 
   it('engine run --board whose port is taken exits 1 before the daemon claims anything', async () => {
@@ -103,15 +108,9 @@ describe('the board as a command', () => {
   });
 
   it('engine board survives clients that ask for an upgrade and reset the connection', async () => {
-    const child = spawn(process.execPath, [CLI, 'board', '--root', h.root, '--port', '0'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    h.children.track(child);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const [, url, port, token] = await waitFor(() => URL_LINE.exec(stdout));
+    const { child, out, url, port, token } = await startBoardProcess(h.root, (c) =>
+      h.children.track(c),
+    );
     let exit: number | null | undefined;
     child.on('exit', (code) => (exit = code));
     for (let i = 0; i < 20; i += 1) {
@@ -125,8 +124,8 @@ describe('the board as a command', () => {
     const board = await fetch(new URL('/api/board', url), {
       headers: { Authorization: `Bearer ${token}` },
     });
-    expect(board.status, stderr).toBe(200);
-    expect(exit, stderr).toBeUndefined();
+    expect(board.status, out.stderr).toBe(200);
+    expect(exit, out.stderr).toBeUndefined();
   });
 
   it('engine run --board words the waits with the daemon settings (--max-agents 1)', async () => {
