@@ -23,6 +23,8 @@ export const LAYERS: string[][] = [
   // control: the daemon's socket (its server serves the item table and status; its client is
   // what the CLI and the board ask).
   ['init', 'actions', 'control'],
+  // doctor: checks of the set-up; reads settings, agents, the daemon lock and the control socket.
+  ['doctor'],
   ['board'],
   ['cli'],
 ];

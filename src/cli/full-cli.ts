@@ -9,6 +9,7 @@ import { agentHookCommand } from './agent-hook.js';
 import { awaitTagCommand } from './await-tag.js';
 import { attachCommand } from './attach.js';
 import { boardCommand } from './board.js';
+import { doctorCommand } from './doctor.js';
 import { initCommand } from './init.js';
 import { cancelCommand, closeCommand, retryCommand } from './item-commands.js';
 import { logsCommand } from './logs.js';
@@ -38,6 +39,7 @@ export async function main(argv: string[]): Promise<number> {
       .command(retryCommand as never)
       .command(closeCommand as never)
       .command(worktreeCommand)
+      .command(doctorCommand as never)
       .command(agentHookCommand)
       .demandCommand(1, 'Name a command; see engine --help')
       .strict()

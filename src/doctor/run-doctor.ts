@@ -1,0 +1,82 @@
+/** The checks of `engine doctor`, in the order they are shown, over one context. */
+import { daemonOptions } from '../settings/daemon-options.js';
+import { readEngineJson, resolveSettings } from '../settings/load-settings.js';
+import { defaultSettings } from '../settings/setting-table.js';
+import { checkAgentProgram } from './agent-program.js';
+import { checkAuth, checkCleanup } from './claude-account.js';
+import { checkOnboarding, checkPermissions, checkTrust, readClaudeFacts } from './claude-checks.js';
+import type { CheckResult, DoctorContext, DoctorProbe, TableRead } from './doctor-check.js';
+import {
+  checkControlSocket,
+  checkDaemonLock,
+  checkSettings,
+  checkTagsMd,
+} from './project-checks.js';
+import { checkClock, checkInotify, checkNotifySend } from './system-checks.js';
+import { checkTmuxEnvironment } from './tmux-env.js';
+import { checkNode, checkTmux } from './versions.js';
+
+/** The settings and agent the daemon of `root` would start with, or why they cannot be read. */
+export async function doctorContext(
+  root: string | null,
+  table: TableRead | null,
+  env: NodeJS.ProcessEnv,
+  probe: DoctorProbe,
+): Promise<DoctorContext> {
+  let resolved;
+  let settingsError: string | null = null;
+  try {
+    const file = root === null ? {} : await readEngineJson(root);
+    resolved = resolveSettings({ flags: {}, env, file });
+    const options = daemonOptions(resolved, { root: root ?? '', paths: [] });
+    const program =
+      options.agent === 'custom'
+        ? (options.agentTemplate[0] ?? '')
+        : (options.claudeBin ?? 'claude');
+    return {
+      root,
+      env,
+      settings: resolved.settings,
+      settingsError,
+      agent: { kind: options.agent, program },
+      table,
+      probe,
+    };
+  } catch (error) {
+    settingsError = error instanceof Error ? error.message : String(error);
+  }
+  // The other checks still run, on the defaults.
+  const settings = defaultSettings();
+  return {
+    root,
+    env,
+    settings,
+    settingsError,
+    agent: { kind: settings.agent, program: 'claude' },
+    table,
+    probe,
+  };
+}
+
+export async function runDoctor(ctx: DoctorContext): Promise<CheckResult[]> {
+  const agent = await checkAgentProgram(ctx);
+  const facts = await readClaudeFacts(ctx, agent.version);
+  return [
+    checkNode(ctx),
+    await checkTmux(ctx),
+    agent.result,
+    checkOnboarding(ctx, facts),
+    checkTrust(ctx, facts),
+    checkPermissions(ctx, facts),
+    checkAuth(ctx, facts),
+    checkCleanup(ctx, facts),
+    checkNotifySend(ctx),
+    await checkInotify(ctx),
+    checkTagsMd(ctx),
+    checkSettings(ctx),
+    await checkDaemonLock(ctx),
+    await checkControlSocket(ctx),
+    await checkTmuxEnvironment(ctx),
+    await checkClock(ctx),
+  ];
+}
