@@ -103,7 +103,11 @@ export async function checkClock(ctx: DoctorContext): Promise<CheckResult> {
     stamp.mtime < stamp.before
       ? stamp.mtime - stamp.before
       : Math.max(0, stamp.mtime - stamp.after);
-  const shown = `${(Math.abs(skew) / 1000).toFixed(1)} s ${skew < 0 ? 'early' : 'late'}`;
+  const tenths = Math.round(skew / 100);
+  const shown =
+    tenths === 0
+      ? 'within 0.1 s'
+      : `${(Math.abs(tenths) / 10).toFixed(1)} s ${tenths < 0 ? 'early' : 'late'}`;
   const fix = `sync the clocks of this machine and the file server of ${dir} (e.g. timedatectl set-ntp true)`;
   if (Math.abs(skew) >= SKEW_FAIL_MS)
     return fail(
