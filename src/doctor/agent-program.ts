@@ -1,5 +1,36 @@
 /** The agent program the daemon would start: on PATH, and the version it reports. */
-import { fail, pass, warn, type CheckResult, type DoctorContext } from './doctor-check.js';
+import { basename } from 'node:path';
+import { PRINT_ALLOWED_TOOLS, type AgentKind } from '../agents/agent-profile.js';
+import {
+  fail,
+  pass,
+  warn,
+  type AgentLaunch,
+  type CheckResult,
+  type DoctorContext,
+} from './doctor-check.js';
+
+/** The agent of a profile: its program and, for Claude Code, the arguments it is started with. */
+export function agentLaunch(
+  kind: AgentKind,
+  program: string,
+  template: string[] = [],
+): AgentLaunch {
+  if (kind === 'claude') return { kind, program, claude: { print: false, args: [] } };
+  if (kind === 'claude-print')
+    return {
+      kind,
+      program,
+      claude: { print: true, args: ['-p', '--allowedTools', ...PRINT_ALLOWED_TOOLS] },
+    };
+  const args = template.slice(1);
+  const isClaude = basename(program) === 'claude';
+  return {
+    kind,
+    program,
+    claude: isClaude ? { print: args.includes('-p') || args.includes('--print'), args } : null,
+  };
+}
 
 export interface AgentProgram {
   result: CheckResult;
@@ -11,8 +42,8 @@ const ID = 'agent-program';
 
 export async function checkAgentProgram(ctx: DoctorContext): Promise<AgentProgram> {
   const { kind, program } = ctx.agent;
-  const claude = kind !== 'custom';
-  const setting = claude ? '"claudeBin" (--claude-bin)' : '"agentCommand" (--agent-cmd)';
+  const claude = ctx.agent.claude !== null;
+  const setting = kind !== 'custom' ? '"claudeBin" (--claude-bin)' : '"agentCommand" (--agent-cmd)';
   const found = ctx.probe.findProgram(program, ctx.env.PATH ?? '');
   if (found === null) {
     const fix = claude

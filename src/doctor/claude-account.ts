@@ -21,7 +21,7 @@ function keyAnswer(facts: ClaudeFacts, key: string): 'approved' | 'rejected' | n
 
 function apiKeyResult(ctx: DoctorContext, facts: ClaudeFacts, key: string): CheckResult {
   const id = 'claude-auth';
-  if (ctx.agent.kind !== 'claude') return pass(id, 'the API key in ANTHROPIC_API_KEY');
+  if (ctx.agent.claude?.print !== false) return pass(id, 'the API key in ANTHROPIC_API_KEY');
   const fix = `run ${ctx.agent.program} once in a terminal with this ANTHROPIC_API_KEY and answer Yes to using it`;
   const answer = keyAnswer(facts, key);
   if (answer === 'rejected')
@@ -37,7 +37,8 @@ function apiKeyResult(ctx: DoctorContext, facts: ClaudeFacts, key: string): Chec
 
 export function checkAuth(ctx: DoctorContext, facts: ClaudeFacts): CheckResult {
   const id = 'claude-auth';
-  if (ctx.agent.kind === 'custom') return skip(id, 'a custom agent: Claude Code is not used');
+  if (ctx.agent.claude === null)
+    return skip(id, 'a custom agent that is not claude: Claude Code is not used');
   const { env } = ctx;
   if (set(env.CLAUDE_CODE_USE_BEDROCK) || set(env.CLAUDE_CODE_USE_VERTEX))
     return pass(
@@ -73,7 +74,8 @@ export function transcriptNeedMs(settings: DoctorContext['settings']): number {
 
 export function checkCleanup(ctx: DoctorContext, facts: ClaudeFacts): CheckResult {
   const id = 'claude-transcripts';
-  if (ctx.agent.kind === 'custom') return skip(id, 'a custom agent: Claude Code is not used');
+  if (ctx.agent.claude === null)
+    return skip(id, 'a custom agent that is not claude: Claude Code is not used');
   const days = facts.settings.cleanupPeriodDays ?? 30;
   const needDays = transcriptNeedMs(ctx.settings) / 86_400_000;
   const shown = `${needDays.toFixed(needDays < 10 ? 1 : 0)} days`;

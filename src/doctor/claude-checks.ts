@@ -47,12 +47,13 @@ export async function readClaudeFacts(
   };
 }
 
-const interactive = (ctx: DoctorContext): boolean => ctx.agent.kind === 'claude';
-const notClaude = (id: string): CheckResult => skip(id, 'a custom agent: Claude Code is not used');
+const interactive = (ctx: DoctorContext): boolean => ctx.agent.claude?.print === false;
+const notClaude = (id: string): CheckResult =>
+  skip(id, 'a custom agent that is not claude: Claude Code is not used');
 
 export function checkOnboarding(ctx: DoctorContext, facts: ClaudeFacts): CheckResult {
   const id = 'claude-first-run';
-  if (ctx.agent.kind === 'custom') return notClaude(id);
+  if (ctx.agent.claude === null) return notClaude(id);
   if (!interactive(ctx)) return skip(id, 'claude -p shows no first-run screens');
   const fix = `run ${ctx.agent.program} once in a terminal and finish its first-run screens`;
   if ('error' in facts.global)
@@ -81,7 +82,7 @@ function trustedAt(
 
 export function checkTrust(ctx: DoctorContext, facts: ClaudeFacts): CheckResult {
   const id = 'claude-trust';
-  if (ctx.agent.kind === 'custom') return notClaude(id);
+  if (ctx.agent.claude === null) return notClaude(id);
   if (!interactive(ctx)) return skip(id, 'claude -p does not ask to trust a folder');
   if (ctx.root === null) return skip(id, 'no engine project here');
   const fix = `cd ${ctx.root} && ${ctx.agent.program}, and answer "Yes, I trust this folder"`;
@@ -102,61 +103,81 @@ export function checkTrust(ctx: DoctorContext, facts: ClaudeFacts): CheckResult 
 
 const ALL_BASH = new Set(['Bash', 'Bash(*)', 'Bash(:*)']);
 
-/** The permission mode interactive Claude Code starts in, as its settings and version decide. */
-function startMode(facts: ClaudeFacts): string {
-  if (
-    facts.settings.defaultMode !== null &&
-    !(facts.settings.defaultMode === 'auto' && facts.settings.autoModeDisabled)
-  )
-    return facts.settings.defaultMode;
+/** The words after a flag in Claude Code's arguments, up to the next option; each may hold a comma list. */
+function flagValues(args: string[], names: string[]): string[] {
+  const values: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    if (!names.includes(args[i] as string)) continue;
+    for (let j = i + 1; j < args.length && !(args[j] as string).startsWith('-'); j++)
+      values.push(...(args[j] as string).split(/[ ,]+/).filter(Boolean));
+  }
+  return values;
+}
+
+/** The permission mode Claude Code starts in: its flags, else its settings (and, interactive, its version). */
+function startMode(args: string[], print: boolean, facts: ClaudeFacts): string {
+  if (args.includes('--dangerously-skip-permissions')) return 'bypassPermissions';
+  const flag = flagValues(args, ['--permission-mode']).at(-1);
+  if (flag !== undefined) return flag;
+  const { defaultMode, autoModeDisabled } = facts.settings;
+  if (defaultMode !== null && !(defaultMode === 'auto' && autoModeDisabled)) return defaultMode;
+  if (print) return 'default';
   const autoByDefault =
     facts.version !== null && compareVersions(facts.version, AUTO_MODE_DEFAULT_FROM) >= 0;
-  return autoByDefault && !facts.settings.autoModeDisabled ? 'auto' : 'default';
+  return autoByDefault && !autoModeDisabled ? 'auto' : 'default';
 }
 
 export function checkPermissions(ctx: DoctorContext, facts: ClaudeFacts): CheckResult {
   const id = 'claude-permissions';
-  if (ctx.agent.kind === 'custom') return notClaude(id);
-  const where = ctx.root === null ? facts.paths.settings[0] : `${ctx.root}/.claude/settings.json`;
+  const claude = ctx.agent.claude;
+  if (claude === null) return notClaude(id);
   if (facts.settings.deny.some((rule) => ALL_BASH.has(rule)))
     return fail(
       id,
       'permissions.deny holds Bash: an agent cannot run engine tag swap to mark its item done',
       `remove "Bash" from permissions.deny (${facts.settings.read.join(', ')})`,
     );
-  if (!interactive(ctx))
-    return pass(id, 'claude -p is started with --allowedTools Bash Edit Write Read');
-  const allowFix = `add "Bash" to permissions.allow in ${where}, or run unattended with --agent claude-print`;
-  const mode = startMode(facts);
+  const where = ctx.root === null ? facts.paths.settings[0] : `${ctx.root}/.claude/settings.json`;
+  const allowFix = `add "Bash" to permissions.allow in ${where}${claude.print ? '' : ', or run unattended with --agent claude-print'}`;
+  const mode = startMode(claude.args, claude.print, facts);
   if (mode === 'bypassPermissions')
     return ctx.probe.uid === 0
       ? fail(
           id,
-          'defaultMode bypassPermissions: Claude Code refuses it as root and will not start',
-          `set permissions.defaultMode to "default" and ${allowFix}`,
+          'bypassPermissions: Claude Code refuses it as root and will not start',
+          `drop it and ${allowFix}`,
         )
-      : pass(id, 'defaultMode bypassPermissions: no tool call asks');
-  if (mode === 'auto') {
-    if ((ctx.env.ANTHROPIC_BASE_URL ?? '') !== '')
-      return warn(
-        id,
-        'auto mode through ANTHROPIC_BASE_URL: when its safety check cannot pass the gateway, every Bash call waits for a person',
-        `set "disableAutoMode": "disable" in ${facts.paths.settings[0]} and ${allowFix}`,
-      );
+      : pass(id, 'bypassPermissions: no tool call asks');
+  if (flagValues(claude.args, ['--allowedTools', '--allowed-tools']).some((t) => ALL_BASH.has(t)))
     return pass(
       id,
-      'auto mode: its classifier approves Bash calls (one it finds risky still asks)',
+      `Claude Code is started with --allowedTools ${flagValues(claude.args, ['--allowedTools', '--allowed-tools']).join(' ')}`,
     );
-  }
+  if (mode === 'auto' && !claude.print) return autoModeResult(ctx, facts, allowFix);
   if (facts.settings.allow.some((rule) => ALL_BASH.has(rule)))
     return pass(id, `${mode} mode, Bash allowed by permissions.allow`);
   const some = facts.settings.allow.filter((rule) => rule.startsWith('Bash(')).length;
   const shown = some > 0 ? `only ${some} Bash rule(s) allowed` : 'Bash is not allowed';
-  if (mode === 'dontAsk')
-    return fail(id, `dontAsk mode and ${shown}: other Bash calls are denied`, allowFix);
+  if (claude.print || mode === 'dontAsk')
+    return fail(
+      id,
+      `${claude.print ? 'claude -p' : 'dontAsk mode'} and ${shown}: other Bash calls are denied, nobody is asked`,
+      allowFix,
+    );
   return warn(
     id,
     `${mode} mode and ${shown}: an agent's other Bash calls wait for a person`,
     allowFix,
   );
+}
+
+function autoModeResult(ctx: DoctorContext, facts: ClaudeFacts, allowFix: string): CheckResult {
+  const id = 'claude-permissions';
+  if ((ctx.env.ANTHROPIC_BASE_URL ?? '') !== '')
+    return warn(
+      id,
+      'auto mode through ANTHROPIC_BASE_URL: when its safety check cannot pass the gateway, every Bash call waits for a person',
+      `set "disableAutoMode": "disable" in ${facts.paths.settings[0]} and ${allowFix}`,
+    );
+  return pass(id, 'auto mode: its classifier approves Bash calls (one it finds risky still asks)');
 }

@@ -48,6 +48,17 @@ export interface DoctorProbe {
 /** The project's §TAG_DISPATCH as the commands read it, or why it could not be read. */
 export type TableRead = { path: string; text: string; shipped: boolean } | { error: string };
 
+/** The agent the daemon would start. */
+export interface AgentLaunch {
+  kind: AgentKind;
+  program: string;
+  /**
+   * How Claude Code is started (its arguments besides the prompt and engine's own), when the agent
+   * is Claude Code: a Claude profile, or a custom command whose program is `claude`; else null.
+   */
+  claude: { print: boolean; args: string[] } | null;
+}
+
 export interface DoctorContext {
   /** null: not in an engine project; the project checks then fail or skip. */
   root: string | null;
@@ -56,7 +67,7 @@ export interface DoctorContext {
   settings: Settings;
   /** Why the settings could not be read, or null. */
   settingsError: string | null;
-  agent: { kind: AgentKind; program: string };
+  agent: AgentLaunch;
   table: TableRead | null;
   probe: DoctorProbe;
 }

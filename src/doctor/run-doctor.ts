@@ -2,7 +2,7 @@
 import { daemonOptions } from '../settings/daemon-options.js';
 import { readEngineJson, resolveSettings } from '../settings/load-settings.js';
 import { defaultSettings } from '../settings/setting-table.js';
-import { checkAgentProgram } from './agent-program.js';
+import { agentLaunch, checkAgentProgram } from './agent-program.js';
 import { checkAuth, checkCleanup } from './claude-account.js';
 import { checkOnboarding, checkPermissions, checkTrust, readClaudeFacts } from './claude-checks.js';
 import type { CheckResult, DoctorContext, DoctorProbe, TableRead } from './doctor-check.js';
@@ -38,7 +38,7 @@ export async function doctorContext(
       env,
       settings: resolved.settings,
       settingsError,
-      agent: { kind: options.agent, program },
+      agent: agentLaunch(options.agent, program, options.agentTemplate),
       table,
       probe,
     };
@@ -52,7 +52,7 @@ export async function doctorContext(
     env,
     settings,
     settingsError,
-    agent: { kind: settings.agent, program: 'claude' },
+    agent: agentLaunch(settings.agent, 'claude'),
     table,
     probe,
   };

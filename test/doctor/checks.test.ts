@@ -6,7 +6,7 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { checkAgentProgram } from '../../src/doctor/agent-program.js';
+import { agentLaunch, checkAgentProgram } from '../../src/doctor/agent-program.js';
 import { checkAuth, checkCleanup } from '../../src/doctor/claude-account.js';
 import {
   checkOnboarding,
@@ -96,7 +96,7 @@ describe('the agent program', () => {
 
   it('names the custom agent command and its setting', async () => {
     const ctx = contextOf({
-      agent: { kind: 'custom', program: 'my-agent' },
+      agent: agentLaunch('custom', 'my-agent', ['my-agent', '{file}']),
       probe: probeOf({}, { findProgram: () => null }),
     });
     const { result } = await checkAgentProgram(ctx);
@@ -122,7 +122,7 @@ describe("Claude Code's first run and trust", () => {
     expect(
       await claudeCheck(checkOnboarding, contextOf({ probe: probeOf({ [GLOBAL]: ready }) })),
     ).toMatchObject({ status: 'PASS' });
-    const print = contextOf({ agent: { kind: 'claude-print', program: 'claude' } });
+    const print = contextOf({ agent: agentLaunch('claude-print', 'claude') });
     expect(await claudeCheck(checkOnboarding, print)).toMatchObject({ status: 'SKIP' });
   });
 
@@ -214,8 +214,28 @@ describe('permissions: will an unattended Bash call wait?', () => {
     });
   });
 
+  it('a custom command that runs claude is judged by its flags: claude -p without Bash allowed fails', async () => {
+    const custom = (words: string[]) =>
+      contextOf({ agent: agentLaunch('custom', 'claude', words) });
+    const denied = await claudeCheck(
+      checkPermissions,
+      custom(['claude', '-p', '--', '{skill} {file}']),
+    );
+    expect(denied).toMatchObject({
+      status: 'FAIL',
+      summary: expect.stringContaining('claude -p and Bash is not allowed'),
+    });
+    expect((denied as { fix: string }).fix).toBe(
+      `add "Bash" to permissions.allow in ${ROOT}/.claude/settings.json`,
+    );
+    const allowed = custom(['claude', '-p', '--allowedTools', 'Bash,Edit', '--', '{skill} {file}']);
+    expect(await claudeCheck(checkPermissions, allowed)).toMatchObject({ status: 'PASS' });
+    const other = contextOf({ agent: agentLaunch('custom', 'aider', ['aider', '{file}']) });
+    expect(await claudeCheck(checkPermissions, other)).toMatchObject({ status: 'SKIP' });
+  });
+
   it('claude-print is given --allowedTools Bash', async () => {
-    const ctx = contextOf({ agent: { kind: 'claude-print', program: 'claude' } });
+    const ctx = contextOf({ agent: agentLaunch('claude-print', 'claude') });
     expect(await claudeCheck(checkPermissions, ctx)).toMatchObject({ status: 'PASS' });
   });
 });

@@ -1,5 +1,6 @@
 /** A doctor context over an injected probe: each test changes only what makes its check fail. */
 import { readFile } from 'node:fs/promises';
+import { agentLaunch } from '../../src/doctor/agent-program.js';
 import type { DoctorContext, DoctorProbe } from '../../src/doctor/doctor-check.js';
 import { defaultSettings, type Settings } from '../../src/settings/setting-table.js';
 
@@ -38,7 +39,7 @@ export function contextOf(
     root: ROOT,
     env: { PATH: '/usr/bin' },
     settingsError: null,
-    agent: { kind: 'claude', program: 'claude' },
+    agent: agentLaunch('claude', 'claude'),
     table: null,
     probe: probeOf(),
     ...over,
