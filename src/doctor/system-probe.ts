@@ -17,6 +17,8 @@ const execFileAsync = promisify(execFile);
 /** A program that takes longer than this to print its version is reported as failing. */
 const RUN_TIMEOUT_MS = 15_000;
 
+const SOCKET_TIMEOUT_MS = 2_000;
+
 async function run(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<RunOutcome> {
   try {
     const { stdout } = await execFileAsync(file, args, {
@@ -56,6 +58,8 @@ function socketAnswers(path: string): Promise<boolean | null> {
         const socket = connect(path);
         socket.once('connect', () => (socket.destroy(), resolve(true)));
         socket.once('error', () => resolve(false));
+        // A socket whose listener hangs is as good as none.
+        socket.setTimeout(SOCKET_TIMEOUT_MS, () => (socket.destroy(), resolve(false)));
       }),
     () => null,
   );
