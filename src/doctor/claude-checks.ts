@@ -1,7 +1,7 @@
 /**
  * What stops a Claude Code agent that nobody watches: a first run not done, a folder not trusted,
- * a Bash call that waits for a person, no key or login, transcripts deleted before a retry needs
- * them. Pure: each reads the facts gathered once (readClaudeFacts).
+ * a Bash call that waits for a person (the key or login and the transcripts kept: claude-account).
+ * Pure: each reads the facts gathered once (readClaudeFacts).
  */
 import { dirname } from 'node:path';
 import {
@@ -131,6 +131,13 @@ export function checkPermissions(ctx: DoctorContext, facts: ClaudeFacts): CheckR
   const id = 'claude-permissions';
   const claude = ctx.agent.claude;
   if (claude === null) return notClaude(id);
+  const broken = facts.settings.broken[0];
+  if (broken !== undefined)
+    return warn(
+      id,
+      `Claude Code's settings cannot be read: ${broken}`,
+      'fix that file (it must be a JSON object)',
+    );
   if (facts.settings.deny.some((rule) => ALL_BASH.has(rule)))
     return fail(
       id,

@@ -234,6 +234,15 @@ describe('permissions: will an unattended Bash call wait?', () => {
     expect(await claudeCheck(checkPermissions, other)).toMatchObject({ status: 'SKIP' });
   });
 
+  it('a settings file that is not JSON warns, naming it', async () => {
+    const ctx = contextOf({ probe: probeOf({ [USER_SETTINGS]: '{"permissions": ' }) });
+    const result = await claudeCheck(checkPermissions, ctx);
+    expect(result).toMatchObject({
+      status: 'WARN',
+      summary: expect.stringContaining(USER_SETTINGS),
+    });
+  });
+
   it('claude-print is given --allowedTools Bash', async () => {
     const ctx = contextOf({ agent: agentLaunch('claude-print', 'claude') });
     expect(await claudeCheck(checkPermissions, ctx)).toMatchObject({ status: 'PASS' });
