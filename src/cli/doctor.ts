@@ -3,7 +3,7 @@ import type { CommandModule } from 'yargs';
 import { doctorExitCode, type CheckResult, type TableRead } from '../doctor/doctor-check.js';
 import { doctorContext, runDoctor } from '../doctor/run-doctor.js';
 import { systemDoctorProbe } from '../doctor/system-probe.js';
-import { EngineError } from '../errors.js';
+import { EngineError, messageOf } from '../errors.js';
 import { rootOption } from './arguments.js';
 import { printJson, printLine } from './output.js';
 import { readDispatchTable } from './paths.js';
@@ -47,7 +47,7 @@ async function tableOf(root: string | null): Promise<TableRead | null> {
   try {
     return await readDispatchTable(root);
   } catch (error) {
-    return { error: error instanceof Error ? error.message : String(error) };
+    return { error: messageOf(error) };
   }
 }
 

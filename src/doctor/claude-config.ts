@@ -4,6 +4,7 @@
  * and `~/.claude/` (settings.json, .credentials.json). A project adds `.claude/settings.json` and
  * `.claude/settings.local.json`, read after the user's, so theirs win.
  */
+import { messageOf } from '../errors.js';
 import { join } from 'node:path';
 import type { DoctorContext } from './doctor-check.js';
 
@@ -46,7 +47,7 @@ export async function readJsonObject(ctx: DoctorContext, path: string): Promise<
       return { value: value as Json };
     return { path, error: 'not a JSON object' };
   } catch (error) {
-    return { path, error: error instanceof Error ? error.message : String(error) };
+    return { path, error: messageOf(error) };
   }
 }
 

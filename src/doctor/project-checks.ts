@@ -1,4 +1,5 @@
 /** The project's own files: §TAG_DISPATCH, the settings, the daemon lock and control socket. */
+import { messageOf } from '../errors.js';
 import { controlSocketPath } from '../control/protocol.js';
 import { daemonLockPath, readDaemonLock } from '../daemon/daemon-lock.js';
 import { parseDispatchTable } from '../dispatch/dispatch-table.js';
@@ -33,7 +34,7 @@ export function checkTagsMd(ctx: DoctorContext): CheckResult {
       : ctx.table.path;
     return pass(id, `§TAG_DISPATCH of ${whose}: ${table.size} noun(s): ${nouns}`);
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = messageOf(error);
     return fail(id, message, 'fix that line of §TAG_DISPATCH (docs/TAGS.md says what a row holds)');
   }
 }

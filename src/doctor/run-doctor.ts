@@ -1,4 +1,5 @@
 /** The checks of `engine doctor`, in the order they are shown, over one context. */
+import { messageOf } from '../errors.js';
 import { daemonOptions } from '../settings/daemon-options.js';
 import { readEngineJson, resolveSettings } from '../settings/load-settings.js';
 import { defaultSettings } from '../settings/setting-table.js';
@@ -23,39 +24,27 @@ export async function doctorContext(
   env: NodeJS.ProcessEnv,
   probe: DoctorProbe,
 ): Promise<DoctorContext> {
-  let resolved;
-  let settingsError: string | null = null;
+  const place = { root, env, table, probe };
   try {
     const file = root === null ? {} : await readEngineJson(root);
-    resolved = resolveSettings({ flags: {}, env, file });
+    const resolved = resolveSettings({ flags: {}, env, file });
     const options = daemonOptions(resolved, { root: root ?? '', paths: [] });
     const program =
       options.agent === 'custom'
         ? (options.agentTemplate[0] ?? '')
         : (options.claudeBin ?? 'claude');
-    return {
-      root,
-      env,
-      settings: resolved.settings,
-      settingsError,
-      agent: agentLaunch(options.agent, program, options.agentTemplate),
-      table,
-      probe,
-    };
+    const agent = agentLaunch(options.agent, program, options.agentTemplate);
+    return { ...place, settings: resolved.settings, settingsError: null, agent };
   } catch (error) {
-    settingsError = error instanceof Error ? error.message : String(error);
+    // The other checks still run, on the defaults.
+    const settings = defaultSettings();
+    return {
+      ...place,
+      settings,
+      settingsError: messageOf(error),
+      agent: agentLaunch(settings.agent, 'claude'),
+    };
   }
-  // The other checks still run, on the defaults.
-  const settings = defaultSettings();
-  return {
-    root,
-    env,
-    settings,
-    settingsError,
-    agent: agentLaunch(settings.agent, 'claude'),
-    table,
-    probe,
-  };
 }
 
 export async function runDoctor(ctx: DoctorContext): Promise<CheckResult[]> {

@@ -1,4 +1,5 @@
 /** The machine around the daemon: desktop notifications, inotify limits, the clock. */
+import { messageOf } from '../errors.js';
 import { join } from 'node:path';
 import { engineStateDir } from '../sessions/event-log.js';
 import { fail, pass, skip, warn, type CheckResult, type DoctorContext } from './doctor-check.js';
@@ -77,7 +78,7 @@ async function stampIn(
     try {
       return { dir, stamp: await ctx.probe.writeStamp(dir) };
     } catch (error) {
-      last = { dir, error: error instanceof Error ? error.message : String(error) };
+      last = { dir, error: messageOf(error) };
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return last;
     }
   }
