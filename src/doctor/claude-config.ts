@@ -4,8 +4,8 @@
  * and `~/.claude/` (settings.json, .credentials.json). A project adds `.claude/settings.json` and
  * `.claude/settings.local.json`, read after the user's, so theirs win.
  */
-import { messageOf } from '../errors.js';
 import { join } from 'node:path';
+import { messageOf } from '../errors.js';
 import type { DoctorContext } from './doctor-check.js';
 
 export interface ClaudePaths {

@@ -1,6 +1,6 @@
 /** The machine around the daemon: desktop notifications, inotify limits, the clock. */
-import { messageOf } from '../errors.js';
 import { join } from 'node:path';
+import { messageOf } from '../errors.js';
 import { engineStateDir } from '../sessions/event-log.js';
 import { fail, pass, skip, warn, type CheckResult, type DoctorContext } from './doctor-check.js';
 
