@@ -21,6 +21,7 @@ import {
   type LeaseState,
   type Observation,
 } from './lease.js';
+import { editOnSharedBranch, type BranchEditOutcome, type TextEdit } from './shared-branch.js';
 
 /** A lease this daemon holds: the commit its ref is at, and the record in it. */
 export interface HeldLease {
@@ -34,6 +35,8 @@ export type ClaimResult =
   | { won: false; outcome: Exclude<SwapOutcome, { kind: 'done' }> | { kind: 'not-expired' } };
 
 export interface GitClaimStoreOptions extends ClaimRemote {
+  /** The shared branch the request files live on. */
+  branch: string;
   me: Holder;
   leaseMs: number;
   now?: () => number;
@@ -113,6 +116,26 @@ export class GitClaimStore {
   /** Ends a lease this daemon holds: `done` (never claimed again) or `released`. */
   async end(lease: HeldLease, state: Exclude<LeaseState, 'held'>): Promise<ClaimResult> {
     return this.swap(lease.item, lease.commit, { ...lease.record, renewedAt: this.now(), state });
+  }
+
+  /**
+   * Edits a request file on the shared branch fenced by this lease: the branch moves only with
+   * the lease (renewed, or ended as `done`), in one atomic push; `fenced` when the lease moved on.
+   */
+  async writeFenced(
+    lease: HeldLease,
+    path: string,
+    edit: TextEdit,
+    message: string,
+    state: 'held' | 'done' = 'held',
+  ): Promise<{ outcome: BranchEditOutcome; lease: HeldLease }> {
+    const record: LeaseRecord = { ...lease.record, renewedAt: this.now(), state };
+    const commit = await leaseCommit(this.options.repo, record, lease.commit);
+    const fence = { item: lease.item, expected: lease.commit, commit };
+    const outcome = await editOnSharedBranch(this.options, path, edit, message, fence);
+    if (outcome.kind !== 'pushed') return { outcome, lease };
+    this.observed.set(lease.item, { commit, seenSince: this.now() });
+    return { outcome, lease: { item: lease.item, commit, record } };
   }
 
   private async swap(

@@ -7,6 +7,7 @@ const items = JSON.parse(itemsJson);
 const store = new GitClaimStore({
   repo,
   remote: 'origin',
+  branch: 'main',
   me: { host, instance: `${host}-${process.pid}`, boot: 'test' },
   leaseMs: Number(leaseMs),
 });

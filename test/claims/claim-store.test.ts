@@ -12,7 +12,7 @@ let clock = 1_000_000;
 const now = () => clock;
 
 function store(repo: string, me: Holder, leaseMs = 30_000): GitClaimStore {
-  return new GitClaimStore({ repo, remote: 'origin', me, leaseMs, now });
+  return new GitClaimStore({ repo, remote: 'origin', branch: 'main', me, leaseMs, now });
 }
 
 beforeEach(() => {

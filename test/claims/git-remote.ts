@@ -2,7 +2,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', ['-C', cwd, ...args], {
@@ -26,7 +26,8 @@ export interface SharedRemote {
   cleanup(): void;
 }
 
-export function sharedRemote(): SharedRemote {
+/** `files`: the seed commit's files (path → text) beside a README. */
+export function sharedRemote(files: Record<string, string> = {}): SharedRemote {
   const dir = mkdtempSync(join(tmpdir(), 'engine-claims-'));
   const bare = join(dir, 'remote.git');
   git(dir, 'init', '--quiet', '--bare', '--initial-branch=main', bare);
@@ -34,6 +35,10 @@ export function sharedRemote(): SharedRemote {
   mkdirSync(seed);
   git(seed, 'init', '--quiet', '--initial-branch=main');
   writeFileSync(join(seed, 'README.md'), '# shared\n');
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(seed, path)), { recursive: true });
+    writeFileSync(join(seed, path), text);
+  }
   git(seed, 'add', '.');
   git(seed, 'commit', '--quiet', '-m', 'seed');
   git(seed, 'push', '--quiet', bare, 'main');
