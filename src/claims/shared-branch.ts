@@ -77,8 +77,11 @@ function remoteBranch(where: SharedBranch): string {
   return `refs/engine/seen/${where.remote}/heads/${where.branch}`;
 }
 
-/** Fetches the branch's tip into engine's own namespace (the human's refs are left alone). */
-async function fetchTip(where: SharedBranch): Promise<string | null> {
+/**
+ * Fetches the branch's tip into engine's own namespace (the human's refs are left alone); null
+ * when the remote could not be reached.
+ */
+export async function fetchTip(where: SharedBranch): Promise<string | null> {
   const ref = remoteBranch(where);
   const run = await runGit(where.repo, [
     'fetch',
