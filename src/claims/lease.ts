@@ -3,12 +3,15 @@
  * (`refs/engine/claims/<item id>`) whose commit message is the lease record. This module is the
  * pure part: the record's text, and the judgement of a claim another host holds.
  *
- * Expiry is judged on the observer's own clock, never by comparing clocks across hosts: a
- * claim is expired for me only when I have seen its ref stay at the same commit for a whole
- * lease (the holder's renewals move the ref), AND its record's own renewal time, on the holder's
- * clock, is older than a lease on mine. A holder whose clock runs ahead only delays a takeover;
- * one whose clock runs behind is still protected by my own observation.
+ * Expiry is judged on the observer's own monotonic clock, never by comparing clocks across
+ * hosts, nor by a wall clock that may step: a claim is expired for me when I have seen its ref
+ * stay at the same commit for a whole lease, counting only time covered by fetches that
+ * succeeded (the holder's renewals move the ref), AND its record's renewal time, on the holder's
+ * clock, is a lease old on mine. That second condition only delays a takeover (a holder whose
+ * clock runs ahead), and never by more than another lease: after two leases of observation a
+ * claim is expired whatever its record says.
  */
+import { randomBytes } from 'node:crypto';
 
 /** Who holds a claim: the host, and this daemon's instance on this boot of it. */
 export interface Holder {
@@ -34,6 +37,10 @@ export interface LeaseRecord {
   /** The holder's clock when it wrote this record (ms since the epoch). */
   renewedAt: number;
   state: LeaseState;
+  /** Random per write: no two writes make the same commit (git skips an "up to date" push's lease). */
+  nonce: string;
+  /** The record's format; a record of another version is judged by observation only. */
+  version: 1;
 }
 
 const SUBJECT = 'engine claim';
@@ -94,11 +101,16 @@ function isLeaseRecord(value: unknown): value is LeaseRecord {
     typeof r.leaseMs === 'number' &&
     r.leaseMs > 0 &&
     typeof r.renewedAt === 'number' &&
-    (r.state === 'held' || r.state === 'done' || r.state === 'released')
+    (r.state === 'held' || r.state === 'done' || r.state === 'released') &&
+    typeof r.nonce === 'string' &&
+    r.version === 1
   );
 }
 
-/** What this host saw of a claim ref: its commit, and since when (on this host's clock). */
+/**
+ * What this host saw of a claim ref: its commit, and since when, on this host's monotonic clock,
+ * counting only time covered by fetches that succeeded.
+ */
 export interface Observation {
   commit: string;
   seenSince: number;
@@ -106,28 +118,50 @@ export interface Observation {
 
 /**
  * - `mine`: this daemon holds it.
- * - `held`: another holder's lease runs.
- * - `expired`: another holder's lease ran out on both counts above: it may be taken over.
- * - `free`: released, or the ref holds no record engine wrote: it may be taken over.
+ * - `held`: another holder's lease runs (or a record engine cannot read, not yet expired).
+ * - `expired`: another holder's lease ran out: it may be taken over.
+ * - `free`: released: it may be taken over.
  * - `done`: its work is done; never claimed again.
  */
 export type ClaimJudgement = 'mine' | 'held' | 'expired' | 'free' | 'done';
 
+/** The lease assumed for a record engine cannot read (another version's, or none). */
+export const UNREAD_LEASE_MS = 10 * 60_000;
+
+/**
+ * `monotonicNow` is on the observation's clock; `wallNow` on this host's wall clock, compared
+ * only with the record's renewal time.
+ */
 export function judgeClaim(
   record: LeaseRecord | null,
   observed: Observation,
-  now: number,
+  clocks: { monotonicNow: number; wallNow: number },
   me: Holder,
 ): ClaimJudgement {
-  if (record === null || record.state === 'released') return 'free';
+  const unchangedFor = clocks.monotonicNow - observed.seenSince;
+  // A record of another version or none: the ref's stillness alone decides, over a long lease.
+  if (record === null) return unchangedFor >= 2 * UNREAD_LEASE_MS ? 'expired' : 'held';
+  if (record.state === 'released') return 'free';
   if (record.state === 'done') return 'done';
   if (sameHolder(record.holder, me)) return 'mine';
-  const unchangedForALease = now - observed.seenSince >= record.leaseMs;
-  const renewalStale = now - record.renewedAt >= record.leaseMs;
-  return unchangedForALease && renewalStale ? 'expired' : 'held';
+  if (unchangedFor >= 2 * record.leaseMs) return 'expired';
+  const renewalStale = clocks.wallNow - record.renewedAt >= record.leaseMs;
+  return unchangedFor >= record.leaseMs && renewalStale ? 'expired' : 'held';
+}
+
+/** A random nonce for a record. */
+export function newNonce(): string {
+  return randomBytes(8).toString('hex');
 }
 
 /** The record a takeover writes: this holder, the attempt raised. */
 export function takeoverOf(previous: LeaseRecord, me: Holder, now: number): LeaseRecord {
-  return { ...previous, holder: me, attempt: previous.attempt + 1, renewedAt: now, state: 'held' };
+  return {
+    ...previous,
+    holder: me,
+    attempt: previous.attempt + 1,
+    renewedAt: now,
+    state: 'held',
+    nonce: newNonce(),
+  };
 }

@@ -4,7 +4,8 @@
  * watch-and-read stages and never from, or into, the human's working tree. The daemon never
  * edits it: its writes go to the remote (shared-branch.ts) and come back with the next fetch.
  */
-import { stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
+import { EngineError } from '../errors.js';
 import { gitOk, runGit } from '../process/run-git.js';
 import { fetchTip, type SharedBranch } from './shared-branch.js';
 
@@ -24,8 +25,7 @@ export class SharedCheckout {
     if (tip === null) return { unreachable: true };
     if (tip === this.tip) return { tip, changed: false };
     if (await exists(this.dir)) {
-      // No --force: the checkout is engine's alone, so a change in it is a fault to report,
-      // never something to overwrite.
+      await this.checkOwn();
       await gitOk(this.dir, ['checkout', '--quiet', '--detach', tip]);
     } else {
       await gitOk(this.where.repo, ['worktree', 'add', '--quiet', '--detach', this.dir, tip]);
@@ -37,8 +37,33 @@ export class SharedCheckout {
   /** Removes the checkout (its files are the remote's: nothing is lost). */
   async remove(): Promise<void> {
     if (!(await exists(this.dir))) return;
-    await runGit(this.where.repo, ['worktree', 'remove', '--force', this.dir]);
+    await this.checkOwn();
+    await gitOk(this.where.repo, ['worktree', 'remove', '--force', this.dir]);
     this.tip = null;
+  }
+
+  /**
+   * The directory must be this repository's worktree at its own top, with no change in it:
+   * else git would work in whatever repository encloses it (the human's), or carry a change
+   * over. Either is a fault to report, never something to act on.
+   */
+  private async checkOwn(): Promise<void> {
+    const dir = await realpath(this.dir);
+    const list = await gitOk(this.where.repo, ['worktree', 'list', '--porcelain', '-z']);
+    const worktrees = list.split('\0').filter((f) => f.startsWith('worktree '));
+    const listed = await Promise.all(
+      worktrees.map((f) => realpath(f.slice('worktree '.length)).catch(() => '')),
+    );
+    const top = await runGit(this.dir, ['rev-parse', '--show-toplevel']);
+    if (!listed.includes(dir) || top.code !== 0 || (await realpath(top.stdout.trim())) !== dir) {
+      throw new EngineError(`${this.dir} is not engine's checkout of the shared branch`);
+    }
+    const status = await gitOk(this.dir, ['status', '--porcelain', '--untracked-files=no']);
+    if (status !== '') {
+      throw new EngineError(
+        `${this.dir}, engine's checkout of the shared branch, was changed: ${status.trim()}`,
+      );
+    }
   }
 }
 

@@ -40,6 +40,18 @@ export function runGit(cwd: string, args: string[], options: GitOptions = {}): P
   });
 }
 
+/** git's stdout as bytes (a blob need not be UTF-8); null when git failed. */
+export function gitBytes(cwd: string, args: string[]): Promise<Buffer | null> {
+  return new Promise((resolve) => {
+    execFile(
+      'git',
+      ['-C', cwd, ...args],
+      { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout) => resolve(error ? null : stdout),
+    ).stdin?.end();
+  });
+}
+
 /** git's stdout, or an EngineError naming the command and git's message. */
 export async function gitOk(
   cwd: string,
@@ -50,6 +62,25 @@ export async function gitOk(
   if (run.code !== 0)
     throw new EngineError(`git ${args.join(' ')} failed in ${cwd}: ${oneLine(run.stderr)}`);
   return run.stdout;
+}
+
+const queues = new Map<string, Promise<unknown>>();
+
+/**
+ * Runs `work` after any other serialized work on the same key (a repository): two fetches into
+ * one clone at once fail on each other's ref locks.
+ */
+export function serialized<T>(key: string, work: () => Promise<T>): Promise<T> {
+  const next = (queues.get(key) ?? Promise.resolve()).then(work, work);
+  const settled = next.then(
+    () => undefined,
+    () => undefined,
+  );
+  queues.set(key, settled);
+  void settled.then(() => {
+    if (queues.get(key) === settled) queues.delete(key);
+  });
+  return next;
 }
 
 /** git's message on one line: it may end a claim as the Reason of a Recovery entry. */

@@ -8,16 +8,20 @@ const hostA: Holder = { host: 'a', instance: 'i1', boot: 'b1' };
 const hostB: Holder = { host: 'b', instance: 'i2', boot: 'b2' };
 
 let remote: SharedRemote;
+/** One clock for both: the tests that step the wall clock alone set `wallStep`. */
 let clock = 1_000_000;
-const now = () => clock;
+let wallStep = 0;
+const now = () => clock + wallStep;
+const monotonic = () => clock;
 
 function store(repo: string, me: Holder, leaseMs = 30_000): GitClaimStore {
-  return new GitClaimStore({ repo, remote: 'origin', branch: 'main', me, leaseMs, now });
+  return new GitClaimStore({ repo, remote: 'origin', branch: 'main', me, leaseMs, now, monotonic });
 }
 
 beforeEach(() => {
   remote = sharedRemote();
   clock = 1_000_000;
+  wallStep = 0;
 });
 afterEach(() => remote.cleanup());
 
@@ -65,18 +69,68 @@ describe('claims on a shared remote', () => {
     expect(await a.end(renewed.lease, 'done')).toEqual({ won: false, outcome: { kind: 'lost' } });
   });
 
-  it('a holder whose clock runs ahead keeps its claim until it is stale on the record too', async () => {
+  it('a holder whose clock runs ahead keeps its claim for at most one more lease', async () => {
     const a = store(remote.host('a'), hostA, 10_000);
     const b = store(remote.host('b'), hostB, 10_000);
-    const aheadBy = 3_600_000;
-    clock += aheadBy;
+    wallStep = 3_600_000;
     const held = await a.claim('item-3', 'f.md', 'fix');
-    clock -= aheadBy;
+    wallStep = 0;
     expect(held.won).toBe(true);
     await b.refresh();
-    clock += 20_000;
+    clock += 15_000;
+    let [seen] = (await b.refresh())!;
+    expect(seen!.judgement).toBe('held');
+    clock += 5_000;
+    [seen] = (await b.refresh())!;
+    expect(seen!.judgement).toBe('expired');
+  });
+
+  it('takes nothing over when its own wall clock steps forward', async () => {
+    const a = store(remote.host('a'), hostA, 10_000);
+    const b = store(remote.host('b'), hostB, 10_000);
+    expect((await a.claim('item-6', 'f.md', 'fix')).won).toBe(true);
+    await b.refresh();
+    wallStep = 3_600_000;
+    clock += 1_000;
     const [seen] = (await b.refresh())!;
     expect(seen!.judgement).toBe('held');
+  });
+
+  it('counts no time it could not fetch in: after an outage every observation starts again', async () => {
+    const a = store(remote.host('a'), hostA, 10_000);
+    const repoB = remote.host('b');
+    const b = store(repoB, hostB, 10_000);
+    expect((await a.claim('item-7', 'f.md', 'fix')).won).toBe(true);
+    await b.refresh();
+    remote.git(repoB, 'remote', 'set-url', 'origin', `${remote.dir}/gone.git`);
+    clock += 60_000;
+    expect(await b.refresh()).toBeNull();
+    remote.git(repoB, 'remote', 'set-url', 'origin', remote.bare);
+    let [seen] = (await b.refresh())!;
+    expect(seen!.judgement).toBe('held');
+    clock += 20_000;
+    [seen] = (await b.refresh())!;
+    expect(seen!.judgement).toBe('expired');
+  });
+
+  it('never claims twice, even when both writes would make the same commit', async () => {
+    const a = store(remote.host('a'), hostA);
+    expect((await a.claim('item-8', 'f.md', 'fix')).won).toBe(true);
+    expect(await a.claim('item-8', 'f.md', 'fix')).toEqual({
+      won: false,
+      outcome: { kind: 'lost' },
+    });
+  });
+
+  it('keeps its lease when a renewal landed but its answer was lost', async () => {
+    const a = store(remote.host('a'), hostA);
+    const claimed = await a.claim('item-9', 'f.md', 'fix');
+    if (!claimed.won) throw new Error('claim lost');
+    const landed = await a.renew(claimed.lease);
+    expect(landed.won).toBe(true);
+    // The daemon never heard of `landed`: it renews from the older commit.
+    const again = await a.renew(claimed.lease);
+    expect(again.won && again.lease.record.attempt).toBe(1);
   });
 
   it('a done claim is never taken again', async () => {

@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { itemIdFrom, itemIdOf, resolveItemIds } from '../../src/claims/item-id.js';
+import { itemIdFrom, itemIdOf } from '../../src/claims/item-id.js';
 import { isItemId } from '../../src/claims/lease.js';
 import { sharedRemote, type SharedRemote } from './git-remote.js';
 
@@ -69,26 +69,19 @@ it('always makes a valid id, whatever the file name', () => {
   );
 });
 
-it('tells a copy from its source, which keeps its id when a claim names it there', async () => {
-  const source = (await id('sessions/fix-login.md'))!;
+it('gives a copy an id of its own, and its source keeps its id', async () => {
+  const source = await id('sessions/fix-login.md');
   commit('copy', () => write('sessions/copy.md', TEXT.replace('Fix login', 'Fix logout')));
-  // git follows the copy back to its source: the two files share one history id.
-  expect(await id('sessions/copy.md')).toBe(source);
-  const files = await Promise.all(
-    ['sessions/fix-login.md', 'sessions/copy.md'].map(async (path) => ({
-      path,
-      carried: null,
-      fromHistory: await id(path),
-    })),
-  );
-  const unclaimed = resolveItemIds(files, new Map());
-  expect(new Set(unclaimed.values()).size).toBe(2);
-  expect([...unclaimed.values()]).not.toContain(source);
-  const claimed = resolveItemIds(files, new Map([[source, 'sessions/fix-login.md']]));
-  expect(claimed.get('sessions/fix-login.md')).toBe(source);
-  expect(claimed.get('sessions/copy.md')).not.toBe(source);
-  // A file that carries its id keeps it; another file with that history id is told apart.
-  const carried = resolveItemIds([{ ...files[0]!, carried: source }, files[1]!], new Map());
-  expect(carried.get('sessions/fix-login.md')).toBe(source);
-  expect(carried.get('sessions/copy.md')).not.toBe(source);
+  const copy = await id('sessions/copy.md');
+  expect(copy).toMatch(/^copy-[0-9a-f]{16}$/);
+  expect(copy).not.toBe(source);
+  expect(await id('sessions/fix-login.md')).toBe(source);
+});
+
+it('reads a file name as a name, never as a pattern', async () => {
+  commit('bracket', () => write('s/x[1].md', TEXT));
+  const before = await id('s/x[1].md');
+  commit('other', () => write('s/x1.md', TEXT.replace('Fix', 'Other')));
+  expect(await id('s/x[1].md')).toBe(before);
+  expect(await id('s/x1.md')).not.toBe(before);
 });

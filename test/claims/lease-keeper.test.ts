@@ -9,15 +9,15 @@ import { LeaseKeeper } from '../../src/claims/lease-keeper.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { sharedRemote, type SharedRemote } from './git-remote.js';
 
-const LEASE_MS = 2_000;
+const LEASE_MS = 3_000;
 let remote: SharedRemote;
 const keepers: LeaseKeeper[] = [];
 
 beforeEach(() => {
   remote = sharedRemote();
 });
-afterEach(() => {
-  for (const keeper of keepers.splice(0)) keeper.stop();
+afterEach(async () => {
+  for (const keeper of keepers.splice(0)) await keeper.stop();
   remote.cleanup();
 });
 
@@ -43,8 +43,8 @@ it('keeps a renewed lease from a takeover, and reports it lost once taken over',
   const claimed = await a.claim('item-1', 'f.md', 'fix');
   if (!claimed.won) throw new Error('claim lost');
   keeper.hold(claimed.lease);
-  // For three leases, b keeps looking and never sees it expired.
-  const until = Date.now() + 3 * LEASE_MS;
+  // For two leases, b keeps looking and never sees it expired.
+  const until = Date.now() + 2 * LEASE_MS;
   while (Date.now() < until) {
     const [seen] = (await b.refresh())!;
     expect(seen!.judgement).toBe('held');
@@ -53,7 +53,7 @@ it('keeps a renewed lease from a takeover, and reports it lost once taken over',
   expect(keeper.current('item-1')!.commit).not.toBe(claimed.lease.commit);
   // a stops renewing (its host froze): b takes the lease over after a lease.
   const frozen = keeper.current('item-1')!;
-  keeper.drop('item-1');
+  await keeper.drop('item-1');
   const taken = await waitFor(
     async () => {
       const [seen] = (await b.refresh())!;
@@ -87,4 +87,21 @@ it('runs the writes of one lease one at a time', async () => {
     });
     expect(won).toBe(true);
   }
+});
+
+it('stops renewing a lease once a write ended it', async () => {
+  const a = host('a');
+  const keeper = new LeaseKeeper(a, { renewEveryMs: 20, onLost: () => expect.fail('lost') });
+  keepers.push(keeper);
+  const claimed = await a.claim('item-3', 'f.md', 'fix');
+  if (!claimed.won) throw new Error('claim lost');
+  keeper.hold(claimed.lease);
+  const ended = await keeper.use('item-3', async (lease) => {
+    const result = await a.end(lease, 'done');
+    return { lease: result.won ? result.lease : null, value: result.won };
+  });
+  expect(ended).toBe(true);
+  expect(keeper.current('item-3')).toBeUndefined();
+  const [seen] = (await a.refresh())!;
+  expect(seen!.record).toMatchObject({ state: 'done' });
 });

@@ -7,6 +7,7 @@ import {
   takeoverOf,
   type Holder,
   type LeaseRecord,
+  UNREAD_LEASE_MS,
 } from '../../src/claims/lease.js';
 
 const text = fc.string({ unit: 'binary' });
@@ -20,6 +21,8 @@ const record: fc.Arbitrary<LeaseRecord> = fc.record({
   leaseMs: fc.integer({ min: 1, max: 10_000_000 }),
   renewedAt: fc.integer({ min: 0, max: 2 ** 45 }),
   state: fc.constantFrom('held' as const, 'done' as const, 'released' as const),
+  nonce: fc.stringMatching(/^[0-9a-f]{16}$/),
+  version: fc.constant(1 as const),
 });
 const me: Holder = { host: 'me', instance: 'i', boot: 'b' };
 
@@ -42,28 +45,70 @@ describe('lease records', () => {
       leaseMs: 1,
       renewedAt: 0,
       state: 'held',
+      nonce: '00',
+      version: 1,
     };
     expect(decodeLease(`merge claim\n\n${JSON.stringify(r)}`)).toBeNull();
     expect(decodeLease('engine claim x: held\n\nnot json')).toBeNull();
     expect(decodeLease(`engine claim x\n\n${JSON.stringify({ ...r, attempt: 0 })}`)).toBeNull();
     expect(decodeLease(`engine claim x\n\n${JSON.stringify({ ...r, item: '../x' })}`)).toBeNull();
+    expect(decodeLease(`engine claim x\n\n${JSON.stringify({ ...r, version: 2 })}`)).toBeNull();
   });
 });
 
 describe('judging another host claim', () => {
-  it('is expired only when unchanged for a lease here and stale on its own record', () => {
+  it('is expired after a lease of observation with a stale record, or two leases whatever it says', () => {
     fc.assert(
       fc.property(
         record,
         fc.integer({ min: 0, max: 2 ** 45 }),
         fc.integer({ min: 0, max: 2 ** 45 }),
-        (r, seenSince, now) => {
+        fc.integer({ min: 0, max: 2 ** 45 }),
+        (r, seenSince, monotonicNow, wallNow) => {
           const held = { ...r, state: 'held' as const };
-          const verdict = judgeClaim(held, { commit: 'c', seenSince }, now, me);
-          const expired = now - seenSince >= r.leaseMs && now - r.renewedAt >= r.leaseMs;
+          const verdict = judgeClaim(
+            held,
+            { commit: 'c', seenSince },
+            { monotonicNow, wallNow },
+            me,
+          );
+          const unchangedFor = monotonicNow - seenSince;
+          const expired =
+            unchangedFor >= 2 * r.leaseMs ||
+            (unchangedFor >= r.leaseMs && wallNow - r.renewedAt >= r.leaseMs);
           expect(verdict).toBe(expired ? 'expired' : 'held');
         },
       ),
+    );
+  });
+
+  it('never expires on the wall clock alone: a step forward of it takes nothing over', () => {
+    const r = {
+      item: 'x',
+      file: 'f',
+      noun: 'n',
+      holder: { host: 'h', instance: 'i', boot: 'b' },
+      attempt: 1,
+      leaseMs: 60_000,
+      renewedAt: 1_000,
+      state: 'held' as const,
+      nonce: '0',
+      version: 1 as const,
+    };
+    const observed = { commit: 'c', seenSince: 500 };
+    expect(judgeClaim(r, observed, { monotonicNow: 5_000, wallNow: 1_000 + 3_600_000 }, me)).toBe(
+      'held',
+    );
+  });
+
+  it('judges a record it cannot read by the ref stillness alone, over a long lease', () => {
+    const observed = { commit: 'c', seenSince: 0 };
+    const wallNow = 2 ** 45;
+    expect(judgeClaim(null, observed, { monotonicNow: 2 * UNREAD_LEASE_MS - 1, wallNow }, me)).toBe(
+      'held',
+    );
+    expect(judgeClaim(null, observed, { monotonicNow: 2 * UNREAD_LEASE_MS, wallNow }, me)).toBe(
+      'expired',
     );
   });
 
@@ -71,15 +116,16 @@ describe('judging another host claim', () => {
     fc.assert(
       fc.property(record, (r) => {
         const observed = { commit: 'c', seenSince: 0 };
-        expect(judgeClaim({ ...r, holder: me, state: 'held' }, observed, 2 ** 50, me)).toBe('mine');
-        expect(judgeClaim({ ...r, state: 'done' }, observed, 0, me)).toBe('done');
-        expect(judgeClaim({ ...r, state: 'released' }, observed, 0, me)).toBe('free');
-        expect(judgeClaim(null, observed, 0, me)).toBe('free');
+        const late = { monotonicNow: 2 ** 50, wallNow: 2 ** 50 };
+        const early = { monotonicNow: 0, wallNow: 0 };
+        expect(judgeClaim({ ...r, holder: me, state: 'held' }, observed, late, me)).toBe('mine');
+        expect(judgeClaim({ ...r, state: 'done' }, observed, late, me)).toBe('done');
+        expect(judgeClaim({ ...r, state: 'released' }, observed, early, me)).toBe('free');
       }),
     );
   });
 
-  it('raises the attempt on a takeover, as the fencing token', () => {
+  it('raises the attempt on a takeover, as the fencing token, with a new nonce', () => {
     fc.assert(
       fc.property(record, fc.integer({ min: 0 }), (r, now) => {
         const next = takeoverOf(r, me, now);
@@ -89,6 +135,7 @@ describe('judging another host claim', () => {
           renewedAt: now,
           state: 'held',
         });
+        expect(next.nonce).not.toBe(r.nonce);
       }),
     );
   });

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { GitClaimStore } from '../../src/claims/git-claim-store.js';
@@ -40,6 +40,35 @@ it('edits the file on the shared branch without touching the host working tree',
   expect(readFileSync(join(host, REQUEST), 'utf8')).toContain('#delegated-fix');
   expect(remote.git(host, 'rev-parse', 'HEAD')).toBe(head);
   expect(remote.git(host, 'status', '--porcelain')).toBe('');
+  // The human's remote-tracking ref stays where the human's own fetch left it.
+  expect(remote.git(host, 'rev-parse', 'refs/remotes/origin/main')).toBe(head);
+});
+
+it('says a push the server refuses is refused, without retrying it as a race', async () => {
+  const host = remote.host('h1');
+  const hook = join(remote.bare, 'hooks', 'pre-receive');
+  writeFileSync(hook, '#!/bin/sh\necho protected >&2\nexit 1\n', { mode: 0o755 });
+  const outcome = await editOnSharedBranch(where(host), REQUEST, claimTag, 'claim');
+  expect(outcome.kind).toBe('refused');
+  expect(remoteText(REQUEST)).toContain('#delegated-fix');
+});
+
+it('edits no symlink and no text that is not UTF-8', async () => {
+  const human = remote.host('human');
+  symlinkSync('fix-login.md', join(human, 'sessions/link.md'));
+  writeFileSync(
+    join(human, 'sessions/latin1.md'),
+    Buffer.from('**Tags**: #delegated-fix caf\xe9\n', 'latin1'),
+  );
+  remote.git(human, 'add', '.');
+  remote.git(human, 'commit', '-qm', 'odd files');
+  remote.git(human, 'push', '-q', 'origin', 'main');
+  const host = remote.host('h1');
+  for (const path of ['sessions/link.md', 'sessions/latin1.md']) {
+    expect(await editOnSharedBranch(where(host), path, claimTag, 'claim')).toEqual({
+      kind: 'not-applicable',
+    });
+  }
 });
 
 it('keeps a human commit pushed meanwhile, and applies its edit on top of it', async () => {
@@ -80,7 +109,7 @@ it('gives up an edit that no longer applies, leaving the human text', async () =
 it('moves the branch only with the lease: a host whose lease moved on is fenced', async () => {
   let clock = 0;
   const now = () => clock;
-  const options = { remote: 'origin', branch: 'main', leaseMs: 1_000, now };
+  const options = { remote: 'origin', branch: 'main', leaseMs: 1_000, now, monotonic: now };
   const a = new GitClaimStore({
     ...options,
     repo: remote.host('a'),

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { SharedCheckout } from '../../src/claims/shared-checkout.js';
@@ -47,4 +47,23 @@ it('says the remote is unreachable, and keeps the checkout it has', async () => 
   remote.git(host, 'remote', 'set-url', 'origin', join(remote.dir, 'gone.git'));
   expect(await checkout.sync()).toEqual({ unreachable: true });
   expect(readFileSync(join(checkout.dir, REQUEST), 'utf8')).toContain('#needs-fix');
+});
+
+it('refuses a directory that is not its checkout, and a checkout someone changed', async () => {
+  const host = remote.host('h1');
+  remote.git(host, 'checkout', '-q', '-b', 'feature');
+  // A directory inside the human's clone, with no .git of its own: git would find the clone's.
+  const stray = join(host, 'stray');
+  mkdirSync(stray);
+  const where = { repo: host, remote: 'origin', branch: 'main' };
+  await expect(new SharedCheckout(where, stray).sync()).rejects.toThrow(/not engine's checkout/);
+  expect(remote.git(host, 'symbolic-ref', 'HEAD').trim()).toBe('refs/heads/feature');
+  const checkout = new SharedCheckout(where, join(remote.dir, 'h1-shared'));
+  await checkout.sync();
+  writeFileSync(join(checkout.dir, REQUEST), 'changed\n');
+  const human = remote.host('human');
+  writeFileSync(join(human, 'README.md'), 'new\n');
+  remote.git(human, 'commit', '-qam', 'readme');
+  remote.git(human, 'push', '-q', 'origin', 'main');
+  await expect(checkout.sync()).rejects.toThrow(/was changed/);
 });
