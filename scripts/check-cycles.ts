@@ -16,7 +16,7 @@ export const LAYERS: string[][] = [
   ['sessions', 'watch', 'order'],
   ['agents', 'notify', 'transcript'],
   // index: the daemon's live tag index of the watched files, fed by the daemon.
-  ['resume', 'worktrees', 'settings', 'index'],
+  ['resume', 'worktrees', 'settings', 'index', 'claims'],
   ['approve', 'daemon'],
   // `engine status` reports what the daemon and the approvals know: it reads both.
   ['status'],

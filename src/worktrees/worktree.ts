@@ -8,11 +8,11 @@
  * git is run with `execFile`, never through a shell; the slug is made of `[a-z0-9-]` only and
  * paths are absolute and given after `--`, so no file name reaches git as an option or a command.
  */
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, extname, join, relative } from 'node:path';
 import { EngineError, isErrnoException, messageOf } from '../errors.js';
+import { gitOk, oneLine, runGit as git } from '../process/run-git.js';
 
 /** The directory under the root that holds the worktrees; no walk or watch descends into it. */
 export const WORKTREES_DIR = '.engine-worktrees';
@@ -44,30 +44,6 @@ export function worktreePlace(root: string, noun: string, requestFile: string): 
     .slice(0, HASH_CHARS);
   const slug = `${name}-${hash}`;
   return { branch: `engine/${noun}/${slug}`, path: join(root, WORKTREES_DIR, noun, slug) };
-}
-
-function git(
-  cwd: string,
-  args: string[],
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile('git', ['-C', cwd, ...args], { encoding: 'utf8' }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : 127) : 0;
-      resolve({ code, stdout, stderr: stderr || (error && code === 127 ? error.message : '') });
-    });
-  });
-}
-
-async function gitOk(cwd: string, args: string[]): Promise<string> {
-  const run = await git(cwd, args);
-  if (run.code !== 0)
-    throw new EngineError(`git ${args.join(' ')} failed in ${cwd}: ${oneLine(run.stderr)}`);
-  return run.stdout;
-}
-
-/** git's message on one line: it may end a claim as the Reason of a Recovery entry. */
-function oneLine(text: string): string {
-  return text.trim().replace(/\s*\n\s*/g, '; ');
 }
 
 /**

@@ -1,0 +1,217 @@
+/**
+ * The claim refs on the shared remote, through git itself: a ref update on a git server is an
+ * atomic compare-and-swap (receive-pack checks each ref's old value under the ref's lock), so a
+ * push with `--force-with-lease=<ref>:<expected>` is the one write of a claim, and a rejected
+ * push means another host moved the ref first. Never a forced push without an expected value.
+ *
+ * The human's clone is used only as an object store: fetches write engine's own namespace
+ * (`refs/engine/seen/`, with an empty refmap so the remote-tracking refs stay where the human
+ * left them), pushes go to the remote's URL (so no remote-tracking ref moves) and carry no tags
+ * or submodules, and one fetch runs at a time per clone.
+ */
+import { gitOk, oneLine, runGit, serialized } from '../process/run-git.js';
+import { claimRefOf, decodeLease, encodeLease, type LeaseRecord } from './lease.js';
+
+/** Where the claims live: a local clone (`repo`) and the name of its shared remote. */
+export interface ClaimRemote {
+  repo: string;
+  remote: string;
+}
+
+/**
+ * - `done`: the ref now holds the new value.
+ * - `lost`: the ref held another value than expected (another host wrote first).
+ * - `refused`: the server refused the ref for another reason (a hook, a permission).
+ * - `unreachable`: git could not talk to the remote.
+ */
+export type SwapOutcome =
+  { kind: 'done' } | { kind: 'lost' } | { kind: 'refused' | 'unreachable'; message: string };
+
+const REMOTE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+export function checkRemote(remote: string): void {
+  // A remote is named, never a URL or an option: it is passed to git as an argument.
+  if (!REMOTE_NAME.test(remote))
+    throw new RangeError(`not a remote name: ${JSON.stringify(remote)}`);
+}
+
+/** The URL pushes go to; null when the remote has none. */
+export async function pushUrl(where: ClaimRemote): Promise<string | null> {
+  checkRemote(where.remote);
+  const run = await runGit(where.repo, ['remote', 'get-url', '--push', where.remote]);
+  return run.code === 0 ? run.stdout.trim() : null;
+}
+
+/** Push options every engine push carries: no tags, no submodules, no hooks. */
+export const PUSH_FLAGS = [
+  '--porcelain',
+  '--no-verify',
+  '--no-follow-tags',
+  '--no-recurse-submodules',
+];
+
+/** A fetch into engine's own refs only; false when the remote could not be reached. */
+export async function fetchInto(where: ClaimRemote, refspec: string): Promise<boolean> {
+  checkRemote(where.remote);
+  const run = await serialized(where.repo, () =>
+    runGit(where.repo, [
+      'fetch',
+      '--quiet',
+      '--no-tags',
+      '--no-write-fetch-head',
+      '--no-recurse-submodules',
+      '--refmap=',
+      where.remote,
+      refspec,
+    ]),
+  );
+  return run.code === 0;
+}
+
+const emptyTrees = new Map<string, Promise<string>>();
+
+/** The empty tree's id in this repository (it differs between SHA-1 and SHA-256 ones). */
+function emptyTree(repo: string): Promise<string> {
+  let tree = emptyTrees.get(repo);
+  if (!tree) {
+    tree = gitOk(repo, ['mktree'], { input: '' }).then((out) => out.trim());
+    emptyTrees.set(repo, tree);
+  }
+  return tree;
+}
+
+export const ENGINE_IDENTITY = {
+  GIT_AUTHOR_NAME: 'engine',
+  GIT_AUTHOR_EMAIL: 'engine@localhost',
+  GIT_COMMITTER_NAME: 'engine',
+  GIT_COMMITTER_EMAIL: 'engine@localhost',
+};
+
+/** A commit (empty tree) whose message is the record; its parent is the claim's last commit. */
+export async function leaseCommit(
+  repo: string,
+  record: LeaseRecord,
+  parent: string | null,
+): Promise<string> {
+  const tree = await emptyTree(repo);
+  const args = ['commit-tree', tree, ...(parent ? ['-p', parent] : []), '-F', '-'];
+  const out = await gitOk(repo, args, { env: ENGINE_IDENTITY, input: encodeLease(record) });
+  return out.trim();
+}
+
+/**
+ * Moves `item`'s claim ref on the remote from `expected` (null: the ref must not exist) to
+ * `commit` (null: delete it), or learns that it could not.
+ */
+export async function swapClaimRef(
+  where: ClaimRemote,
+  item: string,
+  expected: string | null,
+  commit: string | null,
+): Promise<SwapOutcome> {
+  const ref = claimRefOf(item);
+  const url = await pushUrl(where);
+  if (url === null) return { kind: 'refused', message: `no remote ${where.remote}` };
+  const run = await runGit(where.repo, [
+    'push',
+    ...PUSH_FLAGS,
+    `--force-with-lease=${ref}:${expected ?? ''}`,
+    url,
+    `${commit ?? ''}:${ref}`,
+  ]);
+  const line = run.stdout.split('\n').find((l) => l.split('\t')[1]?.endsWith(`:${ref}`));
+  if (line === undefined) {
+    return { kind: 'unreachable', message: oneLine(run.stderr) || `git push exited ${run.code}` };
+  }
+  // "=": git found the ref already at the new value and skipped the lease's check.
+  if (line.startsWith('=')) return expected === commit ? { kind: 'done' } : { kind: 'lost' };
+  if (!line.startsWith('!')) {
+    return run.code === 0
+      ? { kind: 'done' }
+      : { kind: 'unreachable', message: oneLine(run.stderr) };
+  }
+  // "[rejected] (stale info)" and "[remote rejected]" (whose "failed to update ref" is both a
+  // race lost to a concurrent push and a full disk) are told apart by the ref's value now.
+  const now = await remoteValue(where, ref);
+  if (now === undefined) return { kind: 'unreachable', message: oneLine(run.stderr) };
+  if (now === commit) return { kind: 'done' };
+  if (now !== expected) return { kind: 'lost' };
+  return { kind: 'refused', message: line.split('\t').at(-1) ?? line };
+}
+
+/** The ref's commit on the remote (null: it does not exist); undefined when unreachable. */
+export async function remoteValue(
+  where: ClaimRemote,
+  ref: string,
+): Promise<string | null | undefined> {
+  const run = await runGit(where.repo, ['ls-remote', '--exit-code', where.remote, ref]);
+  if (run.code === 2) return null;
+  if (run.code !== 0) return undefined;
+  return run.stdout.split('\t')[0]?.trim() || null;
+}
+
+/** One claim as last fetched: its ref's commit and the record in it (null: not readable). */
+export interface SeenClaim {
+  item: string;
+  commit: string;
+  record: LeaseRecord | null;
+}
+
+function seenClaims(where: ClaimRemote): string {
+  return `refs/engine/seen/${where.remote}/claims`;
+}
+
+/**
+ * Fetches every claim ref of the remote into this clone (`refs/engine/seen/<remote>/`, pruned)
+ * and reads them. Null when the remote could not be reached: the caller must not take "no
+ * claims" from a failed fetch.
+ */
+export async function fetchClaims(where: ClaimRemote): Promise<SeenClaim[] | null> {
+  const seen = seenClaims(where);
+  // --prune is per refspec: the seen refs of claims deleted on the remote go too.
+  const run = await serialized(where.repo, () =>
+    runGit(where.repo, [
+      'fetch',
+      '--quiet',
+      '--prune',
+      '--no-tags',
+      '--no-write-fetch-head',
+      '--no-recurse-submodules',
+      '--refmap=',
+      where.remote,
+      `+refs/engine/claims/*:${seen}/*`,
+    ]),
+  );
+  if (run.code !== 0) return null;
+  return readSeen(where.repo, `${seen}/`);
+}
+
+/** One claim, fetched again; null when unreachable, `absent` when the ref is gone. */
+export async function fetchClaim(
+  where: ClaimRemote,
+  item: string,
+): Promise<SeenClaim | 'absent' | null> {
+  const value = await remoteValue(where, claimRefOf(item));
+  if (value === undefined) return null;
+  if (value === null) return 'absent';
+  const seen = `${seenClaims(where)}/${item}`;
+  if (!(await fetchInto(where, `+${claimRefOf(item)}:${seen}`))) return null;
+  const [claim] = await readSeen(where.repo, seen);
+  return claim ?? 'absent';
+}
+
+async function readSeen(repo: string, pattern: string): Promise<SeenClaim[]> {
+  const prefix = pattern.endsWith('/') ? pattern : pattern.slice(0, pattern.lastIndexOf('/') + 1);
+  const out = await gitOk(repo, [
+    'for-each-ref',
+    '--format=%(refname)%00%(objectname)%00%(contents)%00',
+    pattern,
+  ]);
+  const claims: SeenClaim[] = [];
+  for (const entry of out.split('\0\n')) {
+    const [name, commit, message] = entry.split('\0');
+    if (!name || !commit || message === undefined) continue;
+    claims.push({ item: name.slice(prefix.length), commit, record: decodeLease(message) });
+  }
+  return claims;
+}

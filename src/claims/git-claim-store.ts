@@ -1,0 +1,234 @@
+/**
+ * The claims of many hosts, over the claim refs of one shared remote: claim, renew, take over
+ * an expired lease, and end a claim, each one compare-and-swap on the item's ref. It remembers
+ * since when it has seen each ref at its commit, the observation expiry is judged by
+ * (lease.ts), on a monotonic clock, counting only time covered by fetches that succeeded.
+ */
+import { performance } from 'node:perf_hooks';
+import {
+  fetchClaim,
+  fetchClaims,
+  leaseCommit,
+  swapClaimRef,
+  type ClaimRemote,
+  type SeenClaim,
+  type SwapOutcome,
+} from './claim-refs.js';
+import {
+  judgeClaim,
+  newNonce,
+  sameHolder,
+  takeoverOf,
+  type ClaimJudgement,
+  type Holder,
+  type LeaseRecord,
+  type LeaseState,
+  type Observation,
+} from './lease.js';
+import { editOnSharedBranch, type BranchEditOutcome, type TextEdit } from './shared-branch.js';
+
+/** A lease this daemon holds: the commit its ref is at, and the record in it. */
+export interface HeldLease {
+  item: string;
+  commit: string;
+  record: LeaseRecord;
+}
+
+export type ClaimResult =
+  | { won: true; lease: HeldLease }
+  | { won: false; outcome: Exclude<SwapOutcome, { kind: 'done' }> | { kind: 'not-expired' } };
+
+export interface GitClaimStoreOptions extends ClaimRemote {
+  /** The shared branch the request files live on. */
+  branch: string;
+  me: Holder;
+  leaseMs: number;
+  /** The wall clock, written in records as their renewal time. */
+  now?: () => number;
+  /** The clock observations are measured on; never steps. */
+  monotonic?: () => number;
+}
+
+export interface JudgedClaim extends SeenClaim {
+  judgement: ClaimJudgement;
+}
+
+export class GitClaimStore {
+  private readonly observed = new Map<string, Observation>();
+  private readonly now: () => number;
+  private readonly monotonic: () => number;
+  /** A fetch failed since the last that succeeded: that time is no observation. */
+  private blind = false;
+
+  constructor(private readonly options: GitClaimStoreOptions) {
+    this.now = options.now ?? Date.now;
+    this.monotonic = options.monotonic ?? (() => performance.now());
+  }
+
+  /** Every claim on the remote, judged; null when the remote could not be reached. */
+  async refresh(): Promise<JudgedClaim[] | null> {
+    const claims = await fetchClaims(this.options);
+    if (claims === null) {
+      this.blind = true;
+      return null;
+    }
+    const clocks = { monotonicNow: this.monotonic(), wallNow: this.now() };
+    // A holder could not renew while this host could not look: every observation starts again.
+    if (this.blind) this.observed.clear();
+    this.blind = false;
+    const present = new Set<string>();
+    const judged = claims.map((claim) => {
+      present.add(claim.item);
+      const before = this.observed.get(claim.item);
+      const observation =
+        before?.commit === claim.commit
+          ? before
+          : { commit: claim.commit, seenSince: clocks.monotonicNow };
+      this.observed.set(claim.item, observation);
+      const judgement = judgeClaim(claim.record, observation, clocks, this.options.me);
+      return { ...claim, judgement };
+    });
+    for (const item of this.observed.keys()) if (!present.has(item)) this.observed.delete(item);
+    return judged;
+  }
+
+  /** Claims an item no host has claimed yet (its ref must not exist). */
+  async claim(item: string, file: string, noun: string): Promise<ClaimResult> {
+    const record: LeaseRecord = {
+      item,
+      file,
+      noun,
+      holder: this.options.me,
+      attempt: 1,
+      leaseMs: this.options.leaseMs,
+      renewedAt: this.now(),
+      state: 'held',
+      nonce: newNonce(),
+      version: 1,
+    };
+    return this.swap(item, null, record);
+  }
+
+  /** Renews a lease this daemon holds; `lost` means the lease moved on: its work is fenced. */
+  async renew(lease: HeldLease): Promise<ClaimResult> {
+    return this.swap(lease.item, lease.commit, this.rewritten(lease.record, 'held'), true);
+  }
+
+  /**
+   * Takes over a claim last seen by `refresh` as expired or free, over that same commit, with
+   * the attempt raised; refuses one that is not (yet) expired on this host's observation.
+   */
+  async takeOver(seen: JudgedClaim): Promise<ClaimResult> {
+    if (seen.judgement !== 'expired' && seen.judgement !== 'free') {
+      return { won: false, outcome: { kind: 'not-expired' } };
+    }
+    const previous: LeaseRecord = seen.record ?? {
+      item: seen.item,
+      file: '',
+      noun: '',
+      holder: this.options.me,
+      attempt: 0,
+      leaseMs: this.options.leaseMs,
+      renewedAt: 0,
+      state: 'released',
+      nonce: '',
+      version: 1,
+    };
+    const record = takeoverOf(previous, this.options.me, this.now());
+    return this.swap(seen.item, seen.commit, record);
+  }
+
+  /** Ends a lease this daemon holds: `done` (never claimed again) or `released`. */
+  async end(lease: HeldLease, state: Exclude<LeaseState, 'held'>): Promise<ClaimResult> {
+    return this.swap(lease.item, lease.commit, this.rewritten(lease.record, state), true);
+  }
+
+  /**
+   * Edits a request file on the shared branch fenced by this lease: the branch moves only with
+   * the lease (renewed, or ended as `done`), in one atomic push; `fenced` when the lease moved
+   * on. A `done` whose edit had nothing to write still ends the lease.
+   */
+  async writeFenced(
+    lease: HeldLease,
+    path: string,
+    edit: TextEdit,
+    message: string,
+    state: 'held' | 'done' = 'held',
+  ): Promise<{ outcome: BranchEditOutcome; lease: HeldLease }> {
+    let current = lease;
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const record = this.rewritten(current.record, state);
+      const commit = await leaseCommit(this.options.repo, record, current.commit);
+      const fence = { item: current.item, expected: current.commit, commit };
+      const outcome = await editOnSharedBranch(this.options, path, edit, message, fence);
+      if (outcome.kind === 'pushed') {
+        this.observed.set(current.item, { commit, seenSince: this.monotonic() });
+        return { outcome, lease: { item: current.item, commit, record } };
+      }
+      if (outcome.kind === 'fenced') {
+        const landed = await this.landedOfMine(current);
+        if (landed) {
+          current = landed;
+          continue;
+        }
+        return { outcome, lease: current };
+      }
+      if (state === 'done' && outcome.kind !== 'unreachable') {
+        const ended = await this.end(current, 'done');
+        return { outcome, lease: ended.won ? ended.lease : current };
+      }
+      return { outcome, lease: current };
+    }
+    return { outcome: { kind: 'fenced' }, lease: current };
+  }
+
+  private rewritten(record: LeaseRecord, state: LeaseState): LeaseRecord {
+    return { ...record, renewedAt: this.now(), state, nonce: newNonce() };
+  }
+
+  /**
+   * One compare-and-swap of the item's ref. `recover`, for a lease already held: an earlier
+   * write of it may have landed with its answer lost on the way back; the ref then holds this
+   * holder's own record of this attempt, and the lease is still ours: the write is made again
+   * over it, once. (A claim or takeover that landed is seen by swapClaimRef itself.)
+   */
+  private async swap(
+    item: string,
+    expected: string | null,
+    record: LeaseRecord,
+    recover = false,
+  ): Promise<ClaimResult> {
+    const commit = await leaseCommit(this.options.repo, record, expected);
+    const outcome = await swapClaimRef(this.options, item, expected, commit);
+    if (outcome.kind === 'done') return this.won(item, commit, record);
+    if (outcome.kind !== 'lost' || !recover) return { won: false, outcome };
+    const seen = await fetchClaim(this.options, item);
+    if (seen === null || seen === 'absent' || !this.isMine(seen, record)) {
+      return { won: false, outcome };
+    }
+    return this.swap(item, seen.commit, record);
+  }
+
+  private won(item: string, commit: string, record: LeaseRecord): ClaimResult {
+    this.observed.set(item, { commit, seenSince: this.monotonic() });
+    return { won: true, lease: { item, commit, record } };
+  }
+
+  /** The lease as the remote holds it, when that is this holder's own of the same attempt. */
+  private async landedOfMine(lease: HeldLease): Promise<HeldLease | null> {
+    const seen = await fetchClaim(this.options, lease.item);
+    if (seen === null || seen === 'absent' || seen.commit === lease.commit) return null;
+    return this.isMine(seen, lease.record)
+      ? { item: lease.item, commit: seen.commit, record: seen.record! }
+      : null;
+  }
+
+  private isMine(seen: SeenClaim, record: LeaseRecord): boolean {
+    return (
+      seen.record !== null &&
+      seen.record.state === 'held' &&
+      sameHolder(seen.record.holder, this.options.me) &&
+      seen.record.attempt === record.attempt
+    );
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * The daemon's own checkout of the shared branch, as last fetched: a detached git worktree that
+ * only fetches move, so the daemon reads the queue from the shared branch with its usual
+ * watch-and-read stages and never from, or into, the human's working tree. The daemon never
+ * edits it: its writes go to the remote (shared-branch.ts) and come back with the next fetch.
+ */
+import { realpath, stat } from 'node:fs/promises';
+import { EngineError } from '../errors.js';
+import { gitOk, runGit } from '../process/run-git.js';
+import { fetchTip, type SharedBranch } from './shared-branch.js';
+
+export type SyncOutcome = { tip: string; changed: boolean } | { unreachable: true };
+
+export class SharedCheckout {
+  private tip: string | null = null;
+
+  constructor(
+    private readonly where: SharedBranch,
+    readonly dir: string,
+  ) {}
+
+  /** Fetches, and makes or moves the checkout to the fetched tip. */
+  async sync(): Promise<SyncOutcome> {
+    const tip = await fetchTip(this.where);
+    if (tip === null) return { unreachable: true };
+    if (tip === this.tip) return { tip, changed: false };
+    if (await exists(this.dir)) {
+      await this.checkOwn();
+      await gitOk(this.dir, ['checkout', '--quiet', '--detach', tip]);
+    } else {
+      await gitOk(this.where.repo, ['worktree', 'add', '--quiet', '--detach', this.dir, tip]);
+    }
+    this.tip = tip;
+    return { tip, changed: true };
+  }
+
+  /** Removes the checkout (its files are the remote's: nothing is lost). */
+  async remove(): Promise<void> {
+    if (!(await exists(this.dir))) return;
+    await this.checkOwn();
+    await gitOk(this.where.repo, ['worktree', 'remove', '--force', this.dir]);
+    this.tip = null;
+  }
+
+  /**
+   * The directory must be this repository's worktree at its own top, with no change in it:
+   * else git would work in whatever repository encloses it (the human's), or carry a change
+   * over. Either is a fault to report, never something to act on.
+   */
+  private async checkOwn(): Promise<void> {
+    const dir = await realpath(this.dir);
+    const list = await gitOk(this.where.repo, ['worktree', 'list', '--porcelain', '-z']);
+    const worktrees = list.split('\0').filter((f) => f.startsWith('worktree '));
+    const listed = await Promise.all(
+      worktrees.map((f) => realpath(f.slice('worktree '.length)).catch(() => '')),
+    );
+    const top = await runGit(this.dir, ['rev-parse', '--show-toplevel']);
+    if (!listed.includes(dir) || top.code !== 0 || (await realpath(top.stdout.trim())) !== dir) {
+      throw new EngineError(`${this.dir} is not engine's checkout of the shared branch`);
+    }
+    const status = await gitOk(this.dir, ['status', '--porcelain', '--untracked-files=no']);
+    if (status !== '') {
+      throw new EngineError(
+        `${this.dir}, engine's checkout of the shared branch, was changed: ${status.trim()}`,
+      );
+    }
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,168 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { claimRefOf, type Holder } from '../../src/claims/lease.js';
+import { fetchClaims, swapClaimRef } from '../../src/claims/claim-refs.js';
+import { GitClaimStore } from '../../src/claims/git-claim-store.js';
+import { sharedRemote, type SharedRemote } from './git-remote.js';
+
+const hostA: Holder = { host: 'a', instance: 'i1', boot: 'b1' };
+const hostB: Holder = { host: 'b', instance: 'i2', boot: 'b2' };
+
+let remote: SharedRemote;
+/** One clock for both: the tests that step the wall clock alone set `wallStep`. */
+let clock = 1_000_000;
+let wallStep = 0;
+const now = () => clock + wallStep;
+const monotonic = () => clock;
+
+function store(repo: string, me: Holder, leaseMs = 30_000): GitClaimStore {
+  return new GitClaimStore({ repo, remote: 'origin', branch: 'main', me, leaseMs, now, monotonic });
+}
+
+beforeEach(() => {
+  remote = sharedRemote();
+  clock = 1_000_000;
+  wallStep = 0;
+});
+afterEach(() => remote.cleanup());
+
+describe('claims on a shared remote', () => {
+  it('lets one host claim an item; the other loses the compare-and-swap', async () => {
+    const a = store(remote.host('a'), hostA);
+    const b = store(remote.host('b'), hostB);
+    const first = await a.claim('item-1', 'sessions/x.md', 'implementation');
+    const second = await b.claim('item-1', 'sessions/x.md', 'implementation');
+    expect(first.won).toBe(true);
+    expect(second).toEqual({ won: false, outcome: { kind: 'lost' } });
+    const seen = await b.refresh();
+    expect(seen).toHaveLength(1);
+    expect(seen![0]).toMatchObject({ item: 'item-1', judgement: 'held' });
+    expect(seen![0]!.record).toMatchObject({ holder: hostA, attempt: 1, state: 'held' });
+    expect(remote.git(remote.bare, 'for-each-ref', '--format=%(refname)')).toContain(
+      'refs/engine/claims/item-1',
+    );
+  });
+
+  it('takes over only once the lease ran out on its own observation, and fences the old holder', async () => {
+    const a = store(remote.host('a'), hostA, 10_000);
+    const b = store(remote.host('b'), hostB, 10_000);
+    const held = await a.claim('item-2', 'sessions/y.md', 'fix');
+    if (!held.won) throw new Error('claim lost');
+    // The record's renewal is old, but b has only just seen the ref: not expired for b.
+    clock += 60_000;
+    let [seen] = (await b.refresh())!;
+    expect(seen!.judgement).toBe('held');
+    expect(await b.takeOver(seen!)).toEqual({ won: false, outcome: { kind: 'not-expired' } });
+    // A renewal moves the ref: b's observation starts again.
+    clock += 9_000;
+    const renewed = await a.renew(held.lease);
+    if (!renewed.won) throw new Error('renewal lost');
+    clock += 9_000;
+    [seen] = (await b.refresh())!;
+    expect(seen!.judgement).toBe('held');
+    clock += 10_000;
+    [seen] = (await b.refresh())!;
+    expect(seen!.judgement).toBe('expired');
+    const taken = await b.takeOver(seen!);
+    expect(taken.won && taken.lease.record).toMatchObject({ holder: hostB, attempt: 2 });
+    // The old holder's renewal and its `done` are refused: the lease moved on.
+    expect(await a.renew(renewed.lease)).toEqual({ won: false, outcome: { kind: 'lost' } });
+    expect(await a.end(renewed.lease, 'done')).toEqual({ won: false, outcome: { kind: 'lost' } });
+  });
+
+  it('a holder whose clock runs ahead keeps its claim for at most one more lease', async () => {
+    const a = store(remote.host('a'), hostA, 10_000);
+    const b = store(remote.host('b'), hostB, 10_000);
+    wallStep = 3_600_000;
+    const held = await a.claim('item-3', 'f.md', 'fix');
+    wallStep = 0;
+    expect(held.won).toBe(true);
+    await b.refresh();
+    clock += 15_000;
+    let [seen] = (await b.refresh())!;
+    expect(seen!.judgement).toBe('held');
+    clock += 5_000;
+    [seen] = (await b.refresh())!;
+    expect(seen!.judgement).toBe('expired');
+  });
+
+  it('takes nothing over when its own wall clock steps forward', async () => {
+    const a = store(remote.host('a'), hostA, 10_000);
+    const b = store(remote.host('b'), hostB, 10_000);
+    expect((await a.claim('item-6', 'f.md', 'fix')).won).toBe(true);
+    await b.refresh();
+    wallStep = 3_600_000;
+    clock += 1_000;
+    const [seen] = (await b.refresh())!;
+    expect(seen!.judgement).toBe('held');
+  });
+
+  it('counts no time it could not fetch in: after an outage every observation starts again', async () => {
+    const a = store(remote.host('a'), hostA, 10_000);
+    const repoB = remote.host('b');
+    const b = store(repoB, hostB, 10_000);
+    expect((await a.claim('item-7', 'f.md', 'fix')).won).toBe(true);
+    await b.refresh();
+    remote.git(repoB, 'remote', 'set-url', 'origin', `${remote.dir}/gone.git`);
+    clock += 60_000;
+    expect(await b.refresh()).toBeNull();
+    remote.git(repoB, 'remote', 'set-url', 'origin', remote.bare);
+    let [seen] = (await b.refresh())!;
+    expect(seen!.judgement).toBe('held');
+    clock += 20_000;
+    [seen] = (await b.refresh())!;
+    expect(seen!.judgement).toBe('expired');
+  });
+
+  it('never claims twice, even when both writes would make the same commit', async () => {
+    const a = store(remote.host('a'), hostA);
+    expect((await a.claim('item-8', 'f.md', 'fix')).won).toBe(true);
+    expect(await a.claim('item-8', 'f.md', 'fix')).toEqual({
+      won: false,
+      outcome: { kind: 'lost' },
+    });
+  });
+
+  it('keeps its lease when a renewal landed but its answer was lost', async () => {
+    const a = store(remote.host('a'), hostA);
+    const claimed = await a.claim('item-9', 'f.md', 'fix');
+    if (!claimed.won) throw new Error('claim lost');
+    const landed = await a.renew(claimed.lease);
+    expect(landed.won).toBe(true);
+    // The daemon never heard of `landed`: it renews from the older commit.
+    const again = await a.renew(claimed.lease);
+    expect(again.won && again.lease.record.attempt).toBe(1);
+  });
+
+  it('a done claim is never taken again', async () => {
+    const a = store(remote.host('a'), hostA, 10_000);
+    const b = store(remote.host('b'), hostB, 10_000);
+    const held = await a.claim('item-4', 'f.md', 'fix');
+    if (!held.won) throw new Error('claim lost');
+    expect((await a.end(held.lease, 'done')).won).toBe(true);
+    await b.refresh();
+    clock += 60_000;
+    const [seen] = (await b.refresh())!;
+    expect(seen!.judgement).toBe('done');
+    expect(await b.takeOver(seen!)).toEqual({ won: false, outcome: { kind: 'not-expired' } });
+  });
+
+  it('says the remote is unreachable rather than "no claims" or "lost"', async () => {
+    const repo = remote.host('a');
+    remote.git(repo, 'remote', 'set-url', 'origin', `${remote.dir}/gone.git`);
+    expect(await fetchClaims({ repo, remote: 'origin' })).toBeNull();
+    const a = store(repo, hostA);
+    const result = await a.claim('item-5', 'f.md', 'fix');
+    expect(result.won).toBe(false);
+    expect(!result.won && result.outcome.kind).toBe('unreachable');
+  });
+
+  it('refuses an item id or remote that could be read as something else', async () => {
+    for (const bad of ['../x', '-x', 'A', 'a/b', '', 'x'.repeat(65)]) {
+      expect(() => claimRefOf(bad)).toThrow(RangeError);
+    }
+    const repo = remote.host('a');
+    await expect(
+      swapClaimRef({ repo, remote: '--upload-pack=x' }, 'ok', null, null),
+    ).rejects.toThrow(RangeError);
+  });
+});

@@ -1,0 +1,56 @@
+/** A shared remote for the many-hosts tests: a bare repository and clones of it, as hosts. */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+
+function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', ['-C', cwd, ...args], {
+    encoding: 'utf8',
+    env: {
+      ...process.env,
+      GIT_AUTHOR_NAME: 't',
+      GIT_AUTHOR_EMAIL: 't@t',
+      GIT_COMMITTER_NAME: 't',
+      GIT_COMMITTER_EMAIL: 't@t',
+    },
+  });
+}
+
+export interface SharedRemote {
+  dir: string;
+  bare: string;
+  /** A new clone of the remote, as one host; its remote is `origin`. */
+  host(name: string): string;
+  git(cwd: string, ...args: string[]): string;
+  cleanup(): void;
+}
+
+/** `files`: the seed commit's files (path → text) beside a README. */
+export function sharedRemote(files: Record<string, string> = {}): SharedRemote {
+  const dir = mkdtempSync(join(tmpdir(), 'engine-claims-'));
+  const bare = join(dir, 'remote.git');
+  git(dir, 'init', '--quiet', '--bare', '--initial-branch=main', bare);
+  const seed = join(dir, 'seed');
+  mkdirSync(seed);
+  git(seed, 'init', '--quiet', '--initial-branch=main');
+  writeFileSync(join(seed, 'README.md'), '# shared\n');
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(seed, path)), { recursive: true });
+    writeFileSync(join(seed, path), text);
+  }
+  git(seed, 'add', '.');
+  git(seed, 'commit', '--quiet', '-m', 'seed');
+  git(seed, 'push', '--quiet', bare, 'main');
+  return {
+    dir,
+    bare,
+    host(name) {
+      const clone = join(dir, name);
+      git(dir, 'clone', '--quiet', bare, clone);
+      return clone;
+    },
+    git,
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}

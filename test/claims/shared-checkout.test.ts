@@ -1,0 +1,69 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { SharedCheckout } from '../../src/claims/shared-checkout.js';
+import { sharedRemote, type SharedRemote } from './git-remote.js';
+
+const REQUEST = 'sessions/fix-login.md';
+let remote: SharedRemote;
+
+beforeEach(() => {
+  remote = sharedRemote({ [REQUEST]: '# Fix login\n\n**Tags**: #needs-fix\n' });
+});
+afterEach(() => remote.cleanup());
+
+it('follows the shared branch in a checkout of its own, leaving the human clone alone', async () => {
+  const host = remote.host('h1');
+  writeFileSync(join(host, REQUEST), '# Fix login\n\n**Tags**: #needs-fix\n\nUnsaved work.\n');
+  const head = remote.git(host, 'rev-parse', 'HEAD');
+  const checkout = new SharedCheckout(
+    { repo: host, remote: 'origin', branch: 'main' },
+    join(remote.dir, 'h1-shared'),
+  );
+  const first = await checkout.sync();
+  expect(first).toMatchObject({ changed: true });
+  expect(await checkout.sync()).toMatchObject({ changed: false });
+  // A human approves from another clone and pushes.
+  const human = remote.host('human');
+  writeFileSync(join(human, REQUEST), '# Fix login\n\n**Tags**: #delegated-fix\n');
+  remote.git(human, 'commit', '-qam', 'approve');
+  remote.git(human, 'push', '-q', 'origin', 'main');
+  expect(await checkout.sync()).toMatchObject({ changed: true });
+  expect(readFileSync(join(checkout.dir, REQUEST), 'utf8')).toContain('#delegated-fix');
+  expect(readFileSync(join(host, REQUEST), 'utf8')).toContain('Unsaved work.');
+  expect(remote.git(host, 'rev-parse', 'HEAD')).toBe(head);
+  expect(remote.git(host, 'status', '--porcelain')).toBe(` M ${REQUEST}\n`);
+  await checkout.remove();
+  expect(remote.git(host, 'worktree', 'list')).not.toContain('h1-shared');
+});
+
+it('says the remote is unreachable, and keeps the checkout it has', async () => {
+  const host = remote.host('h1');
+  const checkout = new SharedCheckout(
+    { repo: host, remote: 'origin', branch: 'main' },
+    join(remote.dir, 'h1-shared'),
+  );
+  await checkout.sync();
+  remote.git(host, 'remote', 'set-url', 'origin', join(remote.dir, 'gone.git'));
+  expect(await checkout.sync()).toEqual({ unreachable: true });
+  expect(readFileSync(join(checkout.dir, REQUEST), 'utf8')).toContain('#needs-fix');
+});
+
+it('refuses a directory that is not its checkout, and a checkout someone changed', async () => {
+  const host = remote.host('h1');
+  remote.git(host, 'checkout', '-q', '-b', 'feature');
+  // A directory inside the human's clone, with no .git of its own: git would find the clone's.
+  const stray = join(host, 'stray');
+  mkdirSync(stray);
+  const where = { repo: host, remote: 'origin', branch: 'main' };
+  await expect(new SharedCheckout(where, stray).sync()).rejects.toThrow(/not engine's checkout/);
+  expect(remote.git(host, 'symbolic-ref', 'HEAD').trim()).toBe('refs/heads/feature');
+  const checkout = new SharedCheckout(where, join(remote.dir, 'h1-shared'));
+  await checkout.sync();
+  writeFileSync(join(checkout.dir, REQUEST), 'changed\n');
+  const human = remote.host('human');
+  writeFileSync(join(human, 'README.md'), 'new\n');
+  remote.git(human, 'commit', '-qam', 'readme');
+  remote.git(human, 'push', '-q', 'origin', 'main');
+  await expect(checkout.sync()).rejects.toThrow(/was changed/);
+});
