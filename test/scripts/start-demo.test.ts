@@ -72,7 +72,10 @@ it('runs on its own tmux server, says how to attach, and Ctrl-C leaves nothing r
   await waitFor(async () => (await readFile(request, 'utf8')).includes('#claimed-demo'), {
     message: () => `the claim; output:\n${out}`,
   });
-  await waitFor(() => processesIn(root).some((p) => p.command.includes('demo-agent.mjs')), {
+  // The agent itself, not the daemon (whose --agent-cmd names the script too).
+  const isAgent = (command: string) =>
+    command.includes('demo-agent.mjs') && !command.includes('--monitor-tags');
+  await waitFor(() => processesIn(root).some((p) => isAgent(p.command)), {
     message: () => `the agent running; output:\n${out}`,
   });
   expect(serverRuns(socket)).toBe(true);
