@@ -7,9 +7,10 @@ import { fileURLToPath } from 'node:url';
 
 const file = process.argv[2] ?? process.env.ENGINE_REQUEST_FILE;
 const noun = process.env.ENGINE_NOUN ?? 'demo';
-const seconds = Number(process.env.DEMO_AGENT_SECONDS ?? 3);
+// How long it "works": its second argument (npm start gives one), else DEMO_AGENT_SECONDS, else 3.
+const seconds = Number(process.argv[3] ?? process.env.DEMO_AGENT_SECONDS ?? 3);
 if (!file) {
-  process.stderr.write('usage: demo-agent.mjs <request-file>\n');
+  process.stderr.write('usage: demo-agent.mjs <request-file> [seconds]\n');
   process.exit(2);
 }
 const engine = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));

@@ -17,7 +17,7 @@ import {
 } from './approval-items.js';
 import { applyItemAction, type ItemAction } from './approve-edits.js';
 
-export type Decision = 'approve' | 'next' | 'hold' | 'drop' | 'view' | 'quit';
+export type Decision = 'approve' | 'next' | 'skip' | 'drop' | 'view' | 'quit';
 
 export interface ReviewStep {
   /** 1-based position in the walk. */
@@ -41,25 +41,36 @@ export interface ReviewIO {
   report(message: string): void;
 }
 
+/** One tag the walk changed: `to` is undefined when the tag was dropped. */
+export interface ReviewChange {
+  path: string;
+  from: string;
+  to: string | undefined;
+}
+
 export interface ReviewSummary {
   approved: number;
   next: number;
-  held: number;
+  /** Items the user skipped: their files are untouched. */
+  skipped: number;
   dropped: number;
   /** Items that were gone or changed when their turn came, or whose write was refused. */
-  skipped: number;
+  notChanged: number;
   /** Items not reached because of a quit. */
   unreviewed: number;
+  /** Every change written, in walk order. */
+  changes: ReviewChange[];
 }
 
 export async function reviewItems(items: ApprovalItem[], io: ReviewIO): Promise<ReviewSummary> {
   const summary: ReviewSummary = {
     approved: 0,
     next: 0,
-    held: 0,
-    dropped: 0,
     skipped: 0,
+    dropped: 0,
+    notChanged: 0,
     unreviewed: 0,
+    changes: [],
   };
   // Our own writes can remove a front matter line; inline items below it move up with it.
   const lineShift = new Map<string, number>();
@@ -70,7 +81,7 @@ export async function reviewItems(items: ApprovalItem[], io: ReviewIO): Promise<
     const current = await locate(shifted);
     if ('gone' in current) {
       io.report(current.gone);
-      summary.skipped++;
+      summary.notChanged++;
       continue;
     }
     const step: ReviewStep = {
@@ -90,9 +101,9 @@ export async function reviewItems(items: ApprovalItem[], io: ReviewIO): Promise<
       summary.unreviewed = items.length - i;
       break;
     }
-    if (decision === 'hold') {
-      summary.held++;
-      io.report(`held: ${step.item.tag} left ${describePlace(step.item)}`);
+    if (decision === 'skip') {
+      summary.skipped++;
+      io.report(`skipped: ${step.item.tag} left ${describePlace(step.item)}, file untouched`);
       continue;
     }
     const action: ItemAction = decision;
@@ -111,7 +122,9 @@ export async function reviewItems(items: ApprovalItem[], io: ReviewIO): Promise<
       if (action === 'approve') summary.approved++;
       else if (action === 'next') summary.next++;
       else summary.dropped++;
-      const verb = action === 'approve' ? 'approved' : action === 'next' ? 'next' : 'dropped';
+      summary.changes.push({ path: item.path, from: item.tag, to: result.newTag });
+      const verb =
+        action === 'approve' ? 'approved' : action === 'next' ? 'queued for later' : 'dropped';
       io.report(
         result.newTag === undefined
           ? `${verb}: ${item.tag} removed`
@@ -119,7 +132,7 @@ export async function reviewItems(items: ApprovalItem[], io: ReviewIO): Promise<
       );
     } catch (error) {
       if (!(error instanceof EngineError)) throw error;
-      summary.skipped++;
+      summary.notChanged++;
       io.report(`not changed: ${error.message}`);
     }
   }
@@ -135,7 +148,7 @@ async function locate(
     ({ text } = (await readTextFile(item.path)).file);
   } catch (error) {
     if (!(error instanceof EngineError)) throw error;
-    return { gone: `skipped: ${error.message}` };
+    return { gone: `not changed: ${error.message}` };
   }
   const scan = scanTags(text);
   const found = isInline(item)
@@ -145,7 +158,7 @@ async function locate(
     : carrierTags(scan).find((o) => o.tag === item.tag);
   if (!found) {
     return {
-      gone: `skipped: ${item.tag} is no longer ${describePlace(item)} of ${item.path} (changed since the list was made)`,
+      gone: `not changed: ${item.tag} is no longer ${describePlace(item)} of ${item.path} (changed since the list was made)`,
     };
   }
   return {
@@ -160,14 +173,19 @@ async function locate(
   };
 }
 
+/** The counts on one line, then each change written (file: from -> to), or that none was. */
 export function formatSummary(summary: ReviewSummary): string {
   const parts = [
     `approved ${summary.approved}`,
-    `next ${summary.next}`,
-    `held ${summary.held}`,
+    `later ${summary.next}`,
+    `skipped ${summary.skipped}`,
     `dropped ${summary.dropped}`,
   ];
-  if (summary.skipped > 0) parts.push(`skipped ${summary.skipped}`);
+  if (summary.notChanged > 0) parts.push(`not changed ${summary.notChanged}`);
   if (summary.unreviewed > 0) parts.push(`not reviewed ${summary.unreviewed}`);
-  return parts.join(', ');
+  const changes = summary.changes.map(
+    ({ path, from, to }) => `  ${path}: ${from} -> ${to ?? '(removed)'}`,
+  );
+  const tail = changes.length === 0 ? ['No file changed.'] : ['Changed:', ...changes];
+  return [parts.join(', '), ...tail].join('\n');
 }

@@ -11,6 +11,7 @@ import { attachCommand } from './attach.js';
 import { boardCommand } from './board.js';
 import { doctorCommand } from './doctor.js';
 import { initCommand } from './init.js';
+import { newCommand } from './new.js';
 import { cancelCommand, closeCommand, retryCommand } from './item-commands.js';
 import { logsCommand } from './logs.js';
 import { printError } from './output.js';
@@ -27,6 +28,7 @@ export async function main(argv: string[]): Promise<number> {
       .usage('$0 <command>\n\nTurns tags in markdown files into a work queue for coding agents.')
       .parserConfiguration({ 'parse-positional-numbers': false })
       .command(initCommand as never)
+      .command(newCommand as never)
       .command(tagCommand)
       .command(awaitTagCommand)
       .command(runCommand as never)

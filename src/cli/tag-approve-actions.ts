@@ -88,14 +88,27 @@ function placeLabel(item: Pick<ApprovalItem, 'place'>): string {
 
 // --- the interactive walk ----------------------------------------------------------------------
 
-const PROMPT = '[a]pprove [n]ext [h]old [d]rop [v]iew [q]uit > ';
+// Every key's meaning is spelled out: `n` read as "no" once queued items for later (`#next-X`),
+// so `n` is no key here, and the key that leaves a file alone is `s` or Enter.
+const PROMPT = 'a approve | s/Enter skip | l later (#next-X) | d drop | v view | q quit > ';
 const KEYS: Record<string, Decision> = {
   a: 'approve',
-  n: 'next',
-  h: 'hold',
+  s: 'skip',
+  return: 'skip',
+  enter: 'skip',
+  l: 'next',
   d: 'drop',
   v: 'view',
   q: 'quit',
+};
+/** The word echoed for each decision, so the screen says what the key did. */
+const SAID: Record<Decision, string> = {
+  approve: 'approve',
+  skip: 'skip',
+  next: 'later',
+  drop: 'drop',
+  view: 'view',
+  quit: 'quit',
 };
 
 async function interactive(paths: string[]): Promise<void> {
@@ -133,11 +146,11 @@ function terminalIO(keys: KeyReader): ReviewIO {
         const key = await keys.next();
         const decision = decisionOf(key);
         if (decision) {
-          printLine(key.quit ? '' : (key.name ?? ''));
+          printLine(SAID[decision]);
           return decision;
         }
         printLine();
-        process.stdout.write(`Press a, n, h, d, v or q. ${PROMPT}`);
+        process.stdout.write(`${unknownKeyHint(key)} ${PROMPT}`);
       }
     },
     view: (step: ReviewStep) => {
@@ -160,6 +173,12 @@ function printContext(context: ContextLine[], line: number): void {
   for (const c of context) {
     printLine(`  ${c.line === line ? '>' : ' '} ${String(c.line).padStart(width)} | ${c.text}`);
   }
+}
+
+function unknownKeyHint(key: Key): string {
+  if (key.name === 'n')
+    return 'n is not a key here: s or Enter skips (file untouched), l queues it for later (#next-X).';
+  return 'Press a, s (or Enter), l, d, v or q.';
 }
 
 function decisionOf(key: Key): Decision | undefined {

@@ -2,24 +2,47 @@
  * `engine init`'s writes: the plan (plan-init.ts) made real under a root, never over anything
  * that exists. A file is written whole to a temporary name and linked into place, which fails if
  * the name exists, so neither a second init nor a file created meanwhile is ever overwritten,
- * and no half-written file is left under the final name.
+ * and no half-written file is left under the final name. Each file written is recorded
+ * (init-manifest.ts) for `--upgrade`; `.gitignore` only ever gets lines appended.
  */
-import { lstat, mkdir, readFile, stat } from 'node:fs/promises';
+import { appendFile, lstat, mkdir, readFile, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { EngineError, isErrnoException, messageOf } from '../errors.js';
 import { createWhole } from '../files/create-whole.js';
+import { GITIGNORE, gitignoreAddition } from './gitignore.js';
+import { hashOf, readManifest, recordWritten } from './init-manifest.js';
+import { ENGINE_JSON } from '../settings/setting-table.js';
 import { planInit, TAGS_MD, type InitEntry } from './plan-init.js';
 
-export type InitAction = 'wrote' | 'made' | 'kept' | 'would write' | 'would make';
+export type InitAction =
+  | 'wrote'
+  | 'made'
+  | 'kept'
+  | 'would write'
+  | 'would make'
+  | 'added to'
+  | 'would add to'
+  | 'upgraded'
+  | 'would upgrade'
+  | 'up to date'
+  | 'edited'
+  | 'removed'
+  | 'would remove';
 
 export interface InitStep {
   /** Relative to the root, `/`-separated; a directory ends with `/`. */
   path: string;
   action: InitAction;
+  /** What the step is about, in words (the lines added, why a file is left alone). */
+  note?: string;
+  /** A unified diff of the change made, or (action `edited`) of the change not made. */
+  diff?: string;
 }
 
 export interface InitOptions {
   dryRun: boolean;
+  /** Claims run in git worktrees (engine.json `worktree`; the commands then say to commit). */
+  worktree: boolean;
   /** The §TAG_DISPATCH file shipped with engine: written when the project has none. */
   shippedTagsPath: string;
   /** Told each step as it is done, so that a failure half-way still shows what was written. */
@@ -36,19 +59,42 @@ export async function initProject(root: string, options: InitOptions): Promise<I
     shippedTagsPath: options.shippedTagsPath,
     projectTags: await readIfThere(projectTagsPath),
     projectTagsPath,
+    worktree: options.worktree,
   });
   for (const { skill, reason } of plan.skipped) options.onSkip(skill, reason);
   const steps: InitStep[] = [];
+  const recorded = options.dryRun ? {} : await readManifest(root);
+  const record: Record<string, string> = {};
   for (const entry of plan.entries) {
     const step = await apply(root, entry, options.dryRun);
+    if (entry.kind === 'file' && !options.dryRun && recorded[entry.path] === undefined) {
+      // A kept file identical to what init writes is recorded too: --upgrade may replace it.
+      const now = await readIfThere(join(root, entry.path));
+      if (now === entry.content) record[entry.path] = hashOf(now);
+    }
     steps.push(step);
     options.onStep(step);
   }
+  if (!options.dryRun) await recordWritten(root, record).catch(failWith(root));
+  const ignore = await addGitignoreLines(root, options.dryRun);
+  steps.push(ignore);
+  options.onStep(ignore);
   return steps;
 }
 
+/** Appends engine's runtime patterns the project's .gitignore lacks (creating it if missing). */
+export async function addGitignoreLines(root: string, dryRun: boolean): Promise<InitStep> {
+  const path = join(root, GITIGNORE);
+  const addition = gitignoreAddition(await readIfThere(path));
+  if (addition === null) return { path: GITIGNORE, action: 'kept', note: 'has every engine line' };
+  const note = addition.added.join(' ');
+  if (dryRun) return { path: GITIGNORE, action: 'would add to', note };
+  await appendFile(path, addition.text).catch(failWith(path));
+  return { path: GITIGNORE, action: 'added to', note };
+}
+
 /** The root must be a directory, or not exist yet (it is then made, unless this is a dry run). */
-async function checkRoot(root: string, dryRun: boolean): Promise<void> {
+export async function checkRoot(root: string, dryRun: boolean): Promise<void> {
   const info = await stat(root).catch((error: unknown) => {
     if (isErrnoException(error) && error.code === 'ENOENT') return null;
     throw writeError(root, error);
@@ -58,7 +104,7 @@ async function checkRoot(root: string, dryRun: boolean): Promise<void> {
   if (info === null && !dryRun) await mkdir(root, { recursive: true }).catch(failWith(root));
 }
 
-async function readIfThere(path: string): Promise<string | null> {
+export async function readIfThere(path: string): Promise<string | null> {
   try {
     return await readFile(path, 'utf8');
   } catch (error) {
@@ -99,7 +145,7 @@ function createFile(path: string, content: string): Promise<boolean> {
   return createWhole(path, content).catch(failWith(path));
 }
 
-function writeError(path: string, error: unknown): EngineError {
+export function writeError(path: string, error: unknown): EngineError {
   const reason =
     isErrnoException(error) && ['EACCES', 'EPERM', 'EROFS'].includes(error.code as string)
       ? `not writable (${error.code})`
@@ -107,8 +153,22 @@ function writeError(path: string, error: unknown): EngineError {
   return new EngineError(`cannot write ${path}: ${reason}`, { cause: error });
 }
 
-function failWith(path: string): (error: unknown) => never {
+export function failWith(path: string): (error: unknown) => never {
   return (error) => {
     throw writeError(path, error);
   };
+}
+
+/**
+ * Whether the project's engine.json turns worktrees on. A file that is missing, unreadable or not
+ * JSON says no: init checks the root itself, and engine run reports a malformed engine.json.
+ */
+export async function worktreeSetting(root: string): Promise<boolean> {
+  const text = await readFile(join(root, ENGINE_JSON), 'utf8').catch(() => null);
+  if (text === null) return false;
+  try {
+    return (JSON.parse(text) as { worktree?: unknown } | null)?.worktree === true;
+  } catch {
+    return false;
+  }
 }

@@ -3,6 +3,7 @@
  * contents are tested without a disk; init-project.ts writes the plan without overwriting.
  */
 import { parseDispatchTable, type DispatchTable } from '../dispatch/dispatch-table.js';
+import { CLAUDE_CODE_COMMANDS } from './claude-builtins.js';
 import { SESSION_FILES } from '../sessions/session-dir.js';
 import {
   COMMENT_KEY,
@@ -37,16 +38,18 @@ export function planInit(input: {
   shippedTagsPath: string;
   projectTags: string | null;
   projectTagsPath: string;
+  /** Claims run in git worktrees: the commands tell the agent to commit on its branch. */
+  worktree: boolean;
 }): InitPlan {
   const table =
     input.projectTags === null
       ? parseDispatchTable(input.shippedTags, input.shippedTagsPath)
       : parseDispatchTable(input.projectTags, input.projectTagsPath);
-  const { commands, skipped } = skillCommands(table);
+  const { commands, skipped } = skillCommands(table, input.worktree);
   return {
     entries: [
       { kind: 'file', path: TAGS_MD, content: input.shippedTags },
-      { kind: 'file', path: ENGINE_JSON, content: engineJson() },
+      { kind: 'file', path: ENGINE_JSON, content: engineJson(input.worktree) },
       { kind: 'file', path: ENGINE_MD, content: engineMd() },
       { kind: 'dir', path: 'sessions' },
       ...commands,
@@ -55,12 +58,13 @@ export function planInit(input: {
   };
 }
 
-/** Every setting at its default, with a note where each is described. */
-export function engineJson(): string {
+/** Every setting at its default (worktree as asked), with a note where each is described. */
+export function engineJson(worktree: boolean): string {
   const json = {
     [COMMENT_KEY]:
       'Settings of `engine run`, each at its default; directives/ENGINE.md describes each one. A command-line flag, then an environment variable, overrides a value here.',
     ...typedDefaults(),
+    ...(worktree ? { worktree: true } : {}),
   };
   return `${JSON.stringify(json, null, 2)}\n`;
 }
@@ -87,8 +91,14 @@ export function engineMd(): string {
   ].join('\n');
 }
 
-/** One command file per dispatchable skill: `/fix` is `.claude/commands/fix.md`. */
-function skillCommands(table: DispatchTable): {
+/**
+ * One command file per dispatchable skill: `/fix` is `.claude/commands/fix.md`. None for a name
+ * Claude Code has a command of its own for: that one would run instead.
+ */
+function skillCommands(
+  table: DispatchTable,
+  worktree: boolean,
+): {
   commands: InitEntry[];
   skipped: InitPlan['skipped'];
 } {
@@ -108,17 +118,34 @@ function skillCommands(table: DispatchTable): {
       });
       continue;
     }
+    if (CLAUDE_CODE_COMMANDS.has(name.toLowerCase())) {
+      skipped.push({
+        skill,
+        reason: `Claude Code has a built-in /${name}, which would run instead: rename the skill in ${TAGS_MD}`,
+      });
+      continue;
+    }
     commands.push({
       kind: 'file',
       path: `${COMMANDS_DIR}/${name}.md`,
-      content: skillCommand(skill, skillNouns),
+      content: skillCommand(skill, skillNouns, worktree),
     });
   }
   return { commands, skipped };
 }
 
+/**
+ * With worktrees, the agent works on its own branch in its own worktree; a branch left without a
+ * commit is an empty branch, and the work is lost when the worktree is pruned.
+ */
+const COMMIT_STEP = `5. **Commit your work** on your branch, in your working directory (a git worktree of its own,
+   on the branch \`engine/<noun>/<slug>\`; check with \`git status\` and \`git branch --show-current\`):
+   \`git add\` the files you changed and \`git commit\` with a message saying what was done. Do not
+   switch branches, push or merge. The request file is not in your worktree: do not copy it there.
+`;
+
 /** The protocol an agent started by engine follows, as a Claude Code custom command. */
-export function skillCommand(skill: string, nouns: string[]): string {
+export function skillCommand(skill: string, nouns: string[], worktree: boolean): string {
   const one = nouns.length === 1 ? (nouns[0] as string) : null;
   const claimed = one === null ? '#claimed-X' : `#claimed-${one}`;
   const done = one === null ? '#done-X' : `#done-${one}`;
@@ -154,7 +181,7 @@ these steps in order.
 4. **Respond.** Append a \`## Response\` section at the end of the request file saying what was
    done and where (files, commits, documents). Leave its Tags line and its \`**Session**:\` line
    as they are.
-5. **Mark it done**, as the very last step:
+${worktree ? COMMIT_STEP : ''}${worktree ? 6 : 5}. **Mark it done**, as the very last step:
 
        ${swap}
 

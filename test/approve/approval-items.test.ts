@@ -75,11 +75,24 @@ describe('contextLines', () => {
 });
 
 describe('formatSummary', () => {
-  it('is one line; skipped and not-reviewed only when there are some', () => {
-    const base = { approved: 1, next: 2, held: 3, dropped: 4, skipped: 0, unreviewed: 0 };
-    expect(formatSummary(base)).toBe('approved 1, next 2, held 3, dropped 4');
-    expect(formatSummary({ ...base, skipped: 1, unreviewed: 2 })).toBe(
-      'approved 1, next 2, held 3, dropped 4, skipped 1, not reviewed 2',
+  it('counts on one line (not-changed and not-reviewed only when there are some), then each change', () => {
+    const base = {
+      approved: 1,
+      next: 2,
+      skipped: 3,
+      dropped: 4,
+      notChanged: 0,
+      unreviewed: 0,
+      changes: [],
+    };
+    expect(formatSummary(base)).toBe('approved 1, later 2, skipped 3, dropped 4\nNo file changed.');
+    const changes = [
+      { path: 'a.md', from: '#needs-fix', to: '#delegated-fix' },
+      { path: 'b.md', from: '#needs-x', to: undefined },
+    ];
+    expect(formatSummary({ ...base, notChanged: 1, unreviewed: 2, changes })).toBe(
+      'approved 1, later 2, skipped 3, dropped 4, not changed 1, not reviewed 2\n' +
+        'Changed:\n  a.md: #needs-fix -> #delegated-fix\n  b.md: #needs-x -> (removed)',
     );
   });
 });
@@ -137,17 +150,23 @@ describe('reviewItems', () => {
       'view',
       'approve',
       'next',
-      'hold',
+      'skip',
       'drop',
     ]);
     const summary = await reviewItems(items, io);
     expect(summary).toEqual({
       approved: 1,
       next: 1,
-      held: 1,
+      skipped: 1,
       dropped: 2,
-      skipped: 0,
+      notChanged: 0,
       unreviewed: 0,
+      changes: [
+        { path: file, from: '#needs-review', to: undefined },
+        { path: file, from: '#needs-fix', to: '#delegated-fix' },
+        { path: file, from: '#needs-a', to: '#next-a' },
+        { path: file, from: '#needs-c', to: undefined },
+      ],
     });
     expect(views()).toBe(1);
     // The inline items moved up one line when the front matter entry went.
@@ -169,7 +188,7 @@ describe('reviewItems', () => {
       if (step.item.path === a) await writeFile(a, '# A\n**Tags**: #delegated-fix\n');
     });
     const summary = await reviewItems(items, io);
-    expect(summary).toMatchObject({ approved: 0, skipped: 1, unreviewed: 1 });
+    expect(summary).toMatchObject({ approved: 0, notChanged: 1, unreviewed: 1, changes: [] });
     expect(reports[0]).toMatch(/^not changed: None of '#needs-fix' found on Tags line of .*a\.md/);
     expect(await readFile(a, 'utf8')).toBe('# A\n**Tags**: #delegated-fix\n');
     expect(await readFile(b, 'utf8')).toBe('# B\n**Tags**: #needs-fix\n');
@@ -181,7 +200,7 @@ describe('reviewItems', () => {
     const items = await listed(a);
     await writeFile(a, '# A\n**Tags**: #next-fix\n');
     const { io, reports } = scripted([]);
-    expect(await reviewItems(items, io)).toMatchObject({ skipped: 1 });
+    expect(await reviewItems(items, io)).toMatchObject({ notChanged: 1 });
     expect(reports[0]).toMatch(/#needs-fix is no longer on the Tags line of/);
   });
 });

@@ -17,7 +17,7 @@ const pty: PtyModule | null = await import('node-pty')
   .then((m) => ((m as { default?: PtyModule }).default ?? m) as PtyModule)
   .catch(() => null);
 
-const PROMPT = '[q]uit > ';
+const PROMPT = 'q quit > ';
 
 interface Session {
   term: IPty;
@@ -85,7 +85,7 @@ async function exitCode(session: Session): Promise<number> {
 const read = (name: string) => readFile(join(dir, name), 'utf8');
 
 describe.skipIf(pty === null)('engine tag approve (interactive, in a pseudo-terminal)', () => {
-  it('approves one, nexts one, holds one, drops one, views a file, and quits', async () => {
+  it('approves one, queues one for later, skips one, drops one, views a file, and quits', async () => {
     await writeFile(join(dir, 'a.md'), '# Alpha request\n**Tags**: #needs-fix #P1\n\nBody.\n');
     await writeFile(join(dir, 'b.md'), '---\ntags: [needs-review]\n---\n# Beta\n\nSecret line 6\n');
     await writeFile(
@@ -109,13 +109,15 @@ describe.skipIf(pty === null)('engine tag approve (interactive, in a pseudo-term
     s.term.write('v');
     await s.prompt(3);
     expect(s.output()).toContain('Secret line 6');
-    s.term.write('n');
+    s.term.write('l');
 
     await s.prompt(4);
+    expect(s.output()).toContain('queued for later: #needs-review -> #next-review');
     expect(s.output()).toContain('#needs-chores at line 3');
-    s.term.write('x'); // not a decision: asked again
+    s.term.write('n'); // read as "no" by users once: not a key, and the hint says which is
     await s.prompt(5);
-    s.term.write('h');
+    expect(s.output()).toContain('n is not a key here: s or Enter skips (file untouched)');
+    s.term.write('\r'); // Enter skips
 
     await s.prompt(6);
     expect(s.output()).toContain('#needs-docs at line 4');
@@ -126,7 +128,14 @@ describe.skipIf(pty === null)('engine tag approve (interactive, in a pseudo-term
     s.term.write('q');
 
     expect(await exitCode(s)).toBe(0);
-    expect(s.output()).toContain('approved 1, next 1, held 1, dropped 1, not reviewed 1');
+    const out = s.output().replace(/\r/g, '');
+    expect(out).toContain('skipped: #needs-chores left at line 3, file untouched');
+    expect(out).toContain(
+      'approved 1, later 1, skipped 1, dropped 1, not reviewed 1\n' +
+        `Changed:\n  ${join(dir, 'a.md')}: #needs-fix -> #delegated-fix\n` +
+        `  ${join(dir, 'b.md')}: #needs-review -> #next-review\n` +
+        `  ${join(dir, 'c.md')}: #needs-docs -> (removed)\n`,
+    );
     expect(await read('a.md')).toBe('# Alpha request\n**Tags**: #delegated-fix #P1\n\nBody.\n');
     expect(await read('b.md')).toBe('---\ntags: [next-review]\n---\n# Beta\n\nSecret line 6\n');
     expect(await read('c.md')).toBe('# Gamma\n\n1. First step #needs-chores\n2. Second step\n');
@@ -145,7 +154,7 @@ describe.skipIf(pty === null)('engine tag approve (interactive, in a pseudo-term
     expect(s.output()).toMatch(/not changed: None of '#needs-fix' found on Tags line of .*a\.md/);
     s.term.write('a');
     expect(await exitCode(s)).toBe(0);
-    expect(s.output()).toContain('approved 1, next 0, held 0, dropped 0, skipped 1');
+    expect(s.output()).toContain('approved 1, later 0, skipped 0, dropped 0, not changed 1');
     expect(await read('a.md')).toBe('# A\n**Tags**: #delegated-fix\n');
     expect(await read('b.md')).toBe('# B\n**Tags**: #delegated-fix\n');
   });
@@ -162,7 +171,8 @@ describe.skipIf(pty === null)('engine tag approve (interactive, in a pseudo-term
     expect(await exitCode(s)).toBe(0);
     const out = s.output().replace(/\r/g, '');
     expect(out).toContain('rc=0');
-    expect(out).toContain('approved 0, next 0, held 0, dropped 0, not reviewed 1');
+    expect(out).toContain('approved 0, later 0, skipped 0, dropped 0, not reviewed 1');
+    expect(out).toContain('No file changed.');
     const before = out.slice(0, out.indexOf('BEFORE-END'));
     const after = out.slice(
       out.indexOf('AFTER-START') + 'AFTER-START'.length,
@@ -180,7 +190,7 @@ describe.skipIf(pty === null)('engine tag approve (interactive, in a pseudo-term
     await s.prompt(1);
     process.kill(s.term.pid, 'SIGTERM');
     expect(await exitCode(s)).toBe(1);
-    expect(s.output()).toContain('approved 0, next 0, held 0, dropped 0, not reviewed 1');
+    expect(s.output()).toContain('approved 0, later 0, skipped 0, dropped 0, not reviewed 1');
     expect(s.output()).toContain('ERROR: Interrupted by SIGTERM');
     expect(await read('a.md')).toBe('# A\n**Tags**: #needs-fix\n');
   });

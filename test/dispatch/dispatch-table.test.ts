@@ -3,23 +3,21 @@ import { describe, expect, it } from 'vitest';
 import { parseDispatchTable } from '../../src/dispatch/dispatch-table.js';
 
 describe('parseDispatchTable', () => {
-  it('parses the shipped table with the rows of HANDOFF 5.2', () => {
+  it('parses the shipped table: the rows of HANDOFF 5.2 but loop (a Claude Code built-in) and demo', () => {
     const table = parseDispatchTable(readFileSync('directives/TAGS.md', 'utf8'));
     expect([...table.keys()]).toEqual([
       'brainstorm',
       'research',
       'fix',
       'implementation',
-      'loop',
       'chores',
       'documentation',
-      'demo',
     ]);
-    expect(table.get('loop')).toEqual({
-      noun: 'loop',
-      skill: '/loop',
-      mode: 'interactive',
-      priority: 4.5,
+    expect(table.get('implementation')).toEqual({
+      noun: 'implementation',
+      skill: '/implement',
+      mode: 'agent',
+      priority: 4,
       dispatchable: true,
     });
   });

@@ -16,16 +16,10 @@ import { engine, makeTempDir, type TempDir } from '../cli/fixtures.js';
 
 const SHIPPED_TAGS = new URL('../../directives/TAGS.md', import.meta.url);
 /** The dispatchable skills of the shipped table, as command names. */
-const SHIPPED_COMMANDS = [
-  'brainstorm',
-  'research',
-  'fix',
-  'implement',
-  'loop',
-  'chores',
-  'document',
-  'demo',
-];
+const SHIPPED_COMMANDS = ['brainstorm', 'research', 'fix', 'implement', 'chores', 'document'];
+/** The .gitignore init writes in an empty directory (gitignore.test.ts checks each pattern). */
+const GITIGNORE_ADDED =
+  'added to .gitignore: sessions/.engine/ sessions/[0-9][0-9][0-9][0-9]_[0-9][0-9]_[0-9][0-9]_*/ *.engine-lock .engine-sync-*';
 
 let t: TempDir;
 
@@ -75,6 +69,7 @@ describe('engine init on an empty directory', () => {
         'wrote directives/ENGINE.md',
         'made sessions/',
         ...SHIPPED_COMMANDS.map((c) => `wrote .claude/commands/${c}.md`),
+        GITIGNORE_ADDED,
         `Initialized ${t.dir}.`,
         '',
       ].join('\n'),
@@ -83,7 +78,9 @@ describe('engine init on an empty directory', () => {
       '.claude',
       '.claude/commands',
       ...SHIPPED_COMMANDS.map((c) => `.claude/commands/${c}.md`).sort(),
+      '.gitignore',
       'directives',
+      'directives/.engine-init.json',
       'directives/ENGINE.md',
       'directives/TAGS.md',
       'directives/engine.json',
@@ -168,11 +165,12 @@ describe('engine init on an existing project', () => {
     await mkdir(t.path('sessions'));
     await writeFile(
       t.path('directives', 'TAGS.md'),
-      '# Mine\n\n## §TAG_DISPATCH\n\n- `#delegated-fix`: skill `/fix`, priority 1\n- `#delegated-review`: skill `/review`, priority 2\n- `#delegated-odd`: skill `/../escape`, priority 3\n- `#delegated-manual`: skill `/manual`, priority 4, daemon no\n',
+      '# Mine\n\n## §TAG_DISPATCH\n\n- `#delegated-fix`: skill `/fix`, priority 1\n- `#delegated-triage`: skill `/triage`, priority 2\n- `#delegated-odd`: skill `/../escape`, priority 3\n- `#delegated-manual`: skill `/manual`, priority 4, daemon no\n- `#delegated-loop`: skill `/loop`, priority 5\n',
     );
     await writeFile(t.path('directives', 'engine.json'), '{ "maxAgents": 2 }\n');
     await writeFile(t.path('.claude', 'commands', 'fix.md'), 'my own /fix\n');
     await writeFile(t.path('sessions', 'REQ.md'), '# R\n\nTags: #needs-fix\n');
+    await writeFile(t.path('.gitignore'), 'node_modules\n*.engine-lock');
     // A dangling symlink is something the user put there too: kept, its target not created.
     await symlink(t.path('nowhere.md'), t.path('directives', 'ENGINE.md'));
     const before = await tree(t.dir);
@@ -180,7 +178,8 @@ describe('engine init on an existing project', () => {
     const result = await init('--root', t.dir);
     expect(result.code).toBe(0);
     expect(result.stderr).toBe(
-      "WARN: no command for skill '/../escape': not a plain command name such as /fix (letters, digits, - and _)\n",
+      "WARN: no command for skill '/../escape': not a plain command name such as /fix (letters, digits, - and _)\n" +
+        "WARN: no command for skill '/loop': Claude Code has a built-in /loop, which would run instead: rename the skill in directives/TAGS.md\n",
     );
     expect(result.stdout).toBe(
       [
@@ -189,12 +188,18 @@ describe('engine init on an existing project', () => {
         'kept directives/ENGINE.md (exists)',
         'kept sessions/ (exists)',
         'kept .claude/commands/fix.md (exists)',
-        'wrote .claude/commands/review.md',
+        'wrote .claude/commands/triage.md',
+        'added to .gitignore: sessions/.engine/ sessions/[0-9][0-9][0-9][0-9]_[0-9][0-9]_[0-9][0-9]_*/ .engine-sync-*',
         `Initialized ${t.dir}.`,
         '',
       ].join('\n'),
     );
+    // The user's lines stay; a line already there is not added again.
+    expect(await readFile(t.path('.gitignore'), 'utf8')).toBe(
+      'node_modules\n*.engine-lock\n\n# engine: runtime files (added by engine init)\nsessions/.engine/\nsessions/[0-9][0-9][0-9][0-9]_[0-9][0-9]_[0-9][0-9]_*/\n.engine-sync-*\n',
+    );
     const after = await tree(t.dir);
+    before.delete('.gitignore');
     for (const [path, entry] of before)
       expect({ path, ...after.get(path) }).toEqual({
         path,
@@ -202,7 +207,16 @@ describe('engine init on an existing project', () => {
         // A directory's mtime changes when a file is added to it; its inode does not.
         ...(entry.kind === 'dir' ? { mtimeNs: after.get(path)?.mtimeNs } : {}),
       });
-    expect([...after.keys()].filter((k) => !before.has(k))).toEqual(['.claude/commands/review.md']);
+    expect([...after.keys()].filter((k) => !before.has(k))).toEqual([
+      '.claude/commands/triage.md',
+      '.gitignore',
+      'directives/.engine-init.json',
+    ]);
+    // Only what init wrote is recorded: the user's files are not init's to upgrade.
+    const manifest = JSON.parse(await readFile(t.path('directives/.engine-init.json'), 'utf8'));
+    expect(Object.keys((manifest as { files: object }).files)).toEqual([
+      '.claude/commands/triage.md',
+    ]);
     expect(existsSync(t.path('nowhere.md'))).toBe(false);
     expect(existsSync(t.path('escape.md'))).toBe(false);
   });
@@ -233,6 +247,7 @@ describe('engine init twice in a row', () => {
         'kept directives/ENGINE.md (exists)',
         'kept sessions/ (exists)',
         ...SHIPPED_COMMANDS.map((c) => `kept .claude/commands/${c}.md (exists)`),
+        'kept .gitignore: has every engine line',
         `Everything exists in ${t.dir}: nothing written.`,
         '',
       ].join('\n'),
@@ -253,6 +268,7 @@ describe('engine init --dry-run', () => {
         'would write directives/ENGINE.md',
         'would make sessions/',
         ...SHIPPED_COMMANDS.map((c) => `would write .claude/commands/${c}.md`),
+        GITIGNORE_ADDED.replace('added to', 'would add to'),
         `Dry run in ${root}: nothing written.`,
         '',
       ].join('\n'),
