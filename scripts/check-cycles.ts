@@ -23,6 +23,8 @@ export const LAYERS: string[][] = [
   // control: the daemon's socket (its server serves the item table and status; its client is
   // what the CLI and the board ask).
   ['init', 'actions', 'control'],
+  // service: `engine stop` and the service units (systemd, launchd) that run a root's daemon.
+  ['service'],
   ['board'],
   ['cli'],
 ];

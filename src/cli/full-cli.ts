@@ -16,6 +16,7 @@ import { printError } from './output.js';
 import { resumeCommand } from './resume.js';
 import { runCommand } from './run.js';
 import { statusCommand } from './status.js';
+import { stopCommand } from './stop.js';
 import { tagCommand } from './tag.js';
 import { worktreeCommand } from './worktree.js';
 
@@ -29,6 +30,7 @@ export async function main(argv: string[]): Promise<number> {
       .command(tagCommand)
       .command(awaitTagCommand)
       .command(runCommand as never)
+      .command(stopCommand as never)
       .command(statusCommand as never)
       .command(boardCommand as never)
       .command(attachCommand as never)
