@@ -102,4 +102,21 @@ describe('the installed engine, outside the clone', () => {
     expect(run.stderr).toContain(`spawned agent-fix`);
     expect(await readFile(request, 'utf8')).toContain('**Tags**: #claimed-fix');
   });
+
+  it('writes a service whose ExecStart runs the bin link, which an upgrade keeps', async () => {
+    const project = join(work, 'project');
+    const home = join(work, 'home');
+    await mkdir(join(home, 'run'), { recursive: true, mode: 0o700 });
+    // No user bus: the unit is written, nothing is enabled.
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      HOME: home,
+      XDG_RUNTIME_DIR: join(home, 'run'),
+    };
+    env.DBUS_SESSION_BUS_ADDRESS = `unix:path=${join(home, 'run', 'no-bus')}`;
+    delete env.XDG_CONFIG_HOME;
+    const install = await runProcess(engine, ['service', 'install'], { cwd: project, env });
+    expect(install.code, install.stderr).toBe(0);
+    expect(install.stdout).toContain(`ExecStart=/usr/bin/env node ${engine} run --monitor-tags`);
+  });
 });
