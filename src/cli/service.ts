@@ -67,7 +67,10 @@ const installCommand: CommandModule<object, Args> = {
   command: 'install',
   describe:
     "Write this root's service (systemd user unit or launchd agent), then enable and start it",
-  builder: (yargs) => rootOptionOf(yargs, 'Project root whose daemon the service runs'),
+  builder: (yargs) =>
+    rootOptionOf(yargs, 'Project root whose daemon the service runs')
+      .example('$0 service install', 'the service of the project around the current directory')
+      .example('$0 service install --root ~/src/app', 'the service of another project'),
   handler: async (args) => {
     const { root, file } = await place(args);
     const { captureEnvironment } = await import('../service/service-unit.js');
@@ -96,7 +99,10 @@ const installCommand: CommandModule<object, Args> = {
 const uninstallCommand: CommandModule<object, Args> = {
   command: 'uninstall',
   describe: "Stop and disable this root's service and remove its file (agents keep running)",
-  builder: (yargs) => rootOptionOf(yargs, 'Project root whose service to remove'),
+  builder: (yargs) =>
+    rootOptionOf(yargs, 'Project root whose service to remove')
+      .example('$0 service uninstall', 'stop and remove the service of the project here')
+      .example('$0 service uninstall --root ~/src/app', 'the same for another project'),
   handler: async (args) => {
     const { root, file } = await place(args);
     const { readServiceFile, removeServiceFile, runCommands } =
@@ -115,7 +121,10 @@ const uninstallCommand: CommandModule<object, Args> = {
 const statusCommand: CommandModule<object, Args> = {
   command: 'status',
   describe: "Show this root's service file and what the service manager says of it",
-  builder: (yargs) => rootOptionOf(yargs, 'Project root whose service to show'),
+  builder: (yargs) =>
+    rootOptionOf(yargs, 'Project root whose service to show')
+      .example('$0 service status', 'the unit of the project here and whether it runs')
+      .example('$0 service status --root ~/src/app', 'the same for another project'),
   handler: async (args) => {
     const { root, file } = await place(args);
     const { readServiceFile, runOne } = await import('../service/service-files.js');
