@@ -25,6 +25,8 @@ export const LAYERS: string[][] = [
   ['init', 'actions', 'control'],
   // doctor: checks of the set-up; reads settings, agents, the daemon lock and the control socket.
   ['doctor'],
+  // service: `engine stop` and the service units (systemd, launchd) that run a root's daemon.
+  ['service'],
   ['board'],
   ['cli'],
 ];

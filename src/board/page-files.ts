@@ -10,8 +10,9 @@ export interface PageFile {
   body: Buffer;
 }
 
-// src/board/ and dist/board/ sit at the same depth: both find the page in src/board/page/.
-const PAGE_DIR = new URL('../../src/board/page/', import.meta.url);
+// Beside this module: src/board/page/ from the sources, dist/board/page/ (copied there by the
+// build) from the package, which ships no src/.
+const PAGE_DIR = new URL('./page/', import.meta.url);
 
 const FILES: Record<string, { name: string; type: string }> = {
   '/': { name: 'index.html', type: 'text/html; charset=utf-8' },

@@ -17,7 +17,9 @@ import { logsCommand } from './logs.js';
 import { printError } from './output.js';
 import { resumeCommand } from './resume.js';
 import { runCommand } from './run.js';
+import { serviceCommand } from './service.js';
 import { statusCommand } from './status.js';
+import { stopCommand } from './stop.js';
 import { tagCommand } from './tag.js';
 import { worktreeCommand } from './worktree.js';
 
@@ -32,6 +34,8 @@ export async function main(argv: string[]): Promise<number> {
       .command(tagCommand)
       .command(awaitTagCommand)
       .command(runCommand as never)
+      .command(stopCommand as never)
+      .command(serviceCommand)
       .command(statusCommand as never)
       .command(boardCommand as never)
       .command(attachCommand as never)

@@ -1,15 +1,37 @@
-/** The daemon's log: one readable line per event on stderr, or JSON lines with --log-format json. */
+/**
+ * The daemon's log: one readable line per event, or JSON lines with --log-format json; on stderr,
+ * or appended to --log-file instead.
+ */
 import type { LogFn } from '../daemon/daemon-context.js';
+import { messageOf } from '../errors.js';
+import type { LogFile } from '../service/log-file.js';
 
-export function createLogger(format: 'text' | 'json', verbose = false): LogFn {
+export function createLogger(format: 'text' | 'json', verbose = false, file?: LogFile): LogFn {
+  const write = file ? toFile(file) : (line: string) => process.stderr.write(line);
   return (level, message, fields = {}) => {
     if (level === 'debug' && !verbose) return;
     const time = new Date().toISOString();
     if (format === 'json') {
-      process.stderr.write(`${JSON.stringify({ time, level, msg: message, ...fields })}\n`);
+      write(`${JSON.stringify({ time, level, msg: message, ...fields })}\n`);
       return;
     }
-    process.stderr.write(`${time} ${level.toUpperCase().padEnd(5)} ${oneLine(message)}\n`);
+    write(`${time} ${level.toUpperCase().padEnd(5)} ${oneLine(message)}\n`);
+  };
+}
+
+/** The file, and stderr for a line the file refuses (a full disk): the log is never dropped. */
+function toFile(file: LogFile): (line: string) => void {
+  let failing = false;
+  return (line) => {
+    try {
+      file.write(line);
+      failing = false;
+    } catch (error) {
+      if (!failing)
+        process.stderr.write(`WARN: cannot write the log file ${file.path}: ${messageOf(error)}\n`);
+      failing = true;
+      process.stderr.write(line);
+    }
   };
 }
 

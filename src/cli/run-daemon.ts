@@ -31,6 +31,7 @@ import { scanTagsFast } from '../tags/scan-fast.js';
 import { DaemonControl } from '../control/daemon-control.js';
 import type { StatusQuery } from '../control/protocol.js';
 import { createLogger } from './logger.js';
+import { openLogFile } from '../service/log-file.js';
 import { ENGINE_MAIN, projectTablePath, readDispatchTable, shippedTableNote } from './paths.js';
 import { projectRoot } from './project-root.js';
 import { printLine } from './output.js';
@@ -65,9 +66,11 @@ export async function runDaemon(args: Args): Promise<void> {
     throw new EngineError('--board goes with a running daemon, not with --once or --dry-run');
   if (args.board) checkPort(args['board-port'], '--board-port');
   const root = await projectRoot(args.root);
-  const log = createLogger(args['log-format'], args.verbose);
   const resolved = await loadSettings(root, settingFlagValues(args), process.env);
   const { settings } = resolved;
+  const logFile =
+    settings.logFile === null ? undefined : openLogFile(resolve(root, settings.logFile));
+  const log = createLogger(args['log-format'], args.verbose, logFile);
   const paths = args.args.length > 0 ? args.args.map((p) => resolve(p)) : [join(root, 'sessions')];
   const options = daemonOptions(resolved, { root, paths });
   if (options.watch && !args.once && !args['dry-run'])

@@ -7,7 +7,10 @@ import { EngineError } from '../errors.js';
 import type { SettingSource } from './load-settings.js';
 import type { SettingName, Settings } from './setting-table.js';
 
-export interface DaemonOptions extends Omit<Settings, 'agentCommand' | 'notify' | 'notifyVia'> {
+export interface DaemonOptions extends Omit<
+  Settings,
+  'agentCommand' | 'notify' | 'notifyVia' | 'logFile'
+> {
   root: string;
   /** Directories (or files) watched for request files. */
   paths: string[];

@@ -63,6 +63,8 @@ export interface Settings {
   notify: string | null;
   /** The built-in notification channels; none: []. */
   notifyVia: NotifyChannel[];
+  /** The file the daemon's log is appended to instead of stderr (relative: to the root); null: stderr. */
+  logFile: string | null;
 }
 export type SettingName = keyof Settings;
 
@@ -422,6 +424,17 @@ export const SETTINGS: { [K in SettingName]: Setting<Settings[K]> } = {
       describe:
         "Built-in notifications of the same events: desktop (notify-send, where it is on PATH), tmux (a message to the clients attached to the agents' tmux server); none for neither",
       parse: parseNotifyVia,
+    },
+  ),
+  logFile: textSetting(
+    { flag: 'log-file', env: 'ENGINE_LOG_FILE', key: 'logFile' },
+    {
+      unit: 'text',
+      default: null,
+      expected: 'a file path, or null',
+      describe:
+        "Append the daemon's log to this file instead of stderr (a relative path is taken from the project root); at 10 MB it moves to FILE.1, replacing the older one, and starts anew; null for stderr",
+      parse: asIs,
     },
   ),
 };

@@ -91,6 +91,7 @@ describe('settings precedence: flag > environment variable > engine.json > defau
       worktree: true,
       notify: 'notify-me {event} {file}',
       notifyVia: 'tmux',
+      logFile: 'logs/daemon.log',
     };
     expect(Object.keys(json).sort()).toEqual(SETTING_NAMES.map((n) => SETTINGS[n].key).sort());
     const { settings, from } = await resolveFrom(json);

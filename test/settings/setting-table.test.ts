@@ -47,6 +47,7 @@ const TYPED: Record<SettingName, string | number | boolean> = {
   worktree: true,
   notify: 'notify-me {event}',
   notifyVia: 'tmux',
+  logFile: 'logs/daemon.log',
 };
 
 /** What `engine run` makes of `argv`, through its own builder. */
