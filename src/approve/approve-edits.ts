@@ -16,7 +16,7 @@ import { LineIndex } from '../tags/line-index.js';
 import { scanTags } from '../tags/scan-tags.js';
 import { LIFECYCLE_TRANSITIONS, lifecycleOf, transitionTags } from '../tags/tag-name.js';
 
-/** Where an approved item goes: `#delegated-X` (dispatch it) or `#next-X` (queue it for later). */
+/** Where an approved item goes: `#delegated-X` (dispatch it) or `#next-X` (for the next skill run to claim). */
 export type ApproveTarget = 'delegated' | 'next';
 
 const TRANSITION_TO = { delegated: 'approve', next: 'pick' } as const;

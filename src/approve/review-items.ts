@@ -124,7 +124,11 @@ export async function reviewItems(items: ApprovalItem[], io: ReviewIO): Promise<
       else summary.dropped++;
       summary.changes.push({ path: item.path, from: item.tag, to: result.newTag });
       const verb =
-        action === 'approve' ? 'approved' : action === 'next' ? 'queued for later' : 'dropped';
+        action === 'approve'
+          ? 'approved'
+          : action === 'next'
+            ? 'picked for the next skill'
+            : 'dropped';
       io.report(
         result.newTag === undefined
           ? `${verb}: ${item.tag} removed`
@@ -177,7 +181,7 @@ async function locate(
 export function formatSummary(summary: ReviewSummary): string {
   const parts = [
     `approved ${summary.approved}`,
-    `later ${summary.next}`,
+    `next skill ${summary.next}`,
     `skipped ${summary.skipped}`,
     `dropped ${summary.dropped}`,
   ];

@@ -88,15 +88,15 @@ function placeLabel(item: Pick<ApprovalItem, 'place'>): string {
 
 // --- the interactive walk ----------------------------------------------------------------------
 
-// Every key's meaning is spelled out: `n` read as "no" once queued items for later (`#next-X`),
-// so `n` is no key here, and the key that leaves a file alone is `s` or Enter.
-const PROMPT = 'a approve | s/Enter skip | l later (#next-X) | d drop | v view | q quit > ';
+// Every key's meaning is spelled out: `n` was read as "no" when it picked an item for the next
+// skill (`#next-X`), so `n` is no key here, and the key that leaves a file alone is `s` or Enter.
+const PROMPT = 'a approve | s/Enter skip | x next skill (#next-X) | d drop | v view | q quit > ';
 const KEYS: Record<string, Decision> = {
   a: 'approve',
   s: 'skip',
   return: 'skip',
   enter: 'skip',
-  l: 'next',
+  x: 'next',
   d: 'drop',
   v: 'view',
   q: 'quit',
@@ -105,7 +105,7 @@ const KEYS: Record<string, Decision> = {
 const SAID: Record<Decision, string> = {
   approve: 'approve',
   skip: 'skip',
-  next: 'later',
+  next: 'next skill',
   drop: 'drop',
   view: 'view',
   quit: 'quit',
@@ -177,8 +177,8 @@ function printContext(context: ContextLine[], line: number): void {
 
 function unknownKeyHint(key: Key): string {
   if (key.name === 'n')
-    return 'n is not a key here: s or Enter skips (file untouched), l queues it for later (#next-X).';
-  return 'Press a, s (or Enter), l, d, v or q.';
+    return 'n is not a key here: s or Enter skips (file untouched), x picks it for your next skill (#next-X).';
+  return 'Press a, s (or Enter), x, d, v or q.';
 }
 
 function decisionOf(key: Key): Decision | undefined {

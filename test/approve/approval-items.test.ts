@@ -85,13 +85,15 @@ describe('formatSummary', () => {
       unreviewed: 0,
       changes: [],
     };
-    expect(formatSummary(base)).toBe('approved 1, later 2, skipped 3, dropped 4\nNo file changed.');
+    expect(formatSummary(base)).toBe(
+      'approved 1, next skill 2, skipped 3, dropped 4\nNo file changed.',
+    );
     const changes = [
       { path: 'a.md', from: '#needs-fix', to: '#delegated-fix' },
       { path: 'b.md', from: '#needs-x', to: undefined },
     ];
     expect(formatSummary({ ...base, notChanged: 1, unreviewed: 2, changes })).toBe(
-      'approved 1, later 2, skipped 3, dropped 4, not changed 1, not reviewed 2\n' +
+      'approved 1, next skill 2, skipped 3, dropped 4, not changed 1, not reviewed 2\n' +
         'Changed:\n  a.md: #needs-fix -> #delegated-fix\n  b.md: #needs-x -> (removed)',
     );
   });

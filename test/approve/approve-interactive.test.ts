@@ -85,7 +85,7 @@ async function exitCode(session: Session): Promise<number> {
 const read = (name: string) => readFile(join(dir, name), 'utf8');
 
 describe.skipIf(pty === null)('engine tag approve (interactive, in a pseudo-terminal)', () => {
-  it('approves one, queues one for later, skips one, drops one, views a file, and quits', async () => {
+  it('approves one, picks one for the next skill, skips one, drops one, views a file, and quits', async () => {
     await writeFile(join(dir, 'a.md'), '# Alpha request\n**Tags**: #needs-fix #P1\n\nBody.\n');
     await writeFile(join(dir, 'b.md'), '---\ntags: [needs-review]\n---\n# Beta\n\nSecret line 6\n');
     await writeFile(
@@ -109,10 +109,10 @@ describe.skipIf(pty === null)('engine tag approve (interactive, in a pseudo-term
     s.term.write('v');
     await s.prompt(3);
     expect(s.output()).toContain('Secret line 6');
-    s.term.write('l');
+    s.term.write('x');
 
     await s.prompt(4);
-    expect(s.output()).toContain('queued for later: #needs-review -> #next-review');
+    expect(s.output()).toContain('picked for the next skill: #needs-review -> #next-review');
     expect(s.output()).toContain('#needs-chores at line 3');
     s.term.write('n'); // read as "no" by users once: not a key, and the hint says which is
     await s.prompt(5);
@@ -131,7 +131,7 @@ describe.skipIf(pty === null)('engine tag approve (interactive, in a pseudo-term
     const out = s.output().replace(/\r/g, '');
     expect(out).toContain('skipped: #needs-chores left at line 3, file untouched');
     expect(out).toContain(
-      'approved 1, later 1, skipped 1, dropped 1, not reviewed 1\n' +
+      'approved 1, next skill 1, skipped 1, dropped 1, not reviewed 1\n' +
         `Changed:\n  ${join(dir, 'a.md')}: #needs-fix -> #delegated-fix\n` +
         `  ${join(dir, 'b.md')}: #needs-review -> #next-review\n` +
         `  ${join(dir, 'c.md')}: #needs-docs -> (removed)\n`,
@@ -154,7 +154,7 @@ describe.skipIf(pty === null)('engine tag approve (interactive, in a pseudo-term
     expect(s.output()).toMatch(/not changed: None of '#needs-fix' found on Tags line of .*a\.md/);
     s.term.write('a');
     expect(await exitCode(s)).toBe(0);
-    expect(s.output()).toContain('approved 1, later 0, skipped 0, dropped 0, not changed 1');
+    expect(s.output()).toContain('approved 1, next skill 0, skipped 0, dropped 0, not changed 1');
     expect(await read('a.md')).toBe('# A\n**Tags**: #delegated-fix\n');
     expect(await read('b.md')).toBe('# B\n**Tags**: #delegated-fix\n');
   });
@@ -171,7 +171,7 @@ describe.skipIf(pty === null)('engine tag approve (interactive, in a pseudo-term
     expect(await exitCode(s)).toBe(0);
     const out = s.output().replace(/\r/g, '');
     expect(out).toContain('rc=0');
-    expect(out).toContain('approved 0, later 0, skipped 0, dropped 0, not reviewed 1');
+    expect(out).toContain('approved 0, next skill 0, skipped 0, dropped 0, not reviewed 1');
     expect(out).toContain('No file changed.');
     const before = out.slice(0, out.indexOf('BEFORE-END'));
     const after = out.slice(
@@ -190,7 +190,7 @@ describe.skipIf(pty === null)('engine tag approve (interactive, in a pseudo-term
     await s.prompt(1);
     process.kill(s.term.pid, 'SIGTERM');
     expect(await exitCode(s)).toBe(1);
-    expect(s.output()).toContain('approved 0, later 0, skipped 0, dropped 0, not reviewed 1');
+    expect(s.output()).toContain('approved 0, next skill 0, skipped 0, dropped 0, not reviewed 1');
     expect(s.output()).toContain('ERROR: Interrupted by SIGTERM');
     expect(await read('a.md')).toBe('# A\n**Tags**: #needs-fix\n');
   });
