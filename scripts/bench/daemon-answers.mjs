@@ -10,7 +10,7 @@
 import { startDaemon } from './daemon.mjs';
 import { score } from './find.mjs';
 import { TAG } from './gen-tree.mjs';
-import { ENGINE, NODE, log, median, memoryMb, round, timedRun, waitFor } from './lib.mjs';
+import { ENGINE, NODE, log, memoryMb, round, timedRun, timeRounds, waitFor } from './lib.mjs';
 
 const ASK = { ...process.env, ENGINE_ASK_DAEMON: 'only' };
 
@@ -59,47 +59,16 @@ export async function benchDaemonAnswers(tree, runs) {
 }
 
 async function timeTools(tree, runs) {
-  const names = Object.keys(TOOLS);
-  const samples = Object.fromEntries(names.map((n) => [n, { wall: [], cpu: [], scores: [] }]));
-  for (let r = 0; r < runs; r++) {
-    const order = names.map((_, i) => names[(i + r) % names.length]);
-    for (const name of order) {
+  const tools = await timeRounds(
+    `daemon answers ${tree.files}`,
+    Object.keys(TOOLS),
+    runs,
+    async (name) => {
       const [file, args, env] = TOOLS[name](tree);
       const run = await timedRun(file, args, { cwd: tree.dir, env });
-      if (run.code !== 0)
-        throw new Error(`${name} exited ${run.code}: ${run.stderr.slice(0, 500)}`);
-      samples[name].wall.push(run.wallMs);
-      if (run.cpuMs !== null) samples[name].cpu.push(run.cpuMs);
-      if (name === 'engine-find' || name === 'rg')
-        samples[name].scores.push(score(run.stdout, tree.sessions, tree.truth));
-    }
-    log(
-      `daemon answers ${tree.files}: round ${r + 1}/${runs}: ` +
-        names.map((n) => `${n} ${round(samples[n].wall.at(-1))} ms`).join(', '),
-    );
-  }
-  const rg = median(samples.rg.wall);
-  const tools = {};
-  for (const name of names) {
-    const s = samples[name];
-    tools[name] = {
-      runs: s.wall.length,
-      wallMs: {
-        median: round(median(s.wall)),
-        min: round(Math.min(...s.wall)),
-        max: round(Math.max(...s.wall)),
-      },
-      cpuMs: s.cpu.length ? { median: round(median(s.cpu)) } : null,
-      ratioToRg: round(median(s.wall) / rg, 2),
-      ...(s.scores[0] ?? {}),
-      ...(s.scores.length
-        ? {
-            sameResultEveryRun: s.scores.every(
-              (x) => JSON.stringify(x) === JSON.stringify(s.scores[0]),
-            ),
-          }
-        : {}),
-    };
-  }
+      const scored = name === 'engine-find' || name === 'rg';
+      return { run, score: scored ? score(run.stdout, tree.sessions, tree.truth) : null };
+    },
+  );
   return { files: tree.files, tools };
 }

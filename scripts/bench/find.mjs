@@ -5,7 +5,7 @@
  * Reports medians of wall time (and CPU time where /usr/bin/time exists), the ratio to rg, and
  * each tool's false positives and misses against the generator's ground truth.
  */
-import { ENGINE, NODE, median, round, timedRun, log } from './lib.mjs';
+import { ENGINE, NODE, timedRun, timeRounds } from './lib.mjs';
 import { TAG } from './gen-tree.mjs';
 
 /**
@@ -49,46 +49,20 @@ export function score(stdout, dir, truth) {
 
 /** Runs every tool `runs` times on the tree, rotating the order each round. */
 export async function benchFind(tree, runs) {
-  const names = Object.keys(FIND_TOOLS);
-  const samples = Object.fromEntries(names.map((n) => [n, { wall: [], cpu: [], scores: [] }]));
-  for (let round_ = 0; round_ < runs; round_++) {
-    const order = names.map((_, i) => names[(i + round_) % names.length]);
-    for (const name of order) {
+  const tools = await timeRounds(
+    `find ${tree.files}`,
+    Object.keys(FIND_TOOLS),
+    runs,
+    async (name) => {
       const [file, args] = FIND_TOOLS[name](tree.sessions);
-      const r = await timedRun(file, args);
-      if (r.code !== 0) throw new Error(`${name} exited ${r.code}: ${r.stderr.slice(0, 500)}`);
-      samples[name].wall.push(r.wallMs);
-      if (r.cpuMs !== null) samples[name].cpu.push(r.cpuMs);
-      samples[name].scores.push(score(r.stdout, tree.sessions, tree.truth));
-    }
-    log(
-      `find ${tree.files}: round ${round_ + 1}/${runs}: ` +
-        names.map((n) => `${n} ${round(samples[n].wall.at(-1))} ms`).join(', '),
-    );
-  }
-  const rgMedian = median(samples.rg.wall);
-  const result = {};
-  for (const name of names) {
-    const s = samples[name];
-    const scores = s.scores;
-    const stable = scores.every((x) => JSON.stringify(x) === JSON.stringify(scores[0]));
-    result[name] = {
-      runs: s.wall.length,
-      wallMs: {
-        median: round(median(s.wall)),
-        min: round(Math.min(...s.wall)),
-        max: round(Math.max(...s.wall)),
-      },
-      cpuMs: s.cpu.length ? { median: round(median(s.cpu)) } : null,
-      ratioToRg: round(median(s.wall) / rgMedian, 2),
-      ...scores[0],
-      sameResultEveryRun: stable,
-    };
-  }
+      const run = await timedRun(file, args);
+      return { run, score: score(run.stdout, tree.sessions, tree.truth) };
+    },
+  );
   return {
     files: tree.files,
     positives: tree.truth['tags-line'].length + tree.truth.inline.length,
     decoys: tree.truth.decoy.length,
-    tools: result,
+    tools,
   };
 }

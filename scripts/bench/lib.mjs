@@ -239,3 +239,44 @@ export function timedRun(file, args, { cwd, env } = {}) {
 export function log(line) {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
 }
+
+/**
+ * Times each command `runs` times, rotating the order each round. `runOne(name)` runs one and
+ * gives its timedRun result and its score (or null); a non-zero exit fails the bench. Gives each
+ * tool's runs, wall time (median, min, max), CPU median, ratio to `rg`'s median wall, and the
+ * first run's score with whether every run scored the same.
+ */
+export async function timeRounds(label, names, runs, runOne) {
+  const samples = Object.fromEntries(names.map((n) => [n, { wall: [], cpu: [], scores: [] }]));
+  for (let r = 0; r < runs; r++) {
+    for (const name of names.map((_, i) => names[(i + r) % names.length])) {
+      const { run, score } = await runOne(name);
+      if (run.code !== 0)
+        throw new Error(`${name} exited ${run.code}: ${run.stderr.slice(0, 500)}`);
+      samples[name].wall.push(run.wallMs);
+      if (run.cpuMs !== null) samples[name].cpu.push(run.cpuMs);
+      if (score) samples[name].scores.push(score);
+    }
+    const last = names.map((n) => `${n} ${round(samples[n].wall.at(-1))} ms`);
+    log(`${label}: round ${r + 1}/${runs}: ${last.join(', ')}`);
+  }
+  const rg = median(samples.rg.wall);
+  return Object.fromEntries(names.map((name) => [name, toolResult(samples[name], rg)]));
+}
+
+function toolResult({ wall, cpu, scores }, rgMedian) {
+  return {
+    runs: wall.length,
+    wallMs: {
+      median: round(median(wall)),
+      min: round(Math.min(...wall)),
+      max: round(Math.max(...wall)),
+    },
+    cpuMs: cpu.length ? { median: round(median(cpu)) } : null,
+    ratioToRg: round(median(wall) / rgMedian, 2),
+    ...(scores[0] ?? {}),
+    ...(scores.length
+      ? { sameResultEveryRun: scores.every((x) => JSON.stringify(x) === JSON.stringify(scores[0])) }
+      : {}),
+  };
+}

@@ -4,7 +4,9 @@
  * (the log's last MiB through a terminal emulator), so a board waits for it only BUDGET_MS; past
  * that the card shows the tail it had, and the board is told to fetch again once the render is
  * done. A session's log is rendered at most once per MIN_INTERVAL_MS: an agent that writes all
- * the time costs one render per interval, not a render per fetch.
+ * the time costs one render per interval, not a render per fetch. A change seen within the
+ * interval tells the board to fetch again at its end, so the card does not stay stale until the
+ * next change.
  */
 import { stat } from 'node:fs/promises';
 import { sessionDir } from '../sessions/session-dir.js';
@@ -37,6 +39,8 @@ interface Rendered {
 export class TranscriptTails {
   private readonly rendered = new Map<string, Rendered>();
   private readonly rendering = new Map<string, Promise<string | null>>();
+  /** Sessions whose change came within the interval: the board is told at its end. */
+  private readonly deferred = new Set<string>();
 
   constructor(private readonly options: TailOptions) {}
 
@@ -46,11 +50,14 @@ export class TranscriptTails {
     if (info === null) return null;
     const key = `${info.size}:${info.mtimeMs}`;
     const known = this.rendered.get(dir);
-    if (
-      known &&
-      (known.key === key || Date.now() - known.at < (this.options.minIntervalMs ?? MIN_INTERVAL_MS))
-    )
+    if (known?.key === key) return known.text;
+    const wait = known
+      ? known.at + (this.options.minIntervalMs ?? MIN_INTERVAL_MS) - Date.now()
+      : 0;
+    if (known && wait > 0) {
+      this.defer(dir, wait);
       return known.text;
+    }
     const fresh = this.render(dir, key);
     let late = false;
     let timer: NodeJS.Timeout | undefined;
@@ -64,6 +71,15 @@ export class TranscriptTails {
     clearTimeout(timer);
     if (late) void fresh.then(() => this.options.onLate());
     return shown;
+  }
+
+  private defer(dir: string, ms: number): void {
+    if (this.deferred.has(dir)) return;
+    this.deferred.add(dir);
+    setTimeout(() => {
+      this.deferred.delete(dir);
+      this.options.onLate();
+    }, ms).unref();
   }
 
   /** One render of `dir` at a time; its text is kept under `key`. */

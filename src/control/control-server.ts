@@ -52,6 +52,8 @@ class CannotAnswer extends Error {}
 export class ControlServer {
   private readonly connections = new Set<Socket>();
   private readonly subscribers = new Set<Socket>();
+  /** Subscribers with a notice not yet handed to the kernel: one more would say nothing new. */
+  private readonly unsent = new Set<Socket>();
   private notice: NodeJS.Timeout | null = null;
 
   private constructor(
@@ -94,9 +96,15 @@ export class ControlServer {
     if (this.notice || this.subscribers.size === 0) return;
     this.notice = setTimeout(() => {
       this.notice = null;
-      for (const socket of this.subscribers)
-        socket.write(`${JSON.stringify({ event: 'changed' })}\n`);
+      for (const socket of this.subscribers) this.notify(socket);
     }, COALESCE_MS);
+  }
+
+  /** At most one unsent notice per subscriber, so one that never reads costs one line. */
+  private notify(socket: Socket): void {
+    if (this.unsent.has(socket)) return;
+    this.unsent.add(socket);
+    socket.write(`${JSON.stringify({ event: 'changed' })}\n`, () => this.unsent.delete(socket));
   }
 
   async close(): Promise<void> {
@@ -133,6 +141,7 @@ export class ControlServer {
     socket.on('close', () => {
       this.connections.delete(socket);
       this.subscribers.delete(socket);
+      this.unsent.delete(socket);
     });
   }
 

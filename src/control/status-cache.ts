@@ -5,6 +5,7 @@
  * one dispatch table and debounce; a watch event at a path forgets it and everything below it.
  * At most MAX_FILES files. Measured at 50,000 files that all carry tags (27,000 of them needing
  * you): the kept findings cost less than the report itself, and a status takes 2 s instead of 30.
+ * They are kept compact (compact()): about 10 MB less heap there than a plain copy.
  */
 import { sep } from 'node:path';
 import type { FileFindings, FileFindingsCache } from '../status/collect-status.js';
@@ -13,12 +14,19 @@ export const MAX_FILES = 100_000;
 
 /** What most files give (tags, but none that needs you or is next): one object for them all. */
 const NOTHING: FileFindings = Object.freeze({ waiting: [], needs: [], next: [], claims: [] });
+/** Every empty list of the kept findings. */
+const EMPTY: readonly never[] = Object.freeze([]);
+/** Strings up to this long are kept once for all files (tags, nouns, kinds, places). */
+const SHARED_LENGTH = 40;
+/** At most this many of them: past it, a string is kept with its file. */
+const SHARED_MAX = 10_000;
 
 const isEmpty = (f: FileFindings): boolean =>
   f.waiting.length + f.needs.length + f.next.length + f.claims.length === 0;
 
 export class StatusCache implements FileFindingsCache {
   private readonly entries = new Map<string, FileFindings>();
+  private readonly shared = new Map<string, string>();
   private key = '';
   private epoch = 0;
 
@@ -58,7 +66,32 @@ export class StatusCache implements FileFindingsCache {
     // A copy: the findings' strings are slices of the file's text, which they would keep alive.
     if (token !== this.epoch || !this.keeps(path)) return;
     if (this.entries.size < MAX_FILES || this.entries.has(path))
-      this.entries.set(path, isEmpty(findings) ? NOTHING : structuredClone(findings));
+      this.entries.set(path, isEmpty(findings) ? NOTHING : this.compact(path, findings));
+  }
+
+  /**
+   * A copy (the findings' strings are slices of the file's text, which they would keep alive)
+   * that holds its file's path as the key's string, short strings once for all files, and one
+   * empty list.
+   */
+  private compact(path: string, findings: FileFindings): FileFindings {
+    const share = (value: unknown): unknown => {
+      if (typeof value === 'string') return value === path ? path : this.once(value);
+      if (Array.isArray(value)) return value.length === 0 ? EMPTY : value.map(share);
+      if (typeof value !== 'object' || value === null) return value;
+      const record = value as Record<string, unknown>;
+      for (const key of Object.keys(record)) record[key] = share(record[key]);
+      return record;
+    };
+    return share(structuredClone(findings)) as FileFindings;
+  }
+
+  private once(text: string): string {
+    if (text.length > SHARED_LENGTH) return text;
+    const kept = this.shared.get(text);
+    if (kept !== undefined) return kept;
+    if (this.shared.size < SHARED_MAX) this.shared.set(text, text);
+    return text;
   }
 
   /** `path` changed (a file, or a directory and all below it). */

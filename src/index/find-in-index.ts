@@ -4,7 +4,7 @@
  * joined with the path below it). The files the index keeps as special are read here, by
  * findTaggedFiles itself.
  */
-import { join, relative } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import { findTaggedFiles, type FileProblem, type SkippedFile } from '../tags/find-tagged-files.js';
 import type { ScanPool } from '../tags/scan-pool.js';
 import type { TagPlace } from '../tags/scan-tags.js';
@@ -45,8 +45,12 @@ export async function findInIndex(
   const wanted = (tag: string, place: TagPlace): boolean =>
     query.pattern.matches(tag) && (!query.tagsOnly || place !== 'prose');
   for (const { given, absolute } of query.paths) {
+    // A path below `absolute` is it, a separator and its own part: no relative() needed.
+    const below = absolute.endsWith(sep) ? absolute : absolute + sep;
     const shown = (file: string): string =>
-      file === absolute ? given : join(given, relative(absolute, file));
+      file === absolute
+        ? given
+        : join(given, file.startsWith(below) ? file.slice(below.length) : relative(absolute, file));
     for (const problem of index.unlistedUnder(absolute))
       skipped.push({ path: shown(problem.path), reason: problem.reason });
     for (const [file, found] of index.taggedUnder(absolute, wanted))

@@ -64,20 +64,45 @@ export class TagNames {
     return packed;
   }
 
-  /** The occurrences `keep` takes, made objects again (only those: `find` asks for a few). */
+  /**
+   * The occurrences `keep` takes, made objects again (only those: `find` asks for a few). `keep`
+   * is asked once per tag and place, and a file with none kept costs no allocation: a query
+   * goes through every tagged file, and most hold only other tags.
+   */
   unpack(
     packed: PackedOccurrences,
     keep: (tag: string, place: TagPlace) => boolean = () => true,
   ): IndexedOccurrence[] {
-    const out: IndexedOccurrence[] = [];
-    for (let i = 0; i < packed.length; i += 3) {
-      const head = packed[i] as number;
-      const tag = this.names[head >> 2] as string;
-      const place = PLACES[head & 3] as TagPlace;
-      if (keep(tag, place))
-        out.push({ tag, line: packed[i + 1] as number, column: packed[i + 2] as number, place });
-    }
-    return out;
+    return this.unpacker(keep)(packed);
+  }
+
+  /** unpack with one `keep`, for many files: its answers are kept for the next file. */
+  unpacker(
+    keep: (tag: string, place: TagPlace) => boolean,
+  ): (packed: PackedOccurrences) => IndexedOccurrence[] {
+    const decided = new Map<number, boolean>();
+    const takes = (head: number): boolean => {
+      let take = decided.get(head);
+      if (take === undefined) {
+        take = keep(this.names[head >> 2] as string, PLACES[head & 3] as TagPlace);
+        decided.set(head, take);
+      }
+      return take;
+    };
+    return (packed) => {
+      let out: IndexedOccurrence[] | null = null;
+      for (let i = 0; i < packed.length; i += 3) {
+        const head = packed[i] as number;
+        if (!takes(head)) continue;
+        (out ??= []).push({
+          tag: this.names[head >> 2] as string,
+          line: packed[i + 1] as number,
+          column: packed[i + 2] as number,
+          place: PLACES[head & 3] as TagPlace,
+        });
+      }
+      return out ?? [];
+    };
   }
 }
 

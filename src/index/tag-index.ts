@@ -109,9 +109,11 @@ export class TagIndex {
     path: string,
     keep?: (tag: string, place: TagPlace) => boolean,
   ): Generator<[string, IndexedOccurrence[]]> {
+    const unpack = this.reader.names.unpacker(keep ?? (() => true));
+    const below = path.endsWith(sep) ? path : path + sep;
     for (const [file, packed] of this.tagged) {
-      if (!isAtOrBelow(file, path)) continue;
-      const kept = this.reader.names.unpack(packed, keep);
+      if (file !== path && !file.startsWith(below)) continue;
+      const kept = unpack(packed);
       if (kept.length > 0) yield [file, kept];
     }
   }

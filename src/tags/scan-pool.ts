@@ -73,6 +73,8 @@ export interface ScanPoolOptions {
   size?: number;
   /** Time limit per text; default 3000 ms. */
   timeoutMs?: number;
+  /** A worker idle this long is ended (its heap is about 10 MB); default IDLE_MS. */
+  idleMs?: number;
 }
 
 interface Task {
@@ -91,10 +93,16 @@ interface Slot {
 
 /** A worker that has not loaded its modules by then is treated as crashed. */
 const STARTUP_LIMIT_MS = 30_000;
+/**
+ * Most texts never reach a worker (the fast scan takes them): a daemon's workers would sit idle
+ * for hours holding their memory. One started again costs about 100 ms.
+ */
+const IDLE_MS = 10_000;
 
 export class ScanPool {
   private readonly size: number;
   private readonly timeoutMs: number;
+  private readonly idleMs: number;
   private readonly slots: Slot[] = [];
   private readonly waiting: Task[] = [];
   private nextId = 0;
@@ -103,6 +111,7 @@ export class ScanPool {
   constructor(options: ScanPoolOptions = {}) {
     this.size = options.size ?? Math.min(4, Math.max(1, availableParallelism()));
     this.timeoutMs = options.timeoutMs ?? 3000;
+    this.idleMs = options.idleMs ?? IDLE_MS;
   }
 
   scan(text: string): Promise<ScanSummary> {
@@ -190,6 +199,12 @@ export class ScanPool {
       });
     }
     this.pump();
+    if (!slot.task) this.idle(slot);
+  }
+
+  /** Ends `slot`'s worker once it has had no task for idleMs (the timer a task's start clears). */
+  private idle(slot: Slot): void {
+    slot.timer = setTimeout(() => this.replace(slot), this.idleMs).unref();
   }
 
   private onTimeout(slot: Slot): void {

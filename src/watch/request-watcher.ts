@@ -6,7 +6,9 @@
  * error, after a watch had to be opened again, and periodically. While every watch is open, the
  * periodic pass is a directory pass (tree-state.ts), and only every FULL_PASS_EVERY-th a full
  * one: an overflow needs a flood, which is seen, and a full pass every interval was most of the
- * daemon's idle CPU. Each changed file is handed on only after it has been quiet for the
+ * daemon's idle CPU. Low inotify headroom (checked each interval) counts as a watch not open: a
+ * new directory's watch may fail unseen, so each pass is a full one, and events count as
+ * incomplete until the full pass after the headroom is back. Each changed file is handed on only after it has been quiet for the
  * debounce period.
  */
 import type { Stats } from 'node:fs';
@@ -16,6 +18,7 @@ import type { WatcherKind } from './watch-backend.js';
 import { SerialTask } from './serial-task.js';
 import { TreeState } from './tree-state.js';
 import { WatchedRoots } from './watched-roots.js';
+import { watchHeadroomLow } from './watch-headroom.js';
 
 /** While every watch is open, one periodic pass in this many is a full one. */
 export const FULL_PASS_EVERY = 5;
@@ -47,6 +50,8 @@ export interface RequestWatcherOptions {
   watch?: boolean;
   /** The watch backend (default parcel); chokidar is used where parcel cannot load or watch. */
   watcher?: WatcherKind;
+  /** Tests: whether the inotify watches leave too little room (default watchHeadroomLow). */
+  headroomLow?: () => boolean;
 }
 
 /** Reads a file found by the first pass; true when it should settle (be handed on). */
@@ -67,6 +72,8 @@ export class RequestWatcher {
   /** The next pass is a full one (asked for, or due); else a directory pass. */
   private fullPassDue = true;
   private periodicPasses = 0;
+  /** The inotify headroom was low at the last periodic check. */
+  private lowHeadroom = false;
   private readonly passes = new SerialTask(
     () => this.runReconcile(),
     () => this.closed,
@@ -235,16 +242,43 @@ export class RequestWatcher {
 
   /**
    * The periodic pass: a full one every FULL_PASS_EVERY-th time, and every time while a watch is
-   * not open (or with no watch at all); a directory pass otherwise.
+   * not open (or with no watch at all, or low headroom, and once after it); a directory pass
+   * otherwise.
    */
   private scheduleRescan(): void {
     if (this.closed) return;
     this.rescanTimer = setTimeout(() => {
       this.periodicPasses++;
-      const watching = this.roots?.allOpen() ?? false;
-      if (!watching || this.periodicPasses % FULL_PASS_EVERY === 0) this.fullPassDue = true;
-      void this.passes.run().finally(() => this.scheduleRescan());
+      const wasLow = this.lowHeadroom;
+      const low = this.checkHeadroom();
+      const watching = (this.roots?.allOpen() ?? false) && !low;
+      if (!watching || wasLow || this.periodicPasses % FULL_PASS_EVERY === 0)
+        this.fullPassDue = true;
+      const seen = this.losses;
+      void this.passes
+        .run()
+        .then(() => {
+          if (wasLow && watching) this.caughtUp = Math.max(this.caughtUp, seen);
+        })
+        .finally(() => this.scheduleRescan());
     }, this.options.rescanIntervalMs);
+  }
+
+  /** Whether the headroom is low now; entering it counts as a loss, said once. */
+  private checkHeadroom(): boolean {
+    if (!this.roots) return false;
+    const low = (this.options.headroomLow ?? watchHeadroomLow)();
+    if (low && !this.lowHeadroom) {
+      this.losses++;
+      this.options.onError(
+        new Error(
+          'few inotify watches are left (fs.inotify.max_user_watches): a new directory may go unwatched, so every reconcile pass is a full one and engine status and find read the files',
+        ),
+      );
+    } else if (!low && this.lowHeadroom)
+      this.options.onRestored?.('inotify watches are free again: directory passes resume');
+    this.lowHeadroom = low;
+    return low;
   }
 }
 

@@ -4,7 +4,9 @@
  * or the directory's mode changes) and each markdown file's size, mtime and inode. A full pass
  * stats every file; a directory pass stats only the directories and lists again only those whose
  * identity changed, so it finds every file created, deleted or saved by rename (how editors and
- * engine itself save), not a write in place. The walk is the one of walkMarkdownFiles: the same
+ * engine itself save), not a write in place. It does stat, in every directory, the files whose
+ * writes the directory's watch may not see: symlinks (their target is written elsewhere) and
+ * files with more than one hard link (written through another name). The walk is the one of walkMarkdownFiles: the same
  * ignore rules, symlinks to files followed, symlinked directories never.
  */
 import { readdirSync, statSync, type Stats } from 'node:fs';
@@ -25,6 +27,8 @@ interface DirRecord {
   files: Map<string, Seen>;
   /** Names of the subdirectories walked. */
   dirs: string[];
+  /** Names of the symlinks (valid or not) and hard-linked files: statted by every pass. */
+  linked: string[];
 }
 
 export type PassKind = 'full' | 'directories';
@@ -60,10 +64,31 @@ export class TreeState {
       await this.list(dir, visit, stopped, 'directories');
       return;
     }
+    for (const name of record.linked) await this.checkFile(dir, name, record, visit);
     for (const name of record.dirs) {
       if (stopped()) return;
       await this.checkDirectories(join(dir, name), visit, stopped);
     }
+  }
+
+  /** Stats one file of an unchanged directory again: visited when changed, told when gone. */
+  private async checkFile(
+    dir: string,
+    name: string,
+    record: DirRecord,
+    visit: PassVisit,
+  ): Promise<void> {
+    const path = join(dir, name);
+    const stats = statOrNull(path);
+    const before = record.files.get(name);
+    if (!stats?.isFile()) {
+      if (before && record.files.delete(name)) this.gone(path);
+      return;
+    }
+    const changed = !before || !same(before, stats);
+    if (!changed) return;
+    record.files.set(name, seenOf(stats));
+    await visit(path, stats, true);
   }
 
   /**
@@ -87,7 +112,13 @@ export class TreeState {
       this.forget(dir);
       return;
     }
-    const record: DirRecord = { ino: info.ino, ctimeMs: info.ctimeMs, files: new Map(), dirs: [] };
+    const record: DirRecord = {
+      ino: info.ino,
+      ctimeMs: info.ctimeMs,
+      files: new Map(),
+      dirs: [],
+      linked: [],
+    };
     this.records.set(dir, record);
     // Lets watch events in between directories.
     await new Promise((resolve) => setImmediate(resolve));
@@ -100,13 +131,10 @@ export class TreeState {
         continue;
       }
       const stats = statOrNull(path);
+      if (kind === 'link' || (stats && stats.nlink > 1)) record.linked.push(name);
       if (!stats || (kind === 'link' && !stats.isFile())) continue;
       const before = old?.files.get(name);
-      const changed =
-        !before ||
-        before.size !== stats.size ||
-        before.mtimeMs !== stats.mtimeMs ||
-        before.ino !== stats.ino;
+      const changed = !before || !same(before, stats);
       record.files.set(name, before && !changed ? before : seenOf(stats));
       await visit(path, stats, changed);
     }
@@ -123,6 +151,10 @@ export class TreeState {
     for (const name of record.files.keys()) this.gone(join(dir, name));
     for (const name of record.dirs) this.forget(join(dir, name));
   }
+}
+
+function same(before: Seen, now: Stats): boolean {
+  return before.size === now.size && before.mtimeMs === now.mtimeMs && before.ino === now.ino;
 }
 
 function seenOf(stats: Stats): Seen {

@@ -3,6 +3,7 @@
  * directory; chokidar 5 one per directory and per markdown file (it ignores the other files).
  * Watches past the limit fail (ENOSPC) or silently miss changes.
  */
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isIgnoredDirectoryName, isMarkdownPath } from '../tags/walk-markdown.js';
@@ -37,4 +38,49 @@ export async function watchHeadroom(
     'shared with every other watcher of this user: changes may be missed between reconcile passes. ' +
     'Raise it, e.g. sysctl fs.inotify.max_user_watches=524288'
   );
+}
+
+/**
+ * Free watches under which a watch counts as not open: a directory created now may get no watch,
+ * and parcel does not say so. The larger of 1,024 and a twentieth of the limit.
+ */
+const LOW_FREE = 1024;
+const LOW_SHARE = 20;
+
+/**
+ * Whether this user's inotify watches (every process we may inspect: the limit is per user) leave
+ * too little room. Synchronous: a few milliseconds of /proc reads, once per reconcile interval.
+ */
+export function watchHeadroomLow(limitFile = '/proc/sys/fs/inotify/max_user_watches'): boolean {
+  let limit: number;
+  try {
+    limit = Number(readFileSync(limitFile, 'utf8').trim());
+  } catch {
+    return false;
+  }
+  if (!Number.isFinite(limit) || limit <= 0) return false;
+  let used = 0;
+  for (const pid of readdirSync('/proc')) if (/^\d+$/.test(pid)) used += watchesOf(pid);
+  return limit - used < Math.max(LOW_FREE, limit / LOW_SHARE);
+}
+
+/** The inotify watches one process holds; 0 for one we may not inspect (another user's). */
+function watchesOf(pid: string): number {
+  let count = 0;
+  let fds: string[];
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return 0;
+  }
+  for (const fd of fds) {
+    try {
+      if (readlinkSync(`/proc/${pid}/fd/${fd}`) !== 'anon_inode:inotify') continue;
+      const info = readFileSync(`/proc/${pid}/fdinfo/${fd}`, 'utf8');
+      for (const line of info.split('\n')) if (line.startsWith('inotify wd:')) count++;
+    } catch {
+      // Closed meanwhile.
+    }
+  }
+  return count;
 }

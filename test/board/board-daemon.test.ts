@@ -192,4 +192,24 @@ describe('transcript tails', () => {
     expect(await tails.tail(dir)).toBe('render 3');
     expect(renders).toBe(3);
   });
+
+  it('tells the board to fetch again at the end of the interval a change came within', async () => {
+    const dir = h.file('2026_11_26_090000_FIX_login_0002');
+    await mkdir(dir);
+    const log = join(dir, 'agent.log');
+    let renders = 0;
+    let late = 0;
+    const tails = new TranscriptTails({
+      render: () => Promise.resolve([`render ${++renders}`]),
+      onLate: () => (late += 1),
+      minIntervalMs: 500,
+    });
+    await writeFile(log, 'one\n');
+    expect(await tails.tail(dir)).toBe('render 1');
+    await appendFile(log, 'two\n');
+    // Within the interval: the tail it had, and no render until the interval's end.
+    expect(await tails.tail(dir)).toBe('render 1');
+    await waitFor(() => late > 0, { timeoutMs: 5000, message: 'the late fetch' });
+    expect(await tails.tail(dir)).toBe('render 2');
+  });
 });

@@ -5,10 +5,11 @@
  */
 import { chmodSync, existsSync, lstatSync, mkdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
+import { createConnection } from 'node:net';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { connectDaemon, HELLO_TIMEOUT_MS } from '../../src/control/control-client.js';
-import { controlSocketPath } from '../../src/control/protocol.js';
+import { CONTROL_VERSION, controlSocketPath } from '../../src/control/protocol.js';
 import { TEST_TAGS_MD, useDaemonHarness, type DaemonProcess } from '../helpers/daemon-harness.js';
 import { runCli, type CliResult } from '../helpers/run-cli.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -173,6 +174,65 @@ describe('the control socket', () => {
     await waitFor(() => notices > 0, { message: 'a change notice' });
     unsubscribe?.();
     client?.close();
+  });
+
+  it('keeps at most one unsent notice for a subscriber that stops reading', async () => {
+    // An answer larger than the socket's buffers stays queued in the daemon while the client
+    // does not read: the notices queued after it are what a stalled subscriber costs.
+    const tag = `#needs-${'x'.repeat(100)}`;
+    const body = `# T\n\n${`${tag}\n`.repeat(1000)}`;
+    for (let n = 0; n < 20; n++) await h.request(`t${n}.md`, body);
+    const d = h.start();
+    await waitForIndex(d);
+    const observer = await connectDaemon(h.root);
+    let observed = 0;
+    observer?.subscribe(() => observed++);
+    await observer?.find({
+      pattern: '#x',
+      tagsOnly: false,
+      paths: [{ given: 's', absolute: h.sessions }],
+    });
+
+    const stalled = createConnection(controlSocketPath(h.root));
+    let received = '';
+    let paused = false;
+    stalled.setEncoding('utf8');
+    stalled.on('data', (chunk: string) => {
+      received += chunk;
+      if (paused || !received.includes('"id":3')) return;
+      paused = true;
+      stalled.pause();
+    });
+    const ask = (request: object): boolean => stalled.write(`${JSON.stringify(request)}\n`);
+    ask({ id: 1, op: 'hello', version: CONTROL_VERSION });
+    ask({ id: 2, op: 'subscribe' });
+    ask({
+      id: 3,
+      op: 'find',
+      pattern: tag,
+      tagsOnly: false,
+      paths: [{ given: 's', absolute: h.sessions }],
+    });
+    await waitFor(() => stalled.isPaused(), { message: 'the start of the large answer' });
+
+    for (let n = 0; n < 5; n++) {
+      const before = observed;
+      await writeFile(h.file(`c${n}.md`), `# C\n\n**Tags**: #needs-c${n}\n`);
+      await waitFor(() => observed > before, { message: `change notice ${n}` });
+    }
+    stalled.resume();
+    ask({
+      id: 4,
+      op: 'find',
+      pattern: '#x',
+      tagsOnly: false,
+      paths: [{ given: 's', absolute: h.sessions }],
+    });
+    await waitFor(() => received.includes('"id":4'), { message: 'the last answer' });
+    stalled.destroy();
+    observer?.close();
+    const afterAnswer = received.slice(received.indexOf('"id":3'), received.indexOf('"id":4'));
+    expect(afterAnswer.split('"event":"changed"').length - 1).toBe(1);
   });
 
   it('is not made when its path is too long for a Unix socket: the CLI reads the files', async () => {

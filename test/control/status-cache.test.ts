@@ -27,4 +27,29 @@ describe('StatusCache', () => {
     view.set('/r/a.md', findings('stale'), token);
     expect(view.get('/r/a.md')).toBeUndefined();
   });
+
+  it('gives back what it was given, as a copy: numbers, nulls, nested lists and long texts', () => {
+    const cache = new StatusCache(() => true);
+    const view = cache.under('table A');
+    const given = {
+      waiting: [],
+      needs: [
+        {
+          kind: 'not-dispatched',
+          file: '/r/a.md',
+          tags: ['#delegated-fix', '#done-fix'],
+          reason: `two states of one noun ${'x'.repeat(60)}`,
+          line: null,
+        },
+        { kind: 'approval', file: '/r/a.md', tag: '#needs-fix', line: 3, place: 'prose' },
+      ],
+      next: [],
+      claims: [],
+    } as never as FileFindings;
+    const expected = structuredClone(given);
+    view.set('/r/a.md', given, view.token());
+    const kept = view.get('/r/a.md');
+    expect(kept).toEqual(expected);
+    expect(kept).not.toBe(given);
+  });
 });

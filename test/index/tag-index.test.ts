@@ -16,23 +16,12 @@ import { findTaggedFiles } from '../../src/tags/find-tagged-files.js';
 import { ScanPool } from '../../src/tags/scan-pool.js';
 import { parseTagPattern } from '../../src/tags/tag-name.js';
 import { RequestWatcher } from '../../src/watch/request-watcher.js';
+import { rng } from '../../scripts/bench/lib.mjs';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-/** A small seeded generator (mulberry32): a failure names its seed and replays. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const TEXTS = [
   '# A\n\n**Tags**: #needs-a #P1\n',
@@ -146,7 +135,8 @@ async function bothAnswers(
 describe('the live tag index', () => {
   it('answers every find after random writes as the files do', async () => {
     const seed = Date.now() % 100_000;
-    const next = random(seed);
+    // The benchmarks' seeded PRNG: a failure names its seed and replays.
+    const next = rng(seed);
     const { dir, index, sync, pool } = await setUp();
     const done: string[] = [];
     let answered = 0;

@@ -25,7 +25,7 @@ import {
   type WatchBackend,
   type WatcherKind,
 } from '../../src/watch/watch-backend.js';
-import { watchHeadroom } from '../../src/watch/watch-headroom.js';
+import { watchHeadroom, watchHeadroomLow } from '../../src/watch/watch-headroom.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 let dir: string;
@@ -283,6 +283,17 @@ describe.each(WATCHER_KINDS)('the %s backend', (kind) => {
   });
 });
 
+describe('watch headroom each interval', () => {
+  it('is low with fewer than 1,024 watches free, not with plenty', async () => {
+    const limitFile = join(dir, 'limit');
+    await writeFile(limitFile, '100\n');
+    expect(watchHeadroomLow(limitFile)).toBe(true);
+    await writeFile(limitFile, '100000000\n');
+    expect(watchHeadroomLow(limitFile)).toBe(false);
+    expect(watchHeadroomLow(join(dir, 'none'))).toBe(false);
+  });
+});
+
 describe('falling back to chokidar', () => {
   const chokidarLoader = async (): Promise<WatchBackend> => loadWatchBackend('chokidar', () => {});
 
@@ -369,9 +380,9 @@ describe('request watcher passes', () => {
     return { root, target };
   }
 
-  it('find a change no watch reports (a linked file written in place) at a later periodic full pass', async () => {
+  it('find a change no watch reports (a linked file written in place) at a later periodic pass', async () => {
     const { root, target } = await linked(100);
-    // Directory passes do not stat it; every FULL_PASS_EVERY-th pass is a full one that does.
+    // Every pass stats a symlink, a directory pass too (tree-state.ts).
     await appendFile(target, 'in place\n');
     await reported(join(root, 'link.md'), 2);
     expect(errors).toEqual([]);
@@ -399,5 +410,36 @@ describe('request watcher passes', () => {
     } finally {
       clearInterval(sample);
     }
+  });
+
+  it('take low inotify headroom for a watch not open, said once, until a full pass after it is back', async () => {
+    const root = join(dir, 'root');
+    await mkdir(root);
+    let low = false;
+    let checks = 0;
+    const restored: string[] = [];
+    const w = new RequestWatcher({
+      paths: [root],
+      debounceMs: 50,
+      rescanIntervalMs: 100,
+      watcher: 'parcel',
+      onSettled: (path) => settled.push(path),
+      onError: (error) => errors.push(error),
+      onRestored: (message) => restored.push(message),
+      headroomLow: () => (checks++, low),
+    });
+    watcher = w;
+    await w.start();
+    await waitFor(() => checks >= 1, { message: 'a headroom check' });
+    expect(w.eventsComplete).toBe(true);
+    low = true;
+    await waitFor(() => !w.eventsComplete, { message: 'low headroom taken for lost events' });
+    const seen = checks;
+    await waitFor(() => checks >= seen + 2, { message: 'two more checks' });
+    expect(w.eventsComplete).toBe(false);
+    expect(errors.map((e) => e.message)).toEqual([expect.stringContaining('inotify watches')]);
+    low = false;
+    await waitFor(() => w.eventsComplete, { message: 'trusted after the full pass' });
+    expect(restored).toEqual([expect.stringContaining('inotify watches are free again')]);
   });
 });

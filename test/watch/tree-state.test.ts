@@ -6,6 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import {
   appendFile,
+  link,
   mkdir,
   mkdtemp,
   rename,
@@ -107,10 +108,42 @@ describe('TreeState', () => {
       await writeFile(join(dir, 'plain.md'), 'x\n');
       const tree = new TreeState();
       expect((await pass(tree, 'full')).visited).toEqual(['link.md', 'plain.md']);
-      // The target written in place: no directory of the tree changed, a full pass sees it.
+      // The target written in place: no directory of the tree changed, a directory pass sees it.
       await appendFile(join(outside, 'target.md'), 'more\n');
-      expect((await pass(tree, 'directories')).changed).toEqual([]);
-      expect((await pass(tree, 'full')).changed).toEqual(['link.md']);
+      expect((await pass(tree, 'directories')).changed).toEqual(['link.md']);
+      expect((await pass(tree, 'full')).changed).toEqual([]);
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('TreeState: files a directory watch may not see written', () => {
+  it('a directory pass stats symlinks and hard-linked files: written, made valid, left dangling', async () => {
+    const outside = await mkdtemp(join(tmpdir(), 'engine-tree-outside-'));
+    try {
+      await mkdir(join(dir, 'sub'));
+      await writeFile(join(outside, 'hard.md'), 'x\n');
+      await link(join(outside, 'hard.md'), join(dir, 'sub', 'hard.md'));
+      await symlink(join(outside, 'later.md'), join(dir, 'dangling.md'));
+      await writeFile(join(outside, 'target.md'), 'x\n');
+      await symlink(join(outside, 'target.md'), join(dir, 'link.md'));
+      await writeFile(join(dir, 'plain.md'), 'x\n');
+      const gone: string[] = [];
+      const tree = new TreeState((path) => gone.push(path.slice(dir.length + 1)));
+      expect((await pass(tree, 'full')).visited).toEqual(['link.md', 'plain.md', 'sub/hard.md']);
+
+      // Written through the other name, in place; the dangling link's target made; no directory
+      // of the tree changed.
+      await appendFile(join(outside, 'hard.md'), 'more\n');
+      await writeFile(join(outside, 'later.md'), 'x\n');
+      await unlink(join(outside, 'target.md'));
+      expect(await pass(tree, 'directories')).toEqual({
+        visited: ['dangling.md', 'sub/hard.md'],
+        changed: ['dangling.md', 'sub/hard.md'],
+      });
+      expect(gone).toEqual(['link.md']);
+      expect((await pass(tree, 'full')).changed).toEqual([]);
     } finally {
       await rm(outside, { recursive: true, force: true });
     }
