@@ -15,6 +15,6 @@ export const tagCommand: CommandModule = {
       .command(tagRemoveCommand as CommandModule)
       .command(tagSwapCommand as CommandModule)
       .command(tagApproveCommand)
-      .demandCommand(1, 'Name a tag command: find, add, remove, swap, approve'),
+      .demandCommand(1),
   handler: () => undefined,
 };

@@ -46,7 +46,6 @@ const pruneCommand: CommandModule<object, PruneArgs> = {
 export const worktreeCommand: CommandModule = {
   command: 'worktree <command>',
   describe: 'The git worktrees of --worktree claims',
-  builder: (yargs) =>
-    yargs.command(pruneCommand as CommandModule).demandCommand(1, 'Name a worktree command: prune'),
+  builder: (yargs) => yargs.command(pruneCommand as CommandModule).demandCommand(1),
   handler: () => undefined,
 };
