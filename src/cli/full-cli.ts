@@ -47,6 +47,8 @@ export function engineCli(argv: string[]): Argv {
     .demandCommand(1, 'Name a command')
     .strict()
     .fail((message, error, level) => {
+      // yargs wraps what a coerce throws (a bad number, arguments.ts) in its own error.
+      if (error?.name === 'YError') throw new EngineError(error.message);
       if (error) throw error;
       const explained = explainFailure(message, level as unknown as FailedLevel, argv);
       if (explained.showHelp)

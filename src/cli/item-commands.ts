@@ -1,6 +1,6 @@
 /** `engine cancel FILE`, `engine retry FILE`, `engine close FILE`: acting on one item. */
 import type { Argv, CommandModule } from 'yargs';
-import { rootOption } from './arguments.js';
+import { numberOption, rootOption } from './arguments.js';
 import type { ItemArgs } from './item-actions.js';
 
 function itemOptions(yargs: Argv): Argv<ItemArgs> {
@@ -29,11 +29,16 @@ export const cancelCommand: CommandModule<object, ItemArgs> = {
   describe:
     "Cancel a running item: end its agent by its recorded identity (SIGTERM, then SIGKILL after --grace) and send it to #needs-X with a Recovery entry 'cancelled'; a human's claim is never touched",
   builder: (yargs) =>
-    itemOptions(yargs).option('grace', {
-      type: 'number',
-      default: 10,
-      describe: 'Seconds from SIGTERM to SIGKILL',
-    }) as never,
+    itemOptions(yargs).option(
+      'grace',
+      numberOption('grace', {
+        // A timer's longest delay, in seconds.
+        range: { min: 0, max: 2_147_483, whole: false },
+        unit: 'seconds',
+        default: 10,
+        describe: 'Seconds from SIGTERM to SIGKILL',
+      }),
+    ) as never,
   // Loaded on use: the other commands do not pay for the session modules.
   handler: async (args) => (await import('./item-actions.js')).cancel(args),
 };

@@ -37,7 +37,6 @@ import { printLine } from './output.js';
 import { waitReasonOf } from '../status/wait-reasons.js';
 import { waitText } from '../status/wait-text.js';
 import { blockerText } from '../dispatch/depends-on.js';
-import { checkPort } from './board.js';
 
 /**
  * The flags: the invocation's own, and each setting's flag by its name in the settings table
@@ -63,7 +62,6 @@ export async function runDaemon(args: Args): Promise<void> {
   lastOfRepeated(args);
   if (args.board && (args.once || args['dry-run']))
     throw new EngineError('--board goes with a running daemon, not with --once or --dry-run');
-  if (args.board) checkPort(args['board-port'], '--board-port');
   const root = await projectRoot(args.root);
   const log = createLogger(args['log-format'], args.verbose);
   const resolved = await loadSettings(root, settingFlagValues(args), process.env);
@@ -317,7 +315,7 @@ async function startDaemonBoard(
 ) {
   const flags = {
     host: args['board-host'],
-    port: checkPort(args['board-port'], '--board-port'),
+    port: args['board-port'],
     readOnly: args['board-read-only'],
   };
   const { startBoard } = await import('./start-board.js');

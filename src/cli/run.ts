@@ -2,8 +2,8 @@
 import type { CommandModule } from 'yargs';
 import { EngineError } from '../errors.js';
 import { SETTING_NAMES, SETTINGS, settingFlag } from '../settings/setting-table.js';
-import { rootOption } from './arguments.js';
-import { DEFAULT_BOARD_PORT } from './board.js';
+import { numberOption, rootOption } from './arguments.js';
+import { DEFAULT_BOARD_PORT, PORT_RANGE } from './board.js';
 import type { RunArgs as Args } from './run-daemon.js';
 
 export const runCommand: CommandModule<object, Args> = {
@@ -40,11 +40,14 @@ export const runCommand: CommandModule<object, Args> = {
         default: false,
         describe: 'Serve the board (engine board) beside the daemon, on --board-port',
       })
-      .option('board-port', {
-        type: 'number',
-        default: DEFAULT_BOARD_PORT,
-        describe: "The board's port on the loopback address; 0 picks a free one",
-      })
+      .option(
+        'board-port',
+        numberOption('board-port', {
+          range: PORT_RANGE,
+          default: DEFAULT_BOARD_PORT,
+          describe: "The board's port on the loopback address; 0 picks a free one",
+        }),
+      )
       .option('board-host', {
         type: 'string',
         default: '127.0.0.1',
