@@ -52,7 +52,9 @@ export const boardCommand: CommandModule<object, Args> = {
         type: 'boolean',
         default: false,
         describe: 'Show the board, serve no action',
-      }) as never,
+      })
+      .example('$0 board', 'Serve the board on http://127.0.0.1:7420')
+      .example('$0 board --port 0 --read-only', 'On a free port, showing only') as never,
   handler: async (args) => {
     const [{ projectRoot }, { createLogger }, { startBoard }, { loadSettings }] = await Promise.all(
       [

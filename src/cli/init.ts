@@ -25,7 +25,10 @@ export const initCommand: CommandModule<object, Args> = {
         type: 'boolean',
         default: false,
         describe: 'List what would be written; write nothing',
-      }) as never,
+      })
+      .example('$0 init', 'Make the current directory an engine project')
+      .example('$0 init --root ~/work/app', 'Make another directory one')
+      .example('$0 init --dry-run', 'What it would write, writing nothing') as never,
   handler: async (args) => {
     const { initProject } = await import('../init/init-project.js');
     const root = resolve(args.root);

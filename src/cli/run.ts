@@ -58,8 +58,25 @@ export const runCommand: CommandModule<object, Args> = {
         default: false,
         describe: 'The board shows, and serves no action',
       })
-      .option('log-format', { choices: ['text', 'json'] as const, default: 'text' as const })
-      .option('verbose', { type: 'boolean', default: false }) as never,
+      .option('log-format', {
+        choices: ['text', 'json'] as const,
+        default: 'text' as const,
+        describe: "The daemon's log lines on stderr: text, or one JSON object a line",
+      })
+      .option('verbose', {
+        type: 'boolean',
+        default: false,
+        describe: 'Also log debug lines: each pass, claim judgement and watch event',
+      })
+      .example('$0 run --monitor-tags', 'Run the daemon: dispatch every #delegated-X item')
+      .example(
+        "$0 run --monitor-tags='#delegated-fix' --max-agents 2 --board",
+        'Only fixes, two agents at once, with the board',
+      )
+      .example(
+        '$0 run --monitor-tags --dry-run',
+        'What it would claim, in order; change nothing',
+      ) as never,
   handler: async (args) => {
     if (args['monitor-tags'] === undefined) {
       throw new EngineError('Nothing to run: use --monitor-tags to run the daemon');
