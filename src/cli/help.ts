@@ -48,7 +48,9 @@ async function helpOf(cli: (argv: string[]) => Argv, words: string[]): Promise<s
   const word = words[reached.length];
   if (word === undefined) return output.trimEnd();
   const prefix = `  ${['engine', ...reached].join(' ')} `;
-  const names = lines
+  const start = lines.indexOf('Commands:');
+  const end = lines.indexOf('', start);
+  const names = (start === -1 ? [] : lines.slice(start + 1, end === -1 ? undefined : end))
     .filter((line) => line.startsWith(prefix))
     .map((line) => line.slice(prefix.length).split(' ')[0] ?? '');
   const near = nearestName(word, names);
