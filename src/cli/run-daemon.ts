@@ -22,7 +22,7 @@ import { PtyRunner } from '../runners/pty-runner.js';
 import { appendEvent } from '../sessions/event-log.js';
 import { readPause } from '../sessions/limit-pause.js';
 import { Notifier } from '../notify/notifier.js';
-import { splitNotifyTemplate } from '../notify/notify-event.js';
+import { shellSyntaxIn, splitNotifyTemplate } from '../notify/notify-event.js';
 import { systemProbe } from '../process/process-identity.js';
 import { checkWorktreeRoot } from '../worktrees/worktree.js';
 import { readRequestFile } from '../files/read-text-file.js';
@@ -98,6 +98,13 @@ export async function runDaemon(args: Args): Promise<void> {
 
 /** The notifications of recorded events (--on-event, --notify-via). */
 function notifierOf(settings: Settings, options: DaemonOptions, log: LogFn): Notifier {
+  const syntax = settings.notify === null ? [] : shellSyntaxIn(settings.notify);
+  if (syntax.length > 0) {
+    log(
+      'warn',
+      `--on-event: the command runs without a shell, so its ${syntax.join(' ')} reach it as plain arguments; to use a shell, run one: sh -c 'echo "$1" >> events.log' sh {event}`,
+    );
+  }
   return new Notifier({
     root: options.root,
     command: settings.notify === null ? null : splitNotifyTemplate(settings.notify),
