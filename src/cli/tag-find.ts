@@ -85,7 +85,18 @@ export async function tagFind(args: Args): Promise<void> {
   const answer = await findFromDaemon(args.pattern, args.paths, args['tags-only']);
   const found = answer && withTexts(answer, args.context);
   if (!found) readingFiles();
-  printFound(found ?? (await findInFiles(args, pattern, scanTimeoutMs)), args);
+  const result = found ?? (await findInFiles(args, pattern, scanTimeoutMs));
+  printFound(result, args);
+  requireComplete(result.skipped.length);
+}
+
+/**
+ * A file that may carry the tag and could not be searched (unreadable, too large, too slow to
+ * parse) makes the answer printed incomplete: exit 2, as grep and rg do (docs/CLI.md).
+ */
+function requireComplete(skipped: number): void {
+  if (skipped === 0) return;
+  throw new EngineError(`incomplete answer: ${skipped} skipped (named above)`, { exitCode: 2 });
 }
 
 async function findInFiles(
