@@ -3,12 +3,15 @@
  * and flags, `engine help CMD`, `-h` and `-v`, one hint for `engine` alone, the quoting hint for
  * a tag the shell ate, and `engine completion` run by a real bash.
  */
+import { spawnSync } from 'node:child_process';
 import { chmod, writeFile } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CLI, runProcess } from '../helpers/run-cli.js';
 import { engine, expectError, makeTempDir, type TempDir } from './fixtures.js';
 
 let t: TempDir;
+
+const hasZsh = spawnSync('zsh', ['-c', 'true']).status === 0;
 
 beforeEach(async () => {
   t = await makeTempDir('engine-help-');
@@ -111,10 +114,15 @@ describe('help', () => {
 
 describe('engine completion', () => {
   /** COMPREPLY of the bash script's function for the command line `words` (the last is typed). */
-  async function bashCompletions(words: string[]): Promise<string[]> {
+  /** An `engine` program in the temporary directory, for the scripts to call. */
+  async function putEngineOnPath(): Promise<void> {
     const bin = t.path('engine');
     await writeFile(bin, `#!/bin/sh\nexec '${process.execPath}' '${CLI}' "$@"\n`);
     await chmod(bin, 0o755);
+  }
+
+  async function bashCompletions(words: string[]): Promise<string[]> {
+    await putEngineOnPath();
     const script = await engine(t.dir, ['completion', 'bash']);
     await writeFile(t.path('completion.bash'), script.stdout);
     const line = words.map((w) => `'${w}'`).join(' ');
@@ -134,6 +142,28 @@ describe('engine completion', () => {
     expect(await bashCompletions(['sta'])).toEqual(['status']);
     expect(await bashCompletions(['tag', 'f'])).toEqual(['find']);
     expect(await bashCompletions(['tag', 'find', '--con'])).toEqual(['--context']);
+  });
+
+  it.skipIf(!hasZsh)('zsh completes subcommands with its script, in a real zsh', async () => {
+    await putEngineOnPath();
+    const script = await engine(t.dir, ['completion', 'zsh']);
+    await writeFile(t.path('completion.zsh'), script.stdout);
+    // _describe, zsh's own, shows the answers in a completion widget: here it prints them.
+    const result = await runProcess(
+      'zsh',
+      [
+        '-f',
+        '-c',
+        'autoload -U compinit; compinit -u -D; source ./completion.zsh; _describe() { print -l -- "${reply[@]}" }; words=(engine tag f); CURRENT=3; BUFFER="engine tag f"; CURSOR=12; _engine_yargs_completions',
+      ],
+      {
+        cwd: t.dir,
+        env: { ...process.env, PATH: `${t.dir}:${process.env.PATH ?? ''}`, SHELL: '/bin/zsh' },
+      },
+    );
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toMatch(/^find:List files carrying a tag/m);
+    expect(result.stdout).toMatch(/^approve:/m);
   });
 
   it('zsh gets its own script, and completions with descriptions', async () => {
