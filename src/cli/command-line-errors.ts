@@ -58,25 +58,42 @@ function wordAfter(path: string[], argv: string[]): string | undefined {
 
 function unknownWords(words: string[], level: FailedLevel, argv: string[]): string {
   const options = Object.keys(level.getDescriptions());
-  return words
-    .map((word) => {
-      if (typedAsFlag(argv, word)) return unknownOption(word, options);
-      return `Unexpected argument '${word}'`;
-    })
-    .join('; ');
-}
-
-/** Whether `word` was typed as a flag (`--word`, `-word`, `--word=...`). */
-function typedAsFlag(argv: string[], word: string): boolean {
-  return argv.some(
-    (arg) => /^--?/.test(arg) && arg.replace(/=.*$/s, '').replace(/^--?/, '') === word,
+  // `-jsn` is read as -j -s -n: most likely a long option typed with one dash.
+  const clusters = argv.filter(
+    (arg) => /^-[^-]{2,}$/.test(arg) && words.some((w) => w.length === 1 && arg.includes(w)),
   );
+  const inCluster = (word: string): boolean =>
+    word.length === 1 && clusters.some((arg) => arg.includes(word));
+  const said = words
+    .filter((word) => !inCluster(word))
+    .map((word) => {
+      const flag = typedFlag(argv, word);
+      if (flag !== null) return unknownOption(flag, word, options);
+      // yargs also names the camelCase twin of an unknown `--a-b`: not typed, not news.
+      return argv.includes(word) ? `Unexpected argument '${word}'` : null;
+    })
+    .filter((text) => text !== null);
+  for (const arg of clusters) {
+    const near = nearestName(arg.slice(1), options);
+    said.push(`Unknown option ${arg}${near === null ? '' : ` (did you mean --${near}?)`}`);
+  }
+  return said.join('; ');
 }
 
-function unknownOption(word: string, options: string[]): string {
-  const flag = (name: string): string => (name.length === 1 ? `-${name}` : `--${name}`);
+/** The prefix `word` was typed with as a flag (`--`, `-`, `--no-`), or null: not as a flag. */
+function typedFlag(argv: string[], word: string): string | null {
+  for (const arg of argv) {
+    const name = arg.replace(/=.*$/s, '');
+    for (const prefix of ['--no-', '--', '-']) if (name === `${prefix}${word}`) return prefix;
+  }
+  return null;
+}
+
+function unknownOption(prefix: string, word: string, options: string[]): string {
   const near = nearestName(word, options);
-  return `Unknown option ${flag(word)}${near === null ? '' : ` (did you mean ${flag(near)}?)`}`;
+  const dashes = prefix === '--no-' ? prefix : word.length === 1 ? '-' : '--';
+  const nearDashes = prefix === '--no-' ? prefix : near?.length === 1 ? '-' : '--';
+  return `Unknown option ${dashes}${word}${near === null ? '' : ` (did you mean ${nearDashes}${near}?)`}`;
 }
 
 function unknownCommand(word: string, commands: string[]): string {

@@ -35,6 +35,15 @@ describe('did you mean', () => {
       'Unknown option --retires (did you mean --retries?) (see engine run --help)',
     ],
     [['worktree', 'prune', '--zzz'], 'Unknown option --zzz (see engine worktree prune --help)'],
+    // yargs also names the camelCase twin (jsnOut): said once, as typed.
+    [['status', '--jsn-out'], 'Unknown option --jsn-out (see engine status --help)'],
+    [
+      ['tag', 'find', '#x', '--no-contxt'],
+      'Unknown option --no-contxt (did you mean --no-context?) (see engine tag find --help)',
+    ],
+    // yargs reads -jsn as -j -s -n.
+    [['status', '-jsn'], 'Unknown option -jsn (did you mean --json?) (see engine status --help)'],
+    [['attach', 'a.md', 'b.md'], "Unexpected argument 'b.md' (see engine attach --help)"],
   ])('engine %j', async (args, message) => {
     expectError(await engine(t.dir, args), message);
   });
