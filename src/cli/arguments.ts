@@ -1,5 +1,6 @@
 /** Validation of command-line values shared by several commands. */
 import { EngineError } from '../errors.js';
+import { expectedNumber, numberIn, type NumberRange } from '../settings/setting-table.js';
 
 /** `--inline N`: a 1-based line number, written as plain decimal digits. */
 export function parseLineNumber(value: unknown): number | undefined {
@@ -29,5 +30,35 @@ export function rootOption(
     type: 'string',
     describe: `${describe}; it must hold directives/TAGS.md or directives/engine.json (default: the nearest such directory at or above ${from})`,
     coerce: (value) => (Array.isArray(value) ? value.at(-1) : value),
+  };
+}
+
+/**
+ * A number option of a command, checked as the settings' numbers are (setting-table.ts): a bad
+ * value is refused with what was typed (`Invalid --port 'x': expected ...`), never made NaN.
+ */
+export function numberOption(
+  flag: string,
+  options: { range: NumberRange; unit?: string; default: number; describe: string },
+): {
+  type: 'string';
+  default: number;
+  describe: string;
+  coerce: (value: unknown) => number;
+} {
+  return {
+    type: 'string',
+    default: options.default,
+    describe: options.describe,
+    coerce: (value) => {
+      // Given twice, the last one wins, as for --root.
+      const typed: unknown = Array.isArray(value) ? value.at(-1) : value;
+      const n = numberIn(typed, options.range);
+      if (n === null) {
+        const expected = expectedNumber(options.range, options.unit);
+        throw new EngineError(`Invalid --${flag} '${String(typed)}': expected ${expected}`);
+      }
+      return n;
+    },
   };
 }

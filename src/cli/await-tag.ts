@@ -39,7 +39,12 @@ export const awaitTagCommand: CommandModule<object, Args> = {
         type: 'boolean',
         default: false,
         describe: 'Say on stderr when the watch is ready',
-      }) as never,
+      })
+      .example("$0 await-tag sessions/fix-login.md '#done-fix'", 'Wait until the fix is done')
+      .example(
+        "$0 await-tag --dir sessions '#needs-review' --timeout 600",
+        'Wait up to 10 minutes for any request to need a review',
+      ) as never,
   handler: async (args) => {
     const { target, tag } = targetOf(args);
     const seconds = parseTimeout(args.timeout);

@@ -6,11 +6,12 @@
  */
 import { join, resolve } from 'node:path';
 import type { CommandModule } from 'yargs';
-import { EngineError } from '../errors.js';
-import { rootOption } from './arguments.js';
+import { numberOption, rootOption } from './arguments.js';
 
 /** The board's port unless --port says otherwise (docs/BOARD.md). */
 export const DEFAULT_BOARD_PORT = 7420;
+/** A TCP port; 0 asks the kernel for a free one. */
+export const PORT_RANGE = { min: 0, max: 65_535, whole: true };
 
 interface Args {
   paths: string[];
@@ -18,15 +19,6 @@ interface Args {
   host: string;
   port: number;
   'read-only': boolean;
-}
-
-/** A port number as given: 0 (any free port) to 65535. */
-export function checkPort(port: number, flag: string): number {
-  if (!Number.isInteger(port) || port < 0 || port > 65535)
-    throw new EngineError(
-      `${flag} ${String(port)}: expected a port number, 0 (any free one) to 65535`,
-    );
-  return port;
 }
 
 export const boardCommand: CommandModule<object, Args> = {
@@ -42,11 +34,14 @@ export const boardCommand: CommandModule<object, Args> = {
         describe: 'Directories of requests (default: sessions/)',
       })
       .option('root', rootOption('Project root'))
-      .option('port', {
-        type: 'number',
-        default: DEFAULT_BOARD_PORT,
-        describe: 'Port on the loopback address; 0 picks a free one',
-      })
+      .option(
+        'port',
+        numberOption('port', {
+          range: PORT_RANGE,
+          default: DEFAULT_BOARD_PORT,
+          describe: 'Port on the loopback address; 0 picks a free one',
+        }),
+      )
       .option('host', {
         type: 'string',
         default: '127.0.0.1',
@@ -57,7 +52,9 @@ export const boardCommand: CommandModule<object, Args> = {
         type: 'boolean',
         default: false,
         describe: 'Show the board, serve no action',
-      }) as never,
+      })
+      .example('$0 board', 'Serve the board on http://127.0.0.1:7420')
+      .example('$0 board --port 0 --read-only', 'On a free port, showing only') as never,
   handler: async (args) => {
     const [{ projectRoot }, { createLogger }, { startBoard }, { loadSettings }] = await Promise.all(
       [
@@ -74,7 +71,7 @@ export const boardCommand: CommandModule<object, Args> = {
     const log = createLogger('text');
     const flags = {
       host: args.host,
-      port: checkPort(args.port, '--port'),
+      port: args.port,
       readOnly: args['read-only'],
     };
     const board = await startBoard(root, paths, flags, log, settings);

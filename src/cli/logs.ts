@@ -38,7 +38,13 @@ export const logsCommand: CommandModule<object, Args> = {
         default: false,
         describe:
           'Print the transcript byte for byte, as recorded (escape sequences included: they act on a terminal)',
-      }) as never,
+      })
+      .example('$0 logs sessions/fix-login.md', "The request's latest agent transcript")
+      .example('$0 logs -f sessions/fix-login.md', 'Follow it until the session ends')
+      .example(
+        '$0 logs sessions/.engine/sessions/fix-login-1 --raw | less -R',
+        'One session, as recorded',
+      ) as never,
   // Loaded on use: the other commands do not pay for the session modules.
   handler: async (args) => (await import('./show-logs.js')).showLogs(args),
 };

@@ -22,7 +22,7 @@ import { PtyRunner } from '../runners/pty-runner.js';
 import { appendEvent } from '../sessions/event-log.js';
 import { readPause } from '../sessions/limit-pause.js';
 import { Notifier } from '../notify/notifier.js';
-import { splitNotifyTemplate } from '../notify/notify-event.js';
+import { shellSyntaxIn, splitNotifyTemplate } from '../notify/notify-event.js';
 import { systemProbe } from '../process/process-identity.js';
 import { checkWorktreeRoot } from '../worktrees/worktree.js';
 import { readRequestFile } from '../files/read-text-file.js';
@@ -38,7 +38,6 @@ import { printLine } from './output.js';
 import { waitReasonOf } from '../status/wait-reasons.js';
 import { waitText } from '../status/wait-text.js';
 import { blockerText } from '../dispatch/depends-on.js';
-import { checkPort } from './board.js';
 
 /**
  * The flags: the invocation's own, and each setting's flag by its name in the settings table
@@ -64,7 +63,6 @@ export async function runDaemon(args: Args): Promise<void> {
   lastOfRepeated(args);
   if (args.board && (args.once || args['dry-run']))
     throw new EngineError('--board goes with a running daemon, not with --once or --dry-run');
-  if (args.board) checkPort(args['board-port'], '--board-port');
   const root = await projectRoot(args.root);
   const resolved = await loadSettings(root, settingFlagValues(args), process.env);
   const { settings } = resolved;
@@ -103,6 +101,13 @@ export async function runDaemon(args: Args): Promise<void> {
 
 /** The notifications of recorded events (--on-event, --notify-via). */
 function notifierOf(settings: Settings, options: DaemonOptions, log: LogFn): Notifier {
+  const syntax = settings.notify === null ? [] : shellSyntaxIn(settings.notify);
+  if (syntax.length > 0) {
+    log(
+      'warn',
+      `--on-event: the command runs without a shell, so its ${syntax.join(' ')} reach it as plain arguments; to use a shell, run one: sh -c 'echo "$1" >> events.log' sh {event}`,
+    );
+  }
   return new Notifier({
     root: options.root,
     command: settings.notify === null ? null : splitNotifyTemplate(settings.notify),
@@ -320,7 +325,7 @@ async function startDaemonBoard(
 ) {
   const flags = {
     host: args['board-host'],
-    port: checkPort(args['board-port'], '--board-port'),
+    port: args['board-port'],
     readOnly: args['board-read-only'],
   };
   const { startBoard } = await import('./start-board.js');

@@ -2,8 +2,8 @@
 import type { CommandModule } from 'yargs';
 import { EngineError } from '../errors.js';
 import { SETTING_NAMES, SETTINGS, settingFlag } from '../settings/setting-table.js';
-import { rootOption } from './arguments.js';
-import { DEFAULT_BOARD_PORT } from './board.js';
+import { numberOption, rootOption } from './arguments.js';
+import { DEFAULT_BOARD_PORT, PORT_RANGE } from './board.js';
 import type { RunArgs as Args } from './run-daemon.js';
 
 export const runCommand: CommandModule<object, Args> = {
@@ -40,11 +40,14 @@ export const runCommand: CommandModule<object, Args> = {
         default: false,
         describe: 'Serve the board (engine board) beside the daemon, on --board-port',
       })
-      .option('board-port', {
-        type: 'number',
-        default: DEFAULT_BOARD_PORT,
-        describe: "The board's port on the loopback address; 0 picks a free one",
-      })
+      .option(
+        'board-port',
+        numberOption('board-port', {
+          range: PORT_RANGE,
+          default: DEFAULT_BOARD_PORT,
+          describe: "The board's port on the loopback address; 0 picks a free one",
+        }),
+      )
       .option('board-host', {
         type: 'string',
         default: '127.0.0.1',
@@ -55,8 +58,25 @@ export const runCommand: CommandModule<object, Args> = {
         default: false,
         describe: 'The board shows, and serves no action',
       })
-      .option('log-format', { choices: ['text', 'json'] as const, default: 'text' as const })
-      .option('verbose', { type: 'boolean', default: false }) as never,
+      .option('log-format', {
+        choices: ['text', 'json'] as const,
+        default: 'text' as const,
+        describe: "The daemon's log lines on stderr: text, or one JSON object a line",
+      })
+      .option('verbose', {
+        type: 'boolean',
+        default: false,
+        describe: 'Also log debug lines: each pass, claim judgement and watch event',
+      })
+      .example('$0 run --monitor-tags', 'Run the daemon: dispatch every #delegated-X item')
+      .example(
+        "$0 run --monitor-tags='#delegated-fix' --max-agents 2 --board",
+        'Only fixes, two agents at once, with the board',
+      )
+      .example(
+        '$0 run --monitor-tags --dry-run',
+        'What it would claim, in order; change nothing',
+      ) as never,
   handler: async (args) => {
     if (args['monitor-tags'] === undefined) {
       throw new EngineError('Nothing to run: use --monitor-tags to run the daemon');

@@ -22,13 +22,21 @@ export const statusCommand: CommandModule<object, StatusArgs> = {
     'Whether a daemon runs, what needs you, what waits (in dispatch order, and why), what runs, what finished recently',
   builder: (yargs) =>
     yargs
-      .positional('paths', { type: 'string', array: true, default: [] })
+      .positional('paths', {
+        type: 'string',
+        array: true,
+        default: [],
+        describe: 'Directories of requests (default: sessions/)',
+      })
       .option('root', rootOption('Project root'))
       .option('json', {
         type: 'boolean',
         default: false,
         describe: 'The same sections as JSON, with absolute ISO times and nothing cut but Done',
-      }) as never,
+      })
+      .example('$0 status', 'What runs, waits and needs you')
+      .example('$0 status --json', 'The same, for a script')
+      .example('$0 status --root ~/work/app', 'Another project') as never,
   handler: async (args) => {
     await engineStatus(args);
   },

@@ -17,7 +17,9 @@ export const tagAddCommand: CommandModule<object, Args> = {
         type: 'string',
         demandOption: true,
         describe: "Tag, e.g. '#needs-fix'",
-      }),
+      })
+      .example("$0 tag add sessions/fix-login.md '#needs-fix'", 'Ask for a fix')
+      .example("$0 tag add notes.md '#P1'", 'Any tag: a priority'),
   handler: async (args) => {
     const { addTagToFile } = await import('../files/tag-file.js');
     await addTagToFile(args.file, parseTag(args.tag));

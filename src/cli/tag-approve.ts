@@ -28,7 +28,10 @@ export const tagApproveCommand: CommandModule<object, Args> = {
         default: false,
         describe: 'List the pending items; change nothing',
       })
-      .option('json', { type: 'boolean', default: false, describe: 'With --list: JSON' }) as never,
+      .option('json', { type: 'boolean', default: false, describe: 'With --list: JSON' })
+      .example('$0 tag approve', 'Walk the items waiting for approval')
+      .example('$0 tag approve sessions/fix-login.md --to delegated', 'Approve one')
+      .example('$0 tag approve --list --json', 'List them, as JSON') as never,
   // The implementation (remark, the approval walk) loads only when this command runs.
   handler: async (args) => (await import('./tag-approve-actions.js')).approve(args),
 };

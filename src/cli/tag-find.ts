@@ -35,8 +35,17 @@ export const tagFindCommand: CommandModule<object, Args> = {
   describe: "List files carrying a tag or a glob ('#delegated-*'); default path sessions/",
   builder: (yargs) =>
     yargs
-      .positional('pattern', { type: 'string', demandOption: true })
-      .positional('paths', { type: 'string', array: true, default: ['sessions/'] })
+      .positional('pattern', {
+        type: 'string',
+        demandOption: true,
+        describe: "A tag or a glob, quoted: '#needs-fix', '#delegated-*'",
+      })
+      .positional('paths', {
+        type: 'string',
+        array: true,
+        default: ['sessions/'],
+        describe: 'Files or directories to search',
+      })
       .option('context', {
         type: 'boolean',
         default: false,
@@ -47,12 +56,22 @@ export const tagFindCommand: CommandModule<object, Args> = {
         default: false,
         describe: 'Tags line and front matter only',
       })
-      .option('json', { type: 'boolean', default: false })
+      .option('json', {
+        type: 'boolean',
+        default: false,
+        describe: 'The matches as JSON, with each occurrence',
+      })
       .option('verbose', {
         type: 'boolean',
         default: false,
         describe: 'Also name file:line of tags that could not be read (malformed front matter)',
-      }) as never,
+      })
+      .example("$0 tag find '#needs-fix'", 'The requests under sessions/ that need a fix')
+      .example(
+        "$0 tag find '#delegated-*' docs --context",
+        'Every delegated item under docs/, with its lines',
+      )
+      .example("$0 tag find '#P0' --json", 'As JSON') as never,
   handler: async (args) => {
     await tagFind(args);
   },
@@ -66,7 +85,18 @@ export async function tagFind(args: Args): Promise<void> {
   const answer = await findFromDaemon(args.pattern, args.paths, args['tags-only']);
   const found = answer && withTexts(answer, args.context);
   if (!found) readingFiles();
-  printFound(found ?? (await findInFiles(args, pattern, scanTimeoutMs)), args);
+  const result = found ?? (await findInFiles(args, pattern, scanTimeoutMs));
+  printFound(result, args);
+  requireComplete(result.skipped.length);
+}
+
+/**
+ * A file that may carry the tag and could not be searched (unreadable, too large, too slow to
+ * parse) makes the answer printed incomplete: exit 2, as grep and rg do (docs/CLI.md).
+ */
+function requireComplete(skipped: number): void {
+  if (skipped === 0) return;
+  throw new EngineError(`incomplete answer: ${skipped} skipped (named above)`, { exitCode: 2 });
 }
 
 async function findInFiles(

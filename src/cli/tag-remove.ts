@@ -13,12 +13,14 @@ export const tagRemoveCommand: CommandModule<object, Args> = {
   describe: 'Remove a tag from the Tags line (missing: no-op), or with --inline N from line N',
   builder: (yargs) =>
     yargs
-      .positional('file', { type: 'string', demandOption: true })
-      .positional('tag', { type: 'string', demandOption: true })
+      .positional('file', { type: 'string', demandOption: true, describe: 'Markdown file' })
+      .positional('tag', { type: 'string', demandOption: true, describe: "Tag, e.g. '#P1'" })
       .option('inline', {
         type: 'string',
         describe: 'Line N must carry the tag; remove it there',
-      }) as never,
+      })
+      .example("$0 tag remove sessions/fix-login.md '#P1'", 'Drop a tag from the Tags line')
+      .example("$0 tag remove notes.md '#todo' --inline 12", 'Drop it from line 12') as never,
   handler: async (args) => {
     const { removeTagFromFile } = await import('../files/tag-file.js');
     await removeTagFromFile(args.file, parseTag(args.tag), parseLineNumber(args.inline));

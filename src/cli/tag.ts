@@ -15,6 +15,9 @@ export const tagCommand: CommandModule = {
       .command(tagRemoveCommand as CommandModule)
       .command(tagSwapCommand as CommandModule)
       .command(tagApproveCommand)
-      .demandCommand(1, 'Name a tag command: find, add, remove, swap, approve'),
+      .demandCommand(1)
+      .example("$0 tag find '#needs-fix'", 'The requests that need a fix')
+      .example("$0 tag swap sessions/a.md '#needs-fix' '#delegated-fix'", 'Hand one to the daemon')
+      .example('$0 help tag find', 'The help of one tag command'),
   handler: () => undefined,
 };

@@ -31,10 +31,10 @@ const pruneCommand: CommandModule<object, PruneArgs> = {
   describe:
     'Remove the worktrees and branches of done items whose branches are merged into HEAD; never one with uncommitted changes',
   builder: (yargs) =>
-    yargs.option(
-      'root',
-      rootOption('Project root (its .engine-worktrees/ holds the worktrees)'),
-    ) as never,
+    yargs
+      .option('root', rootOption('Project root (its .engine-worktrees/ holds the worktrees)'))
+      .example('$0 worktree prune', 'Remove the merged worktrees of done items')
+      .example('$0 worktree prune --root ~/work/app', 'The same, for another project') as never,
   handler: async (args) => {
     for (const outcome of await pruneWorktrees(await projectRoot(args.root), isFinished)) {
       const verb = outcome.removed ? 'removed' : 'kept';
@@ -47,6 +47,10 @@ export const worktreeCommand: CommandModule = {
   command: 'worktree <command>',
   describe: 'The git worktrees of --worktree claims',
   builder: (yargs) =>
-    yargs.command(pruneCommand as CommandModule).demandCommand(1, 'Name a worktree command: prune'),
+    yargs
+      .command(pruneCommand as CommandModule)
+      .demandCommand(1)
+      .example('$0 worktree prune', 'Remove the merged worktrees of done items')
+      .example('$0 help worktree prune', 'What prune keeps'),
   handler: () => undefined,
 };

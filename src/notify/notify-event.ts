@@ -39,6 +39,37 @@ export function splitNotifyTemplate(template: string): string[] {
   return splitTemplate(template, NOTIFY_COMMAND);
 }
 
+/**
+ * The shell syntax in a command template, outside the quotes that would make it text: `>`, `|`,
+ * `;`, `&&`, and `$(` or backticks outside single quotes. The command runs without a shell, so
+ * each reaches it as a plain argument (`echo {event} >> f` prints `done >> f`): worth a warning.
+ */
+export function shellSyntaxIn(template: string): string[] {
+  const found = new Set<string>();
+  let quote: "'" | '"' | null = null;
+  for (let i = 0; i < template.length; i++) {
+    const c = template[i] as string;
+    const pair = template.slice(i, i + 2);
+    if (quote === "'") {
+      if (c === "'") quote = null;
+      continue;
+    }
+    if (c === '\\') {
+      i++;
+      continue;
+    }
+    if (pair === '$(' || c === '`') found.add(c === '`' ? '`' : '$(');
+    if (quote === '"') {
+      if (c === '"') quote = null;
+    } else if (c === "'" || c === '"') quote = c;
+    else if (pair === '&&' || pair === '>>' || pair === '||') {
+      found.add(pair);
+      i++;
+    } else if ('>|;'.includes(c)) found.add(c);
+  }
+  return [...found];
+}
+
 export function notifies(event: EventInput): boolean {
   return NOTIFY_EVENTS.includes(event.event);
 }

@@ -27,13 +27,16 @@ function checked(
   typed: unknown,
   label: string,
   shown: string,
+  inFile = false,
 ): Settings[SettingName] {
   const read = (SETTINGS[name] as Setting<Settings[SettingName]>).read(typed);
   if ('value' in read) return read.value;
+  if ('reason' in read) throw new EngineError(`${label}: ${read.reason}`);
+  // A flag or variable echoes what was typed: `Invalid --retries 'two': expected ...`.
   throw new EngineError(
-    'reason' in read
-      ? `${label}: ${read.reason}`
-      : `${label} must be ${read.expected}, got ${shown}`,
+    inFile
+      ? `${label} must be ${read.expected}, got ${shown}`
+      : `Invalid ${label} ${shown}: expected ${read.expected}`,
   );
 }
 
@@ -64,7 +67,7 @@ export function parseEngineJson(text: string, file: string): Partial<Settings> {
         `${file}: unknown setting "${key}"; expected one of ${keys} (or "${COMMENT_KEY}")`,
       );
     }
-    settings[name] = checked(name, value, `${file}: "${key}"`, JSON.stringify(value));
+    settings[name] = checked(name, value, `${file}: "${key}"`, JSON.stringify(value), true);
   }
   return settings as Partial<Settings>;
 }
@@ -107,7 +110,9 @@ export function resolveSettings(sources: SettingsSources): {
     const flag = sources.flags[name];
     const env = sources.env[setting.env];
     if (flag !== undefined && flag !== '') {
-      settings[name] = checked(name, flag, `--${setting.flag}`, `'${String(flag)}'`);
+      // A number flag comes as typed text (settingFlag), as an environment variable does.
+      const typed = typeof flag === 'string' ? setting.fromText(flag) : flag;
+      settings[name] = checked(name, typed, `--${setting.flag}`, `'${String(flag)}'`);
       from[name] = 'flag';
     } else if (env !== undefined && env !== '') {
       settings[name] = checked(name, setting.fromText(env), setting.env, `'${env}'`);

@@ -116,8 +116,27 @@ export interface NumberRange {
 }
 
 /** A decimal number as a person types one; NaN for anything else. */
-function numberFromText(text: string): number {
+export function numberFromText(text: string): number {
   return /^\s*[-+]?(\d+\.?\d*|\.\d+)\s*$/.test(text) ? Number(text) : NaN;
+}
+
+/** What a number in `range` of `unit` is, in words: `a whole number of agents from 0 up`. */
+export function expectedNumber(range: NumberRange, unit?: string): string {
+  const kind = `${range.whole ? 'a whole number' : 'a number'}${unit === undefined ? '' : ` of ${unit}`}`;
+  const upTo = range.max === Number.MAX_SAFE_INTEGER ? ' up' : ` to ${range.max}`;
+  return `${kind} from ${range.min}${upTo}`;
+}
+
+/**
+ * A number typed on a command line or in the environment (text), or held in engine.json (a
+ * number), when it is in `range`: every number engine reads is checked here.
+ */
+export function numberIn(value: unknown, range: NumberRange): number | null {
+  const n =
+    typeof value === 'number' ? value : typeof value === 'string' ? numberFromText(value) : NaN;
+  const valid =
+    Number.isFinite(n) && n >= range.min && n <= range.max && (!range.whole || Number.isInteger(n));
+  return valid ? n : null;
 }
 
 function numberSetting(
@@ -127,9 +146,7 @@ function numberSetting(
   range: NumberRange,
   describe: string,
 ): Setting<number> {
-  const kind = range.whole ? 'a whole number' : 'a number';
-  const upTo = range.max === MAX_TIMER_MS ? ` to ${MAX_TIMER_MS}` : ' up';
-  const expected = `${kind} of ${unit} from ${range.min}${upTo}`;
+  const expected = expectedNumber(range, unit);
   // Minutes are held as milliseconds, rounded to whole ones (0.1 minutes is 6000 ms).
   const scale = unit === 'minutes' ? 60_000 : 1;
   return {
@@ -142,13 +159,9 @@ function numberSetting(
     flagType: 'number',
     fromText: numberFromText,
     read: (value) => {
-      const n = typeof value === 'number' ? value : NaN;
-      const valid =
-        Number.isFinite(n) &&
-        n >= range.min &&
-        n <= range.max &&
-        (!range.whole || Number.isInteger(n));
-      return valid ? { value: Math.round(n * scale) } : { expected };
+      // engine.json's "100" is text where a number belongs: refused, as JSON types are.
+      const n = typeof value === 'number' ? numberIn(value, range) : null;
+      return n === null ? { expected } : { value: Math.round(n * scale) };
     },
   };
 }
@@ -470,7 +483,7 @@ export function typedDefaults(): Record<string, unknown> {
 
 /** The yargs definition of a setting's flag: no default, so that engine.json is not hidden. */
 export function settingFlag(name: SettingName): {
-  type: 'number' | 'string' | 'boolean';
+  type: 'string' | 'boolean';
   choices?: readonly string[];
   describe: string;
 } {
@@ -478,7 +491,8 @@ export function settingFlag(name: SettingName): {
   const min = setting.range?.min ?? 0;
   const least = min > 0 ? `; at least ${min}` : '';
   return {
-    type: setting.flagType,
+    // A number reaches its row as typed, so that a refusal can echo it (yargs would make NaN).
+    type: setting.flagType === 'number' ? 'string' : setting.flagType,
     ...(setting.choices ? { choices: setting.choices } : {}),
     describe: `${setting.describe}${least} (default ${String(setting.default)}; env ${setting.env}; engine.json "${setting.key}")`,
   };

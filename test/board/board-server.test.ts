@@ -362,7 +362,9 @@ describe('the board server', () => {
     expect(taken.stderr).toContain(`port ${port} on 127.0.0.1 is in use`);
     const bad = await runCli(['board', '--root', root, '--port', '70000']);
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain('--port 70000: expected a port number');
+    expect(bad.stderr).toBe(
+      "ERROR: Invalid --port '70000': expected a whole number from 0 to 65535\n",
+    );
     const once = await runCli(['run', '--monitor-tags', '--root', root, '--board', '--once']);
     expect(once.code).toBe(1);
     expect(once.stderr).toContain('--board goes with a running daemon');

@@ -402,7 +402,7 @@ describe('bad input gets a clear error and changes nothing', () => {
       [['remove', name, '#needs-x', '--inline', 'abc'], badLine('abc')],
       [['remove', name, '#needs-x', '--inline', '0x4'], badLine('0x4')],
       [['swap', name, '#needs-x', '#d', '--inline', ''], badLine('')],
-      [['add', name, '#x', '--bogus'], /Unknown argument: bogus/],
+      [['add', name, '#x', '--bogus'], /Unknown option --bogus/],
     ];
     const results = await Promise.all(cases.map(([args]) => run('tag', ...args)));
     for (const [i, result] of results.entries()) expectError(result, cases[i]![1]);

@@ -204,12 +204,15 @@ describe('engine tag find', () => {
     await symlink('../outside/y.md', t.path('s', 'linked-file.md'));
     await symlink('nowhere.md', t.path('s', 'dangling.md'));
     const result = await run('tag', 'find', '#needs-x', 's');
-    expect(result.code).toBe(0);
     expect(result.stdout).toBe(lines('s/.hidden.md', 's/linked-file.md', 's/ok.md'));
-    // Skipped files may be named, as warnings; they never fail the run.
-    for (const line of result.stderr.split('\n').filter(Boolean)) expect(line).toMatch(/^WARN: /);
-    expect(result.stderr).toContain(
-      'WARN: skipped s/big.md: larger than 1048576 bytes, not parsed\n',
+    // A file whose bytes hold the tag and whose tags could not be read is named; the answer,
+    // printed, may lack it: exit 2, as grep's on a file it cannot read.
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      'WARN: skipped s/big.md: larger than 1048576 bytes, not parsed\n' +
+        'WARN: skipped s/binary.md: not UTF-8 text\n' +
+        'WARN: skipped s/latin1.md: not UTF-8 text\n' +
+        'ERROR: incomplete answer: 3 skipped (named above)\n',
     );
     expect(result.stderr).not.toContain('big-other.md');
   });
@@ -229,10 +232,13 @@ describe('engine tag find', () => {
       ENGINE_SCAN_TIMEOUT_MS: '1500',
     });
     expect(Date.now() - started).toBeLessThan(20_000);
-    expect(result.code).toBe(0);
+    expect(result.code).toBe(2);
     // The same emphasis run without HTML is decided by the line scanner, in linear time.
     expect(result.stdout).toBe(lines('s/a.md', 's/emphasis-run.md', 's/m.md', 's/z.md'));
-    expect(result.stderr).toBe('WARN: skipped s/hostile.md: parsing took longer than 1500 ms\n');
+    expect(result.stderr).toBe(
+      'WARN: skipped s/hostile.md: parsing took longer than 1500 ms\n' +
+        'ERROR: incomplete answer: 1 skipped (named above)\n',
+    );
   });
 
   it('does not charge a worker start-up to the parse time limit', async () => {
@@ -279,8 +285,11 @@ describe('engine tag find', () => {
         },
       );
       expect(result.stdout).toBe(lines('sessions/ok.md'));
-      expect(result.stderr).toBe('WARN: skipped sessions/locked: cannot list: EACCES\n');
-      expect(result.code).toBe(0);
+      expect(result.stderr).toBe(
+        'WARN: skipped sessions/locked: cannot list: EACCES\n' +
+          'ERROR: incomplete answer: 1 skipped (named above)\n',
+      );
+      expect(result.code).toBe(2);
     },
   );
 

@@ -93,6 +93,19 @@ describe('the same answer with and without the daemon', () => {
     });
   }
 
+  it('an answer missing a file it could not search exits 2, from the daemon too', async () => {
+    // big.md (over 1 MiB) and binary.md hold #needs-a: named, not searched.
+    const { daemon: fromDaemon, files } = await both(['tag', 'find', '#needs-a']);
+    expect(fromDaemon).toEqual(files);
+    expect(fromDaemon.code).toBe(2);
+    expect(fromDaemon.stdout).toContain('sessions/plain.md');
+    expect(fromDaemon.stderr).toBe(
+      'WARN: skipped sessions/big.md: larger than 1048576 bytes, not parsed\n' +
+        'WARN: skipped sessions/binary.md: not UTF-8 text\n' +
+        'ERROR: incomplete answer: 2 skipped (named above)\n',
+    );
+  });
+
   it('engine tag find with an absolute path', async () => {
     const { daemon: fromDaemon, files } = await both(['tag', 'find', '#needs-a', h.sessions]);
     expect(fromDaemon).toEqual(files);

@@ -138,7 +138,7 @@ describe('settings precedence: flag > environment variable > engine.json > defau
 
   it('checks a flag or variable too, naming it', () => {
     expect(() => resolveSettings({ flags: { pollMs: 10 }, env: {}, file: {} })).toThrow(
-      "--poll-ms must be a whole number of milliseconds from 50 to 2147483647, got '10'",
+      "Invalid --poll-ms '10': expected a whole number of milliseconds from 50 to 2147483647",
     );
     expect(() =>
       resolveSettings({ flags: {}, env: { ENGINE_AGENT_CMD: "a 'b" }, file: {} }),

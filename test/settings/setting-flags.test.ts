@@ -21,14 +21,16 @@ describe('the numeric settings', () => {
     [
       'pollMs',
       10,
-      /--poll-ms must be a whole number of milliseconds from 50 to 2147483647, got '10'/,
+      /^Invalid --poll-ms '10': expected a whole number of milliseconds from 50 to 2147483647$/,
     ],
     ['rescanIntervalMs', 99, /from 100 /],
-    ['heartbeatMs', 2 ** 31, /to 2147483647, got '2147483648'/],
-    ['maxAgents', 1.5, /--max-agents must be a whole number of agents from 0 up, got '1.5'/],
-    ['staleAfterMs', -1, /--stale-after must be a number of minutes from 0 up, got '-1'/],
-    ['agingMs', -5, /--aging must be a number of minutes from 0 up, got '-5'/],
-    ['debounceMs', NaN, /got 'NaN'/],
+    ['heartbeatMs', 2 ** 31, /^Invalid --heartbeat-ms '2147483648': expected .* to 2147483647$/],
+    ['maxAgents', 1.5, /^Invalid --max-agents '1.5': expected a whole number of agents from 0 up$/],
+    ['staleAfterMs', -1, /^Invalid --stale-after '-1': expected a number of minutes from 0 up$/],
+    ['agingMs', -5, /^Invalid --aging '-5': expected a number of minutes from 0 up$/],
+    // As typed on the command line: text, echoed as typed.
+    ['retries', 'two', /^Invalid --retries 'two': expected a whole number of retries from 0 up$/],
+    ['debounceMs', '0x10', /^Invalid --debounce-ms '0x10': expected a whole number/],
   ] as const)(
     'refuses %s %s, naming its flag and saying what it expected, never raising it silently',
     (name, value, message) => {
@@ -57,7 +59,33 @@ describe('the numeric settings', () => {
     await rm(root, { recursive: true, force: true });
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(
-      /ERROR: --poll-ms must be a whole number of milliseconds from 50/,
+      /ERROR: Invalid --poll-ms '10': expected a whole number of milliseconds from 50/,
     );
+  });
+
+  it.each([
+    ['--retries', 'two', 'a whole number of retries from 0 up'],
+    ['--poll-ms', '1e3', 'a whole number of milliseconds from 50 to 2147483647'],
+    ['--stale-after', 'soon', 'a number of minutes from 0 up'],
+    ['--board-port', '70000', 'a whole number from 0 to 65535'],
+  ])('engine run %s %s echoes what was typed', async (flag, value, expected) => {
+    const root = await mkdtemp(join(tmpdir(), 'engine-options-'));
+    await mkdir(join(root, 'directives'));
+    await writeFile(join(root, 'directives', 'engine.json'), '{}\n');
+    const result = await runCli([
+      'run',
+      '--monitor-tags',
+      '--dry-run',
+      '--root',
+      root,
+      flag,
+      value,
+    ]);
+    await rm(root, { recursive: true, force: true });
+    expect(result).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `ERROR: Invalid ${flag} '${value}': expected ${expected}\n`,
+    });
   });
 });

@@ -132,13 +132,13 @@ describe('the settings table', () => {
   it('refuses a variable that is not a value of its setting, naming the variable', () => {
     const resolve = (env: NodeJS.ProcessEnv) => () => resolveSettings({ flags: {}, env, file: {} });
     expect(resolve({ ENGINE_POLL_MS: 'soon' })).toThrow(
-      "ENGINE_POLL_MS must be a whole number of milliseconds from 50 to 2147483647, got 'soon'",
+      "Invalid ENGINE_POLL_MS 'soon': expected a whole number of milliseconds from 50 to 2147483647",
     );
     expect(resolve({ ENGINE_WORKTREE: 'yes' })).toThrow(
-      "ENGINE_WORKTREE must be true or false, got 'yes'",
+      "Invalid ENGINE_WORKTREE 'yes': expected true or false",
     );
     expect(resolve({ ENGINE_RUNNER: 'ssh' })).toThrow(
-      "ENGINE_RUNNER must be one of 'tmux', 'pty', got 'ssh'",
+      "Invalid ENGINE_RUNNER 'ssh': expected one of 'tmux', 'pty'",
     );
   });
 
