@@ -51,7 +51,7 @@ describe('did you mean', () => {
   it('names the commands when none is near', async () => {
     expectError(
       await engine(t.dir, ['xyzzy']),
-      /^ERROR: Unknown command 'xyzzy'; the commands here: init, tag, await-tag, run, /,
+      /^ERROR: Unknown command 'xyzzy'; the commands here: init, new, tag, await-tag, run, /,
     );
   });
 });
