@@ -8,8 +8,8 @@ import { resolve } from 'node:path';
 import type {
   FindAnswer,
   GivenPath,
-  StatusAnswer,
-  StatusQuery,
+  StatusTextAnswer,
+  StatusTextQuery,
 } from '../control/control-client.js';
 import { EngineError } from '../errors.js';
 import { findProjectRoot } from './project-root.js';
@@ -57,13 +57,13 @@ export async function findFromDaemon(
   return ask(root, (client) => client.find({ pattern, tagsOnly, paths: given }));
 }
 
-/** `status`'s report from the daemon of `root`, for `query.paths`. */
-export async function statusFromDaemon(
+/** `status`'s printed text from the daemon of `root`, for `query.paths`. */
+export async function statusTextFromDaemon(
   root: string,
-  query: StatusQuery,
-): Promise<StatusAnswer | null> {
+  query: StatusTextQuery,
+): Promise<StatusTextAnswer | null> {
   if (declined || asking() === 'never' || !query.paths.every(isReal)) return null;
-  return ask(root, (client) => client.status(query));
+  return ask(root, (client) => client.statusText(query));
 }
 
 async function ask<T>(

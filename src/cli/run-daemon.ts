@@ -34,6 +34,7 @@ import { createLogger } from './logger.js';
 import { openLogFile } from '../service/log-file.js';
 import { ENGINE_MAIN, projectTablePath, readDispatchTable, shippedTableNote } from './paths.js';
 import { projectRoot } from './project-root.js';
+import { statusText } from './status.js';
 import { printLine } from './output.js';
 import { waitReasonOf } from '../status/wait-reasons.js';
 import { waitText } from '../status/wait-text.js';
@@ -224,6 +225,7 @@ function controlOf(
     scan: (text) => ctx.scan(text),
     pool,
     log: ctx.log,
+    render: statusText,
     warmQuery: () => plainStatusQuery(options.root, settings),
   });
 }

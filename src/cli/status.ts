@@ -2,12 +2,14 @@ import { join, resolve } from 'node:path';
 import type { CommandModule } from 'yargs';
 import { judgeOptionsOf, loadSettings } from '../settings/load-settings.js';
 import { parseDispatchTable } from '../dispatch/dispatch-table.js';
-import { printJson, printLine } from './output.js';
+import { printLine } from './output.js';
 import { rootOption } from './arguments.js';
 import { readDispatchTable } from './paths.js';
 import { projectRoot } from './project-root.js';
 import { statusLines } from './status-lines.js';
-import { readingFiles, statusFromDaemon } from './ask-daemon.js';
+import { readingFiles, statusTextFromDaemon } from './ask-daemon.js';
+import type { StatusReport } from '../status/collect-status.js';
+import type { ShownTable } from '../control/protocol.js';
 import { requireGivenPaths } from './given-paths.js';
 
 export interface StatusArgs {
@@ -60,20 +62,35 @@ export async function engineStatus(args: StatusArgs): Promise<void> {
     maxAgents: settings.maxAgents,
     agingMs: settings.agingMs,
   };
-  let report = await statusFromDaemon(root, {
+  const shown = { path: used.path, shipped: used.shipped };
+  // The daemon renders the text: the client parses no report of several MB and renders nothing.
+  const text = await statusTextFromDaemon(root, {
     paths,
     table: { text: used.text, path: used.path },
     judging: { ...judging, nowMs: now.getTime() },
+    json: args.json,
+    shown,
   });
-  if (!report) {
-    readingFiles();
-    const table = parseDispatchTable(used.text, used.path);
-    const { collectStatus } = await import('../status/collect-status.js');
-    // Claims judged, and items ordered and held, as the project's daemon does.
-    report = await collectStatus(root, paths, table, { now, ...judging });
-  }
-  const shown = { path: used.path, shipped: used.shipped };
-  if (args.json) printJson({ ...report, table: shown });
-  // One write: a line each was a write each, 73,000 of them for a large report.
-  else printLine(statusLines(report, shown, now).join('\n'));
+  if (text !== null) return printLine(text);
+  readingFiles();
+  const table = parseDispatchTable(used.text, used.path);
+  const { collectStatus } = await import('../status/collect-status.js');
+  // Claims judged, and items ordered and held, as the project's daemon does.
+  const report = await collectStatus(root, paths, table, { now, ...judging });
+  printLine(statusText(report, shown, args.json, now));
+}
+
+/**
+ * What `engine status` prints, without its final newline; the daemon renders it the same way.
+ * One write: a line each was a write each, 73,000 of them for a large report.
+ */
+export function statusText(
+  report: StatusReport,
+  shown: ShownTable,
+  json: boolean,
+  now: Date,
+): string {
+  return json
+    ? JSON.stringify({ ...report, table: shown }, null, 2)
+    : statusLines(report, shown, now).join('\n');
 }

@@ -16,13 +16,25 @@ import {
   type Request,
   type StatusAnswer,
   type StatusQuery,
+  type StatusTextAnswer,
+  type StatusTextQuery,
 } from './protocol.js';
 
-export type { FindAnswer, FindQuery, GivenPath, StatusAnswer, StatusQuery } from './protocol.js';
+export type {
+  FindAnswer,
+  FindQuery,
+  GivenPath,
+  StatusAnswer,
+  StatusQuery,
+  StatusTextAnswer,
+  StatusTextQuery,
+} from './protocol.js';
 
 export interface DaemonClient {
   /** `engine status`'s report, computed by the daemon; null: read the files. */
   status(query: StatusQuery): Promise<StatusAnswer | null>;
+  /** `engine status`'s printed text, rendered by the daemon; null: read the files. */
+  statusText(query: StatusTextQuery): Promise<StatusTextAnswer | null>;
   /** `engine tag find`'s answer from the live index; null: read the files. */
   find(query: FindQuery): Promise<FindAnswer | null>;
   /** Calls `onChange` after each change the daemon sees (coalesced); returns the unsubscribe. */
@@ -142,6 +154,11 @@ class Client implements DaemonClient {
 
   async status(query: StatusQuery): Promise<StatusAnswer | null> {
     return (await this.ask({ op: 'status', ...query })) as StatusAnswer | null;
+  }
+
+  async statusText(query: StatusTextQuery): Promise<StatusTextAnswer | null> {
+    const text = await this.ask({ op: 'status-text', ...query });
+    return typeof text === 'string' ? text : null;
   }
 
   async find(query: FindQuery): Promise<FindAnswer | null> {

@@ -26,7 +26,9 @@ import {
   type Answer,
   type FindQuery,
   type Request,
+  type RenderStatus,
   type StatusQuery,
+  type StatusTextQuery,
 } from './protocol.js';
 
 export interface ControlServerOptions {
@@ -39,6 +41,8 @@ export interface ControlServerOptions {
   /** The daemon's scan: the fast path here, its pool for the rest. */
   scan: (text: string) => Promise<ScanSummary>;
   log: LogFn;
+  /** The CLI's rendering of a report (the daemon's layer cannot import the CLI's). */
+  render: RenderStatus;
   /** How long a query waits for the index to be built, and for a sync. */
   waitMs?: number;
 }
@@ -174,6 +178,8 @@ export class ControlServer {
         return this.find(request);
       case 'status':
         return this.status(request);
+      case 'status-text':
+        return this.statusText(request);
       case 'subscribe':
         this.subscribers.add(socket);
         return null;
@@ -201,6 +207,11 @@ export class ControlServer {
   /** Asks `query` of itself, for what it leaves in the status cache (daemon-control.ts). */
   async warm(query: StatusQuery): Promise<void> {
     await this.status(query);
+  }
+
+  private async statusText(query: StatusTextQuery): Promise<string> {
+    const report = await this.status(query);
+    return this.options.render(report, query.shown, query.json, new Date(query.judging.nowMs));
   }
 
   private async status(query: StatusQuery): Promise<StatusReport> {

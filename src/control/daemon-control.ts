@@ -9,7 +9,7 @@ import { IndexSync, removeDeadSyncFiles } from '../index/index-sync.js';
 import { TagIndex } from '../index/tag-index.js';
 import type { ScanPool, ScanSummary } from '../tags/scan-pool.js';
 import { ControlServer } from './control-server.js';
-import type { StatusQuery } from './protocol.js';
+import type { RenderStatus, StatusQuery } from './protocol.js';
 import { StatusCache } from './status-cache.js';
 
 export interface DaemonControlOptions {
@@ -25,6 +25,8 @@ export interface DaemonControlOptions {
   scan: (text: string) => Promise<ScanSummary>;
   pool: ScanPool;
   log: LogFn;
+  /** The CLI's rendering of a status report, for `engine status` asking the printed text. */
+  render: RenderStatus;
   /**
    * What a plain `engine status` would ask: asked once the index is built, so that the first
    * status a user runs reads only what changed since (25 s at 50,000 files otherwise).
@@ -67,9 +69,10 @@ export class DaemonControl {
   /** Opens the socket and builds the index; `eventsComplete`: the daemon's word on its watch. */
   async start(eventsComplete: () => boolean): Promise<void> {
     this.eventsComplete = eventsComplete;
-    const { root, pool, log } = this.options;
+    const { root, pool, log, render } = this.options;
     this.server = await ControlServer.start({
       root,
+      render,
       index: this.index,
       sync: this.sync,
       cache: this.cache,

@@ -42,10 +42,35 @@ export interface StatusQuery {
   judging: Omit<StatusJudging, 'now' | 'probe'> & { nowMs: number };
 }
 
+/**
+ * `engine status`'s question when it wants the printed text: the daemon renders it (the client
+ * loads no renderer and parses no report of several MB), as the client would have.
+ */
+export interface StatusTextQuery extends StatusQuery {
+  json: boolean;
+  /** The table as the report names it (the client's reading). */
+  shown: ShownTable;
+}
+
+/** The dispatch table a report names: its file, and whether it is the one shipped with engine. */
+export interface ShownTable {
+  path: string;
+  shipped: boolean;
+}
+
+/** The text of a status report as the CLI prints it, without its final newline. */
+export type RenderStatus = (
+  report: StatusReport,
+  shown: ShownTable,
+  json: boolean,
+  now: Date,
+) => string;
+
 export type Request =
   | { id: number; op: 'hello'; version: string }
   | ({ id: number; op: 'find' } & FindQuery)
   | ({ id: number; op: 'status' } & StatusQuery)
+  | ({ id: number; op: 'status-text' } & StatusTextQuery)
   | { id: number; op: 'subscribe' };
 
 export type Answer =
@@ -60,6 +85,8 @@ export interface ChangeNotice {
 
 export type FindAnswer = IndexFindResult;
 export type StatusAnswer = StatusReport;
+/** `status-text`'s answer: the bytes to print, without their final newline. */
+export type StatusTextAnswer = string;
 
 function packageVersion(): string {
   const path = new URL('../../package.json', import.meta.url);

@@ -3,7 +3,7 @@
  * what the full CLI says: each command line here is run as is (lean) and in a form only yargs
  * reads (`--no-verbose`, `--no-json`, `--json=true`: the lean path leaves it to the full CLI).
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { engine, makeTempDir, type TempDir } from './fixtures.js';
 
@@ -89,4 +89,16 @@ describe('a command line yargs reads otherwise than parseArgs: the full CLI take
       expect(await engine(t.dir, args)).toEqual(await engine(t.dir, full));
     });
   }
+});
+
+describe('the built lean path', () => {
+  it('is one module: it imports none of dist/ but what only the files need, and errors.js', async () => {
+    const built = await readFile(new URL('../../dist/cli/lean-entry.js', import.meta.url), 'utf8');
+    const relative = [...built.matchAll(/(?:from|import\()\s*["'](\.[^"']*)["']/g)].map(
+      (m) => m[1],
+    );
+    expect(new Set(relative)).toEqual(
+      new Set(['../errors.js', '../tags/find-tagged-files.js', '../status/collect-status.js']),
+    );
+  });
 });

@@ -10,6 +10,9 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { connectDaemon, HELLO_TIMEOUT_MS } from '../../src/control/control-client.js';
 import { CONTROL_VERSION, controlSocketPath } from '../../src/control/protocol.js';
+import { statusText } from '../../src/cli/status.js';
+import { readDispatchTable } from '../../src/cli/paths.js';
+import { judgeOptionsOf, loadSettings } from '../../src/settings/load-settings.js';
 import { TEST_TAGS_MD, useDaemonHarness, type DaemonProcess } from '../helpers/daemon-harness.js';
 import { runCli, type CliResult } from '../helpers/run-cli.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -139,6 +142,38 @@ describe('the control socket', () => {
       const fromDaemon = await engine(args, 'only');
       expect(fromDaemon.code, fromDaemon.stderr).toBe(0);
       expect(fromDaemon).toEqual(await engine(args, '0'));
+    }
+  });
+
+  it('renders the status text itself: the client parses no report and renders nothing', async () => {
+    await h.request('a.md', '# A\n\n**Tags**: #needs-a\n');
+    const d = h.start();
+    await waitForIndex(d);
+    const { settings } = await loadSettings(h.root, {}, {});
+    const used = await readDispatchTable(h.root);
+    const shown = { path: used.path, shipped: used.shipped };
+    const query = {
+      paths: [join(h.root, 'sessions')],
+      table: { text: used.text, path: used.path },
+      judging: {
+        options: judgeOptionsOf(settings),
+        debounceMs: settings.debounceMs,
+        maxAgents: settings.maxAgents,
+        agingMs: settings.agingMs,
+        nowMs: Date.now(),
+      },
+    };
+    const client = await connectDaemon(h.root);
+    try {
+      const report = await client!.status(query);
+      expect(await client!.statusText({ ...query, json: true, shown })).toBe(
+        JSON.stringify({ ...report, table: shown }, null, 2),
+      );
+      const text = await client!.statusText({ ...query, json: false, shown });
+      expect(text).toBe(statusText(report!, shown, false, new Date(query.judging.nowMs)));
+      expect(text).toContain('a.md');
+    } finally {
+      client?.close();
     }
   });
 

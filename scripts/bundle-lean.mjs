@@ -1,0 +1,21 @@
+// Part of `npm run build`: the CLI's lean path (src/cli/lean-entry.ts, what `engine status` and
+// `engine tag find` load when a daemon answers) as one module, written over tsc's
+// dist/cli/lean-entry.js, so main.js loads one file instead of about 40. The modules only the
+// files' path needs stay outside (loaded from dist/ as they are: the scan pool's workers are
+// found beside their module), and so does errors.js, so an EngineError thrown in either is one
+// class. Every module of src/ lies one folder deep, so `../x.js` names the same file from the
+// bundle in dist/cli/ as from its own folder.
+import { build } from 'esbuild';
+
+await build({
+  entryPoints: [new URL('../src/cli/lean-entry.ts', import.meta.url).pathname],
+  outfile: new URL('../dist/cli/lean-entry.js', import.meta.url).pathname,
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  sourcemap: true,
+  allowOverwrite: true,
+  external: ['../tags/find-tagged-files.js', '../status/collect-status.js', '../errors.js'],
+  logLevel: 'warning',
+});
