@@ -4,7 +4,7 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -59,6 +59,7 @@ describe('engine service (systemd, no user bus)', () => {
     expect(unit).toContain(`ExecStart=/usr/bin/env node ${CLI} run --monitor-tags --root ${root}`);
     expect(unit).toContain(`--log-file ${join(root, 'sessions', '.engine', 'daemon.log')}`);
     expect(unit).not.toContain('sk-ant-test-secret');
+    expect((await stat(unitPath)).mode & 0o777).toBe(0o600);
   });
 
   it('writes a unit systemd-analyze verify accepts', async (ctx) => {
