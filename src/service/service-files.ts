@@ -27,6 +27,8 @@ export interface ServiceFile {
   install: string[][];
   uninstall: string[][];
   status: string[];
+  /** Restarts it if it runs: a replaced file takes effect. */
+  restart: string[];
 }
 
 export interface Where {
@@ -51,6 +53,7 @@ export function serviceFile(root: string, where: Where): ServiceFile {
       install: [['launchctl', 'bootstrap', domain, path]],
       uninstall: [['launchctl', 'bootout', `${domain}/${label}`]],
       status: ['launchctl', 'print', `${domain}/${label}`],
+      restart: ['launchctl', 'kickstart', '-k', `${domain}/${label}`],
     };
   }
   const unit = `${name}.service`;
@@ -68,6 +71,7 @@ export function serviceFile(root: string, where: Where): ServiceFile {
       ['systemctl', '--user', 'daemon-reload'],
     ],
     status: ['systemctl', '--user', 'status', '--no-pager', unit],
+    restart: ['systemctl', '--user', 'try-restart', unit],
   };
 }
 
