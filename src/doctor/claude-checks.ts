@@ -4,6 +4,7 @@
  * Pure: each reads the facts gathered once (readClaudeFacts).
  */
 import { dirname } from 'node:path';
+import { serviceFile } from '../service/service-files.js';
 import {
   claudePaths,
   mergedSettings,
@@ -28,6 +29,8 @@ export interface ClaudeFacts {
   global: JsonRead;
   settings: MergedSettings;
   credentials: JsonRead;
+  /** The root's installed systemd unit (engine service install), or null. */
+  serviceUnit: string | null;
 }
 
 /** From this version on, interactive Claude Code starts in auto mode unless told otherwise. */
@@ -44,7 +47,19 @@ export async function readClaudeFacts(
     global: await readJsonObject(ctx, paths.globalConfig),
     settings: await mergedSettings(ctx, paths.settings),
     credentials: await readJsonObject(ctx, paths.credentials),
+    serviceUnit: await installedUnit(ctx),
   };
+}
+
+async function installedUnit(ctx: DoctorContext): Promise<string | null> {
+  if (ctx.root === null || ctx.probe.platform !== 'linux') return null;
+  const file = serviceFile(ctx.root, {
+    manager: 'systemd',
+    home: ctx.probe.home,
+    configHome: ctx.env.XDG_CONFIG_HOME || undefined,
+    uid: ctx.probe.uid,
+  });
+  return (await ctx.probe.readText(file.path)) === null ? null : file.path;
 }
 
 const interactive = (ctx: DoctorContext): boolean => ctx.agent.claude?.print === false;
