@@ -59,7 +59,9 @@ async function installedUnit(ctx: DoctorContext): Promise<string | null> {
     configHome: ctx.env.XDG_CONFIG_HOME || undefined,
     uid: ctx.probe.uid,
   });
-  return (await ctx.probe.readText(file.path)) === null ? null : file.path;
+  // Unreadable is still there: only a missing file means no unit.
+  const text = await ctx.probe.readText(file.path).catch(() => '');
+  return text === null ? null : file.path;
 }
 
 const interactive = (ctx: DoctorContext): boolean => ctx.agent.claude?.print === false;
