@@ -144,6 +144,22 @@ function startMode(args: string[], print: boolean, facts: ClaudeFacts): string {
   return autoByDefault && !autoModeDisabled ? 'auto' : 'default';
 }
 
+/** The command an agent runs to mark its item done, as a deny rule would see it. */
+const TAG_SWAP = "engine tag swap sessions/a.md '#working-fix' '#done-fix'";
+
+/**
+ * Whether a deny rule blocks TAG_SWAP: all of Bash, a prefix rule `Bash(engine:*)` or
+ * `Bash(engine tag swap:*)`, or a pattern whose `*` wildcards match it.
+ */
+function blocksTagSwap(rule: string): boolean {
+  if (ALL_BASH.has(rule)) return true;
+  const pattern = /^Bash\((.*)\)$/s.exec(rule)?.[1]?.trim();
+  if (pattern === undefined) return false;
+  if (pattern.endsWith(':*')) return TAG_SWAP.startsWith(pattern.slice(0, -2));
+  const glob = pattern.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  return new RegExp(`^${glob.join('.*')}$`, 's').test(TAG_SWAP);
+}
+
 export function checkPermissions(ctx: DoctorContext, facts: ClaudeFacts): CheckResult {
   const id = 'claude-permissions';
   const claude = ctx.agent.claude;
@@ -155,11 +171,12 @@ export function checkPermissions(ctx: DoctorContext, facts: ClaudeFacts): CheckR
       `Claude Code's settings cannot be read: ${broken}`,
       'fix that file (it must be a JSON object)',
     );
-  if (facts.settings.deny.some((rule) => ALL_BASH.has(rule)))
+  const denied = facts.settings.deny.find(blocksTagSwap);
+  if (denied !== undefined)
     return fail(
       id,
-      'permissions.deny holds Bash: an agent cannot run engine tag swap to mark its item done',
-      `remove "Bash" from permissions.deny (${facts.settings.read.join(', ')})`,
+      `permissions.deny holds ${denied}: an agent cannot run engine tag swap to mark its item done`,
+      `remove ${JSON.stringify(denied)} from permissions.deny (${facts.settings.read.join(', ')})`,
     );
   const where = ctx.root === null ? facts.paths.settings[0] : `${ctx.root}/.claude/settings.json`;
   const allowFix = `add "Bash" to permissions.allow in ${where}${claude.print ? '' : ', or run unattended with --agent claude-print'}`;

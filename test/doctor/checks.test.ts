@@ -204,6 +204,17 @@ describe('permissions: will an unattended Bash call wait?', () => {
       status: 'FAIL',
       fix: expect.stringContaining('remove "Bash" from permissions.deny'),
     });
+    for (const rule of ['Bash(engine:*)', 'Bash(engine tag swap:*)', 'Bash(engine *)'])
+      expect(
+        await claudeCheck(checkPermissions, withSettings({ permissions: { deny: [rule] } })),
+      ).toMatchObject({ status: 'FAIL', summary: expect.stringContaining(rule) });
+    for (const rule of ['Bash(rm:*)', 'Bash(engine stop:*)', 'Read(engine)'])
+      expect(
+        await claudeCheck(
+          checkPermissions,
+          withSettings({ permissions: { deny: [rule], allow: ['Bash'] } }),
+        ),
+      ).not.toMatchObject({ status: 'FAIL' });
     const bypass = { permissions: { defaultMode: 'bypassPermissions' } };
     const root = contextOf({ probe: probeOf({ [USER_SETTINGS]: json(bypass) }, { uid: 0 }) });
     expect(await claudeCheck(checkPermissions, root)).toMatchObject({
