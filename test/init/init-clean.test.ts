@@ -65,10 +65,12 @@ describe('engine init: .gitignore', () => {
     await put(join(t.dir, 'sessions', 'a.md.engine-lock', 'owner'));
     await put(join(t.dir, '.engine-sync-123-1'));
     expect(git('status', '--porcelain', '--untracked-files=all')).toBe('');
-    // Requests are the project's own: engine new's file shows up for a commit.
+    // Requests are the project's own: engine new's file shows up for a commit; so does a user's
+    // file that only starts like a sync file.
     const made = await engine(t.dir, ['new', 'fix', 'A bug']);
+    await put(join(t.dir, '.engine-sync-notes.md'));
     expect(git('status', '--porcelain', '--untracked-files=all')).toBe(
-      `?? ${made.stdout.trim().slice(t.dir.length + 1)}\n`,
+      `?? .engine-sync-notes.md\n?? ${made.stdout.trim().slice(t.dir.length + 1)}\n`,
     );
   });
 });
