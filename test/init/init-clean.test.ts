@@ -13,6 +13,7 @@ import { engineBinDir } from '../../src/agents/engine-shim.js';
 import { daemonLockPath } from '../../src/daemon/daemon-lock.js';
 import { parseDispatchTable } from '../../src/dispatch/dispatch-table.js';
 import { CLAUDE_CODE_COMMANDS } from '../../src/init/claude-builtins.js';
+import { GITIGNORE_LINES } from '../../src/init/gitignore.js';
 import { hashOf, MANIFEST } from '../../src/init/init-manifest.js';
 import { skillCommand } from '../../src/init/plan-init.js';
 import { eventLogPath } from '../../src/sessions/event-log.js';
@@ -72,6 +73,16 @@ describe('engine init: .gitignore', () => {
     expect(git('status', '--porcelain', '--untracked-files=all')).toBe(
       `?? .engine-sync-notes.md\n?? ${made.stdout.trim().slice(t.dir.length + 1)}\n`,
     );
+  });
+});
+
+describe("README's list of what engine init leaves", () => {
+  it('names the record of what init wrote and every .gitignore line', async () => {
+    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+    const start = readme.indexOf('**What `engine init` leaves in a project**');
+    const part = readme.slice(start, readme.indexOf('\n\n', start)).replace(/\s+/g, ' ');
+    expect(part).toContain(`\`${MANIFEST}\``);
+    for (const line of GITIGNORE_LINES) expect(part).toContain(`\`${line}\``);
   });
 });
 
