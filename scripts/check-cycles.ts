@@ -23,10 +23,11 @@ export const LAYERS: string[][] = [
   // control: the daemon's socket (its server serves the item table and status; its client is
   // what the CLI and the board ask).
   ['init', 'actions', 'control'],
-  // doctor: checks of the set-up; reads settings, agents, the daemon lock and the control socket.
-  ['doctor'],
   // service: `engine stop` and the service units (systemd, launchd) that run a root's daemon.
   ['service'],
+  // doctor: checks of the set-up; reads settings, agents, the daemon lock, the control socket,
+  // and whether a service unit is installed.
+  ['doctor'],
   ['board'],
   ['cli'],
 ];

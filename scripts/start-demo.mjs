@@ -67,8 +67,9 @@ const stop = () => {
   // demo's own tmux server, so ending that server ends it too.
   daemon.kill('SIGTERM');
 };
-process.on('SIGINT', stop);
-process.on('SIGTERM', stop);
+// SIGHUP: the terminal closed. Its default would end this script before the exit handler below
+// ends the demo's tmux server.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, stop);
 daemon.on('exit', (code, signal) => {
   spawnSync('tmux', ['-L', socket, 'kill-server'], { stdio: 'ignore' });
   say(

@@ -29,7 +29,8 @@ export const newCommand: CommandModule<object, Args> = {
       .option('approve', {
         type: 'boolean',
         default: false,
-        describe: 'Write #delegated-NOUN (approved: the daemon may dispatch it) instead',
+        describe:
+          'Write #delegated-NOUN (approved: the daemon may dispatch it) instead; with --edit, once the editor exits 0',
       })
       .option('edit', {
         type: 'boolean',
@@ -49,13 +50,19 @@ export const newCommand: CommandModule<object, Args> = {
     const editor = args.edit ? await editorOf() : null;
     const used = await readDispatchTable(root);
     checkNoun(args.noun, parseDispatchTable(used.text, used.path), used.path);
+    // With --edit, approved only once the editor exits 0: a #delegated placeholder written before
+    // it opens would be claimed by a running daemon while the body is still being written.
     const path = await writeNewRequest(
       root,
-      { noun: args.noun, title: String(args.title), approve: args.approve },
+      { noun: args.noun, title: String(args.title), approve: args.approve && editor === null },
       new Date(),
     );
     printLine(path);
-    if (editor !== null) await openEditor(editor, path);
+    if (editor === null) return;
+    await openEditor(editor, path, args.approve);
+    if (!args.approve) return;
+    const { swapTagInFile } = await import('../files/tag-file.js');
+    await swapTagInFile(path, [`#needs-${args.noun}`], `#delegated-${args.noun}`);
   },
 };
 
@@ -65,7 +72,7 @@ async function editorOf(): Promise<string[]> {
 }
 
 /** Runs the editor on the terminal, waiting for it; the file stays written whatever it does. */
-async function openEditor(editor: string[], path: string): Promise<void> {
+async function openEditor(editor: string[], path: string, approve: boolean): Promise<void> {
   const [program = '', ...rest] = [...editor, path];
   const code = await new Promise<number | string>((resolve, reject) => {
     const child = spawn(program, rest, { stdio: 'inherit' });
@@ -76,6 +83,7 @@ async function openEditor(editor: string[], path: string): Promise<void> {
       `--edit: cannot run ${program}: ${messageOf(error)} (${path} is written)`,
     );
   });
+  const left = approve ? ', not approved' : '';
   if (code !== 0)
-    throw new EngineError(`--edit: ${program} ended with ${code} (${path} is written)`);
+    throw new EngineError(`--edit: ${program} ended with ${code} (${path} is written${left})`);
 }

@@ -72,7 +72,18 @@ const installCommand: CommandModule<object, Args> = {
       .example('$0 service install', 'the service of the project around the current directory')
       .example('$0 service install --root ~/src/app', 'the service of another project'),
   handler: async (args) => {
+    // launchd could run it, but the daemon itself needs Linux (procfs: process identity, claims).
+    if (process.platform === 'darwin')
+      throw new EngineError(
+        'engine service install runs on Linux only: the daemon needs Linux procfs, and macOS has none',
+      );
     const { root, file } = await place(args);
+    const { daemonOutsideUnit } = await import('../service/daemon-outside-unit.js');
+    const running = await daemonOutsideUnit(root, file.name);
+    if (running !== null)
+      throw new EngineError(
+        `a daemon of ${root} runs outside the service (pid ${running.pid}): the service's daemon would fail on its lock; engine stop first, then install`,
+      );
     const { captureEnvironment } = await import('../service/service-unit.js');
     const { serviceContent, writeServiceFile, runCommands } =
       await import('../service/service-files.js');
@@ -90,9 +101,11 @@ const installCommand: CommandModule<object, Args> = {
         `Left out on purpose (secrets are never written into the file): ${spec.leftOut.join(' ')}; see docs/SERVICE.md.`,
       );
     printLine(`The daemon's log: ${logFile}`);
-    if (printRuns(await runCommands(file.install, process.env)))
+    // enable --now starts a stopped service but leaves a running one on the old file.
+    const commands = outcome === 'replaced' ? [...file.install, file.restart] : file.install;
+    if (printRuns(await runCommands(commands, process.env)))
       printLine(`The service ${file.name} runs the daemon of ${root}.`);
-    else printToRun(file, file.install, 'the file is written; enable and start it');
+    else printToRun(file, commands, 'the file is written; enable and (re)start it');
   },
 };
 
@@ -138,6 +151,11 @@ const statusCommand: CommandModule<object, Args> = {
     const run = await runOne(file.status, process.env);
     printLine(`$ ${file.status.join(' ')}  (exit ${run.code})`);
     printLine(run.output);
+    // systemctl status exits non-zero for inactive, failed, unknown, and when it cannot be asked.
+    if (run.code !== 0)
+      throw new EngineError(
+        `the service ${file.name} does not run, or ${file.status[0]} cannot say (exit ${run.code})`,
+      );
   },
 };
 

@@ -44,6 +44,10 @@ export const stopCommand: CommandModule<object, Args> = {
         throw new EngineError(
           `the daemon of ${root} runs on host ${outcome.holder.host} (pid ${outcome.holder.pid}): stop it there`,
         );
+      case 'not-permitted':
+        throw new EngineError(
+          `the daemon of ${root} (pid ${outcome.pid}) runs as another user: not permitted to stop it; run engine stop as that user`,
+        );
       case 'still-running':
         throw new EngineError(
           `the daemon of ${root} (pid ${outcome.pid}) was sent SIGTERM and still runs after ${seconds} s`,

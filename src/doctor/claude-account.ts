@@ -35,6 +35,30 @@ function apiKeyResult(ctx: DoctorContext, facts: ClaudeFacts, key: string): Chec
   return pass(id, 'the API key in ANTHROPIC_API_KEY (approved in Claude Code)');
 }
 
+/** A key or token in the environment, or null. */
+function shellKeyResult(ctx: DoctorContext, facts: ClaudeFacts): CheckResult | null {
+  const { env } = ctx;
+  if (set(env.ANTHROPIC_API_KEY)) return apiKeyResult(ctx, facts, env.ANTHROPIC_API_KEY as string);
+  if (set(env.ANTHROPIC_AUTH_TOKEN))
+    return pass('claude-auth', 'the bearer token in ANTHROPIC_AUTH_TOKEN');
+  if (set(env.CLAUDE_CODE_OAUTH_TOKEN))
+    return pass('claude-auth', 'the login token in CLAUDE_CODE_OAUTH_TOKEN (claude setup-token)');
+  return null;
+}
+
+/** A key helper in settings or a login in the credentials file, or null. */
+function storedAuthResult(facts: ClaudeFacts): CheckResult | null {
+  if (facts.settings.apiKeyHelper !== null)
+    return pass(
+      'claude-auth',
+      `the key printed by apiKeyHelper (${facts.settings.read.join(', ')})`,
+    );
+  const credentials = 'value' in facts.credentials ? facts.credentials.value : null;
+  if (credentials?.claudeAiOauth)
+    return pass('claude-auth', `a Claude login (${facts.paths.credentials})`);
+  return null;
+}
+
 export function checkAuth(ctx: DoctorContext, facts: ClaudeFacts): CheckResult {
   const id = 'claude-auth';
   if (ctx.agent.claude === null)
@@ -45,12 +69,19 @@ export function checkAuth(ctx: DoctorContext, facts: ClaudeFacts): CheckResult {
       id,
       `the cloud provider's credentials (${set(env.CLAUDE_CODE_USE_BEDROCK) ? 'Bedrock' : 'Vertex'})`,
     );
-  if (set(env.ANTHROPIC_API_KEY)) return apiKeyResult(ctx, facts, env.ANTHROPIC_API_KEY as string);
-  if (set(env.ANTHROPIC_AUTH_TOKEN)) return pass(id, 'the bearer token in ANTHROPIC_AUTH_TOKEN');
-  if (facts.settings.apiKeyHelper !== null)
-    return pass(id, `the key printed by apiKeyHelper (${facts.settings.read.join(', ')})`);
-  const credentials = 'value' in facts.credentials ? facts.credentials.value : null;
-  if (credentials?.claudeAiOauth) return pass(id, `a Claude login (${facts.paths.credentials})`);
+  const shell = shellKeyResult(ctx, facts);
+  const stored = storedAuthResult(facts);
+  if (shell !== null) {
+    // The service's unit leaves every key out (SERVICE.md): its agents have only what is stored.
+    if (facts.serviceUnit !== null && stored === null && shell.status !== 'FAIL')
+      return warn(
+        id,
+        `${shell.summary}, in this shell only: the service (${facts.serviceUnit}) leaves it out, so its agents will not have it`,
+        `run ${ctx.agent.program} and /login, or give the unit the key in an EnvironmentFile= drop-in (systemctl --user edit)`,
+      );
+    return shell;
+  }
+  if (stored !== null) return stored;
   const fix = `run ${ctx.agent.program} and /login, or export ANTHROPIC_API_KEY before engine run`;
   if (ctx.probe.platform === 'darwin')
     return warn(
@@ -60,7 +91,7 @@ export function checkAuth(ctx: DoctorContext, facts: ClaudeFacts): CheckResult {
     );
   return fail(
     id,
-    `no API key (ANTHROPIC_API_KEY, apiKeyHelper) and no login (${facts.paths.credentials})`,
+    `no API key (ANTHROPIC_API_KEY, apiKeyHelper), no CLAUDE_CODE_OAUTH_TOKEN and no login (${facts.paths.credentials})`,
     fix,
   );
 }

@@ -4,6 +4,7 @@
  * Pure: each reads the facts gathered once (readClaudeFacts).
  */
 import { dirname } from 'node:path';
+import { serviceFile } from '../service/service-files.js';
 import {
   claudePaths,
   mergedSettings,
@@ -28,6 +29,8 @@ export interface ClaudeFacts {
   global: JsonRead;
   settings: MergedSettings;
   credentials: JsonRead;
+  /** The root's installed systemd unit (engine service install), or null. */
+  serviceUnit: string | null;
 }
 
 /** From this version on, interactive Claude Code starts in auto mode unless told otherwise. */
@@ -44,7 +47,21 @@ export async function readClaudeFacts(
     global: await readJsonObject(ctx, paths.globalConfig),
     settings: await mergedSettings(ctx, paths.settings),
     credentials: await readJsonObject(ctx, paths.credentials),
+    serviceUnit: await installedUnit(ctx),
   };
+}
+
+async function installedUnit(ctx: DoctorContext): Promise<string | null> {
+  if (ctx.root === null || ctx.probe.platform !== 'linux') return null;
+  const file = serviceFile(ctx.root, {
+    manager: 'systemd',
+    home: ctx.probe.home,
+    configHome: ctx.env.XDG_CONFIG_HOME || undefined,
+    uid: ctx.probe.uid,
+  });
+  // Unreadable is still there: only a missing file means no unit.
+  const text = await ctx.probe.readText(file.path).catch(() => '');
+  return text === null ? null : file.path;
 }
 
 const interactive = (ctx: DoctorContext): boolean => ctx.agent.claude?.print === false;
@@ -127,6 +144,22 @@ function startMode(args: string[], print: boolean, facts: ClaudeFacts): string {
   return autoByDefault && !autoModeDisabled ? 'auto' : 'default';
 }
 
+/** The command an agent runs to mark its item done, as a deny rule would see it. */
+const TAG_SWAP = "engine tag swap sessions/a.md '#working-fix' '#done-fix'";
+
+/**
+ * Whether a deny rule blocks TAG_SWAP: all of Bash, a prefix rule `Bash(engine:*)` or
+ * `Bash(engine tag swap:*)`, or a pattern whose `*` wildcards match it.
+ */
+function blocksTagSwap(rule: string): boolean {
+  if (ALL_BASH.has(rule)) return true;
+  const pattern = /^Bash\((.*)\)$/s.exec(rule)?.[1]?.trim();
+  if (pattern === undefined) return false;
+  if (pattern.endsWith(':*')) return TAG_SWAP.startsWith(pattern.slice(0, -2));
+  const glob = pattern.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  return new RegExp(`^${glob.join('.*')}$`, 's').test(TAG_SWAP);
+}
+
 export function checkPermissions(ctx: DoctorContext, facts: ClaudeFacts): CheckResult {
   const id = 'claude-permissions';
   const claude = ctx.agent.claude;
@@ -138,11 +171,12 @@ export function checkPermissions(ctx: DoctorContext, facts: ClaudeFacts): CheckR
       `Claude Code's settings cannot be read: ${broken}`,
       'fix that file (it must be a JSON object)',
     );
-  if (facts.settings.deny.some((rule) => ALL_BASH.has(rule)))
+  const denied = facts.settings.deny.find(blocksTagSwap);
+  if (denied !== undefined)
     return fail(
       id,
-      'permissions.deny holds Bash: an agent cannot run engine tag swap to mark its item done',
-      `remove "Bash" from permissions.deny (${facts.settings.read.join(', ')})`,
+      `permissions.deny holds ${denied}: an agent cannot run engine tag swap to mark its item done`,
+      `remove ${JSON.stringify(denied)} from permissions.deny (${facts.settings.read.join(', ')})`,
     );
   const where = ctx.root === null ? facts.paths.settings[0] : `${ctx.root}/.claude/settings.json`;
   const allowFix = `add "Bash" to permissions.allow in ${where}${claude.print ? '' : ', or run unattended with --agent claude-print'}`;

@@ -39,7 +39,12 @@ type Json = Record<string, unknown>;
 export type JsonRead = { value: Json | null } | { path: string; error: string };
 
 export async function readJsonObject(ctx: DoctorContext, path: string): Promise<JsonRead> {
-  const text = await ctx.probe.readText(path);
+  let text: string | null;
+  try {
+    text = await ctx.probe.readText(path);
+  } catch (error) {
+    return { path, error: messageOf(error) };
+  }
   if (text === null) return { value: null };
   try {
     const value: unknown = JSON.parse(text);

@@ -33,6 +33,7 @@ export interface DoctorProbe {
   platform: NodeJS.Platform;
   uid: number;
   home: string;
+  /** Null when the file does not exist; throws, naming the path, when it cannot be read. */
   readText(path: string): Promise<string | null>;
   findProgram(program: string, path: string): string | null;
   run(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<RunOutcome>;

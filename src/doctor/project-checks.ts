@@ -58,7 +58,17 @@ export async function checkDaemonLock(ctx: DoctorContext): Promise<CheckResult> 
   const id = 'daemon-lock';
   if (ctx.root === null) return skip(id, 'no engine project here');
   const path = daemonLockPath(ctx.root);
-  const text = await ctx.probe.readText(path);
+  let text: string | null;
+  try {
+    text = await ctx.probe.readText(path);
+  } catch (error) {
+    // Not "no lock": a lock that cannot be read may well name a running daemon.
+    return warn(
+      id,
+      messageOf(error),
+      `make ${path} readable by this user, or run doctor as the daemon's user`,
+    );
+  }
   if (text === null) return pass(id, 'no daemon lock: no daemon runs here');
   const holder = await readDaemonLock(ctx.root);
   const remove = `rm ${path} (the next engine run also takes it over)`;

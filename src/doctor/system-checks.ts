@@ -32,8 +32,9 @@ export async function checkInotify(ctx: DoctorContext): Promise<CheckResult> {
   const id = 'inotify';
   if (!ctx.settings.watch) return skip(id, 'watching is off (watch: false): reconcile passes only');
   if (ctx.root === null) return skip(id, 'no engine project here');
-  const watches = limitOf(await ctx.probe.readText(WATCHES_FILE));
-  const instances = limitOf(await ctx.probe.readText(INSTANCES_FILE));
+  // An unreadable limit counts as none known, as a missing one does.
+  const watches = limitOf(await ctx.probe.readText(WATCHES_FILE).catch(() => null));
+  const instances = limitOf(await ctx.probe.readText(INSTANCES_FILE).catch(() => null));
   if (watches === null) return skip(id, `no ${WATCHES_FILE}: not Linux inotify`);
   const { watcher } = ctx.settings;
   const needed = await ctx.probe.watchesNeeded([join(ctx.root, 'sessions')], watcher);

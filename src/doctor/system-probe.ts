@@ -8,6 +8,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { findProgram } from '../dispatch/agent-command.js';
+import { EngineError, isErrnoException, messageOf } from '../errors.js';
 import { checkLiveness, systemProbe } from '../process/process-identity.js';
 import { isIgnoredDirectoryName, isMarkdownPath } from '../tags/walk-markdown.js';
 import type { DoctorProbe, RunOutcome } from './doctor-check.js';
@@ -84,6 +85,16 @@ const engines = (): string => {
   );
 };
 
+/** The file's text; null only when there is none. Any other error (EACCES, EISDIR) is thrown. */
+async function readText(path: string): Promise<string | null> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    if (isErrnoException(error) && error.code === 'ENOENT') return null;
+    throw new EngineError(`cannot read ${path}: ${messageOf(error)}`);
+  }
+}
+
 export function systemDoctorProbe(): DoctorProbe {
   return {
     nodeVersion: process.versions.node,
@@ -91,7 +102,7 @@ export function systemDoctorProbe(): DoctorProbe {
     platform: process.platform,
     uid: process.getuid?.() ?? -1,
     home: homedir(),
-    readText: (path) => readFile(path, 'utf8').catch(() => null),
+    readText,
     findProgram,
     run,
     watchesNeeded,

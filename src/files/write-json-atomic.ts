@@ -3,11 +3,19 @@ import { randomBytes } from 'node:crypto';
 import { open, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
-export function writeJsonAtomic(path: string, value: unknown): Promise<void> {
-  return writeTextAtomic(path, `${JSON.stringify(value, null, 2)}\n`);
+export async function writeJsonAtomic(path: string, value: unknown): Promise<void> {
+  await writeTextAtomic(path, `${JSON.stringify(value, null, 2)}\n`);
 }
 
-export async function writeTextAtomic(path: string, text: string): Promise<void> {
+/**
+ * `stillWanted`, if given, is asked after the temp file is written and right before the rename;
+ * false leaves `path` as it is (the temp file removed) and returns false.
+ */
+export async function writeTextAtomic(
+  path: string,
+  text: string,
+  stillWanted?: () => Promise<boolean>,
+): Promise<boolean> {
   const temp = join(
     dirname(path),
     `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
@@ -20,7 +28,12 @@ export async function writeTextAtomic(path: string, text: string): Promise<void>
     await handle.close();
   }
   try {
+    if (stillWanted !== undefined && !(await stillWanted())) {
+      await unlink(temp);
+      return false;
+    }
     await rename(temp, path);
+    return true;
   } catch (error) {
     await unlink(temp).catch(() => undefined);
     throw error;

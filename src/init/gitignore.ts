@@ -13,8 +13,9 @@ export const GITIGNORE_LINES: readonly string[] = [
   'sessions/[0-9][0-9][0-9][0-9]_[0-9][0-9]_[0-9][0-9]_*/',
   // A request file's edit lock, beside the file, while it is being written.
   '*.engine-lock',
-  // The index's watch probes in a watched root, while the daemon runs.
-  '.engine-sync-*',
+  // The index's watch probes in a watched root, while the daemon runs: `.engine-sync-<pid>-<n>`
+  // (index/index-sync.ts), and not a user's `.engine-sync-notes.md`.
+  '.engine-sync-[1-9]*-[1-9]*',
 ];
 
 const HEADER = '# engine: runtime files (added by engine init)';

@@ -19,14 +19,32 @@ export function hashOf(content: string | Buffer): string {
   return `sha256:${createHash('sha256').update(content).digest('hex')}`;
 }
 
-/** The manifest of `root`; empty when there is none (a project from before it existed). */
-export async function readManifest(root: string): Promise<Manifest> {
+/**
+ * Whether `key` names a file init writes: a normalized relative path under directives/, or a
+ * command `.claude/commands/NAME.md`. The manifest is committed and so is input from anyone with
+ * push access: a key such as `../victim` must never reach an unlink.
+ */
+export function isInitPath(key: string): boolean {
+  const parts = key.split('/');
+  if (parts.some((part) => part === '' || part === '.' || part === '..' || part.includes('\\')))
+    return false;
+  if (parts[0] === 'directives') return parts.length >= 2;
+  return (
+    parts.length === 3 &&
+    parts[0] === '.claude' &&
+    parts[1] === 'commands' &&
+    /^[^.].*\.md$/.test(parts[2] ?? '')
+  );
+}
+
+/** The manifest of `root` (empty when there is none), and the keys ignored as not init's paths. */
+export async function readManifest(root: string): Promise<{ files: Manifest; ignored: string[] }> {
   const path = join(root, MANIFEST);
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    if (isErrnoException(error) && error.code === 'ENOENT') return {};
+    if (isErrnoException(error) && error.code === 'ENOENT') return { files: {}, ignored: [] };
     throw new EngineError(`cannot read ${path}: ${messageOf(error)}`);
   }
   let files: unknown;
@@ -39,11 +57,13 @@ export async function readManifest(root: string): Promise<Manifest> {
   }
   if (typeof files !== 'object' || files === null)
     throw new EngineError(`${path}: no "files" object; remove the file to start the record anew`);
-  return Object.fromEntries(
-    Object.entries(files).filter(
-      (entry): entry is [string, string] => typeof entry[1] === 'string',
-    ),
+  const entries = Object.entries(files).filter(
+    (entry): entry is [string, string] => typeof entry[1] === 'string',
   );
+  return {
+    files: Object.fromEntries(entries.filter(([key]) => isInitPath(key))),
+    ignored: entries.map(([key]) => key).filter((key) => !isInitPath(key)),
+  };
 }
 
 /** Sets (a hash) or drops (null) each path's record, keeping the others. */
@@ -52,7 +72,7 @@ export async function recordWritten(
   changes: Record<string, string | null>,
 ): Promise<void> {
   if (Object.keys(changes).length === 0) return;
-  const files = { ...(await readManifest(root)) };
+  const { files } = await readManifest(root);
   for (const [path, hash] of Object.entries(changes)) {
     if (hash === null) delete files[path];
     else files[path] = hash;

@@ -63,7 +63,7 @@ export async function initProject(root: string, options: InitOptions): Promise<I
   });
   for (const { skill, reason } of plan.skipped) options.onSkip(skill, reason);
   const steps: InitStep[] = [];
-  const recorded = options.dryRun ? {} : await readManifest(root);
+  const recorded = options.dryRun ? {} : (await readManifest(root)).files;
   const record: Record<string, string> = {};
   for (const entry of plan.entries) {
     const step = await apply(root, entry, options.dryRun);

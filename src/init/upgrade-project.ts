@@ -18,7 +18,7 @@ import {
   type InitOptions,
   type InitStep,
 } from './init-project.js';
-import { hashOf, readManifest, recordWritten, type Manifest } from './init-manifest.js';
+import { hashOf, MANIFEST, readManifest, recordWritten, type Manifest } from './init-manifest.js';
 import { planInit, TAGS_MD, type InitEntry } from './plan-init.js';
 
 type FileEntry = Extract<InitEntry, { kind: 'file' }>;
@@ -26,7 +26,7 @@ type FileEntry = Extract<InitEntry, { kind: 'file' }>;
 export async function upgradeProject(root: string, options: InitOptions): Promise<InitStep[]> {
   if (!(await lstat(join(root, 'directives')).catch(() => null))?.isDirectory())
     throw new EngineError(`nothing to upgrade in ${root}: no directives/; run engine init first`);
-  const manifest = await readManifest(root);
+  const { files: manifest, ignored } = await readManifest(root);
   const shippedTags = await readFile(options.shippedTagsPath, 'utf8');
   const projectTagsPath = join(root, TAGS_MD);
   const projectTags = await readIfThere(projectTagsPath);
@@ -40,7 +40,12 @@ export async function upgradeProject(root: string, options: InitOptions): Promis
     worktree: options.worktree,
   });
   for (const { skill, reason } of plan.skipped) options.onSkip(skill, reason);
-  const steps: InitStep[] = [];
+  const steps: InitStep[] = ignored.map((key) => ({
+    path: key,
+    action: 'edited',
+    note: `in ${MANIFEST}, but not a path engine init writes: ignored`,
+  }));
+  for (const step of steps) options.onStep(step);
   const record: Record<string, string | null> = {};
   const planned = new Set<string>();
   for (const entry of plan.entries) {
@@ -74,6 +79,8 @@ async function upgradeFile(
   record: Record<string, string | null>,
 ): Promise<InitStep> {
   const path = join(root, entry.path);
+  const linked = await symlinkOnPath(root, entry.path);
+  if (linked !== null) return { path: entry.path, action: 'edited', note: linked };
   const now = await readIfThere(path);
   if (now === null) {
     if (dryRun) return { path: entry.path, action: 'would write' };
@@ -96,7 +103,10 @@ async function upgradeFile(
     return { path: entry.path, action: 'edited', note: why, diff };
   }
   if (dryRun) return { path: entry.path, action: 'would upgrade', diff };
-  await writeTextAtomic(path, entry.content).catch(failWith(path));
+  const replaced = await writeTextAtomic(path, entry.content, () =>
+    stillUnedited(root, entry.path, manifest),
+  ).catch(failWith(path));
+  if (!replaced) return { path: entry.path, action: 'kept', note: CHANGED_MEANWHILE };
   record[entry.path] = hashOf(entry.content);
   return { path: entry.path, action: 'upgraded', diff };
 }
@@ -110,6 +120,8 @@ async function dropFile(
   record: Record<string, string | null>,
 ): Promise<InitStep> {
   const path = join(root, relative);
+  const linked = await symlinkOnPath(root, relative);
+  if (linked !== null) return { path: relative, action: 'edited', note: linked };
   const now = await readIfThere(path);
   const note = 'no longer written by engine init';
   if (now === null) {
@@ -120,9 +132,36 @@ async function dropFile(
     return { path: relative, action: 'edited', note: `${note}, and edited since: left alone` };
   const diff = unifiedDiff(relative, now, '');
   if (dryRun) return { path: relative, action: 'would remove', note, diff };
+  if (!(await stillUnedited(root, relative, manifest)))
+    return { path: relative, action: 'kept', note: CHANGED_MEANWHILE };
   await unlink(path).catch(failWith(path));
   record[relative] = null;
   return { path: relative, action: 'removed', note, diff };
+}
+
+const CHANGED_MEANWHILE = 'changed while upgrading: left alone';
+
+/** Re-read and re-hashed right before the change: an edit made meanwhile is not overwritten. */
+async function stillUnedited(root: string, relative: string, manifest: Manifest): Promise<boolean> {
+  if ((await symlinkOnPath(root, relative)) !== null) return false;
+  const now = await readIfThere(join(root, relative));
+  return now !== null && isUnedited(manifest, relative, now);
+}
+
+/**
+ * Why `relative` must not be touched, if a symlink is on its way from the root (a parent, or the
+ * file itself): a change would land outside the files init wrote. Null when there is none.
+ */
+async function symlinkOnPath(root: string, relative: string): Promise<string | null> {
+  const parts = relative.split('/');
+  for (let i = 1; i <= parts.length; i++) {
+    const part = parts.slice(0, i).join('/');
+    const stats = await lstat(join(root, part)).catch(() => null);
+    if (stats === null) return null;
+    if (stats.isSymbolicLink())
+      return i === parts.length ? 'a symlink: left alone' : `${part} is a symlink: left alone`;
+  }
+  return null;
 }
 
 /** `--- a/PATH` / `+++ b/PATH` and hunks with 3 lines of context, as git shows a change. */

@@ -20,16 +20,33 @@ export interface LogFile {
 export function openLogFile(path: string, capBytes = LOG_FILE_CAP_BYTES): LogFile {
   let fd = openAppend(path);
   let size = fstatSync(fd).size;
+  let warned = false;
+  // Rename first and close after: a failed rename keeps the old file, still open, to append to;
+  // fd never names a closed number the kernel may hand to another file.
+  const rotate = (): { ok: true } | { ok: false; reason: string } => {
+    try {
+      renameSync(path, `${path}.1`);
+    } catch (error) {
+      return { ok: false, reason: messageOf(error) };
+    }
+    const old = fd;
+    fd = openAppend(path);
+    size = 0;
+    closeSync(old);
+    return { ok: true };
+  };
   return {
     path,
     write(line) {
       const bytes = Buffer.from(line);
       // A line larger than the cap still goes whole into a file of its own.
       if (size > 0 && size + bytes.length > capBytes) {
-        closeSync(fd);
-        renameSync(path, `${path}.1`);
-        fd = openAppend(path);
-        size = 0;
+        const moved = rotate();
+        if (!moved.ok && !warned) {
+          const warning = `WARN: cannot move the log file to ${path}.1 (${moved.reason}); it grows past its cap\n`;
+          size += writeSync(fd, warning);
+        }
+        warned = !moved.ok;
       }
       writeSync(fd, bytes);
       size += bytes.length;

@@ -5,7 +5,7 @@
  * commands are returned as not run, for the user to run.
  */
 import { execFile } from 'node:child_process';
-import { mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EngineError, isErrnoException } from '../errors.js';
 import {
@@ -27,6 +27,8 @@ export interface ServiceFile {
   install: string[][];
   uninstall: string[][];
   status: string[];
+  /** Restarts it if it runs: a replaced file takes effect. */
+  restart: string[];
 }
 
 export interface Where {
@@ -51,6 +53,7 @@ export function serviceFile(root: string, where: Where): ServiceFile {
       install: [['launchctl', 'bootstrap', domain, path]],
       uninstall: [['launchctl', 'bootout', `${domain}/${label}`]],
       status: ['launchctl', 'print', `${domain}/${label}`],
+      restart: ['launchctl', 'kickstart', '-k', `${domain}/${label}`],
     };
   }
   const unit = `${name}.service`;
@@ -68,6 +71,7 @@ export function serviceFile(root: string, where: Where): ServiceFile {
       ['systemctl', '--user', 'daemon-reload'],
     ],
     status: ['systemctl', '--user', 'status', '--no-pager', unit],
+    restart: ['systemctl', '--user', 'try-restart', unit],
   };
 }
 
@@ -95,7 +99,9 @@ export async function writeServiceFile(
   if (before !== null && !before.includes(WRITTEN_BY))
     throw new EngineError(`${file.path} exists and was not written by engine: move it away first`);
   await mkdir(join(file.path, '..'), { recursive: true });
-  await writeFile(file.path, content, { mode: 0o644 });
+  // 0600, also when replacing a file of another mode: it names the root and the environment.
+  await writeFile(file.path, content, { mode: 0o600 });
+  await chmod(file.path, 0o600);
   return before === null ? 'written' : 'replaced';
 }
 

@@ -46,14 +46,34 @@ const CAPTURED = [
   // The tmux server's socket directory: `engine attach` from a shell must find the same server.
   /^TMUX_TMPDIR$/,
   /^XDG_CONFIG_HOME$/,
-  // Claude Code's configuration and provider choice (not its secrets, below).
-  /^CLAUDE_CONFIG_DIR$/,
-  /^CLAUDE_CODE_[A-Z0-9_]+$/,
-  /^ANTHROPIC_[A-Z0-9_]+$/,
 ];
 
+/**
+ * Claude Code's configuration and provider choice: only names known to carry no secret. Any other
+ * ANTHROPIC_* or CLAUDE_* (ANTHROPIC_CUSTOM_HEADERS holds an Authorization header) is left out.
+ */
+const CLAUDE_ALLOWED = new Set([
+  'CLAUDE_CONFIG_DIR',
+  'ANTHROPIC_BASE_URL',
+  'ANTHROPIC_BEDROCK_BASE_URL',
+  'ANTHROPIC_VERTEX_BASE_URL',
+  'ANTHROPIC_VERTEX_PROJECT_ID',
+  'ANTHROPIC_MODEL',
+  'ANTHROPIC_SMALL_FAST_MODEL',
+  'ANTHROPIC_DEFAULT_OPUS_MODEL',
+  'ANTHROPIC_DEFAULT_SONNET_MODEL',
+  'ANTHROPIC_DEFAULT_HAIKU_MODEL',
+  'CLAUDE_CODE_USE_BEDROCK',
+  'CLAUDE_CODE_USE_VERTEX',
+  'CLAUDE_CODE_SUBAGENT_MODEL',
+  'CLAUDE_CODE_MAX_OUTPUT_TOKENS',
+  'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC',
+]);
+
 /** A unit file or plist is plain text in the home directory: no secret is ever written there. */
-const SECRET = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE/;
+const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|HEADER/;
+/** A value that looks like a credential whatever its name: a bearer token, a key, a URL's user:pw@. */
+const SECRET_VALUE = /Bearer |sk-ant-|:\/\/[^/]*@/i;
 
 /** The installing shell's variables the service keeps, and those it leaves out on purpose. */
 export function captureEnvironment(env: NodeJS.ProcessEnv): {
@@ -64,8 +84,16 @@ export function captureEnvironment(env: NodeJS.ProcessEnv): {
   const leftOut: string[] = [];
   for (const name of Object.keys(env).sort()) {
     const value = env[name];
-    if (value === undefined || value === '' || !CAPTURED.some((re) => re.test(name))) continue;
-    if (SECRET.test(name) || /[\n\r\0]/.test(value)) leftOut.push(name);
+    const claude = /^(ANTHROPIC|CLAUDE)_/.test(name);
+    if (value === undefined || value === '') continue;
+    if (!claude && !CAPTURED.some((re) => re.test(name))) continue;
+    // An allowed Claude name is known by its meaning (MAX_OUTPUT_TOKENS is a number), others by
+    // their name's words; every value is checked.
+    const secret =
+      (claude ? !CLAUDE_ALLOWED.has(name) : SECRET_NAME.test(name)) ||
+      SECRET_VALUE.test(value) ||
+      /[\n\r\0]/.test(value);
+    if (secret) leftOut.push(name);
     else environment[name] = value;
   }
   return { environment, leftOut };

@@ -4,6 +4,7 @@
  * SIGTERM is the daemon's Ctrl-C: it exits and its agents keep running.
  */
 import { readDaemonLock } from '../daemon/daemon-lock.js';
+import { isErrnoException } from '../errors.js';
 import {
   checkLiveness,
   describeLiveness,
@@ -19,6 +20,8 @@ export type StopOutcome =
   /** The lock names a process on another host: it cannot be signalled from here. */
   | { kind: 'other-host'; holder: ProcessIdentity }
   | { kind: 'stopped'; pid: number }
+  /** kill said EPERM: the daemon runs as another user. */
+  | { kind: 'not-permitted'; pid: number }
   /** Signalled, but still alive at the deadline. */
   | { kind: 'still-running'; pid: number };
 
@@ -26,6 +29,8 @@ export interface StopOptions {
   timeoutMs: number;
   pollMs?: number;
   probe?: ProcProbe;
+  /** process.kill unless a test injects one. */
+  kill?: (pid: number, signal: NodeJS.Signals) => void;
 }
 
 /** Signals the daemon of `root` and waits until it has exited or `timeoutMs` has passed. */
@@ -38,10 +43,15 @@ export async function stopDaemon(root: string, options: StopOptions): Promise<St
   if (!isAlive(liveness))
     return { kind: 'none', why: `its lock names ${describeLiveness(holder, liveness, probe)}` };
   try {
-    process.kill(holder.pid, 'SIGTERM');
-  } catch {
-    // Exited between the check and the signal: what was asked is done.
-    return { kind: 'stopped', pid: holder.pid };
+    (options.kill ?? process.kill)(holder.pid, 'SIGTERM');
+  } catch (error) {
+    // ESRCH: exited between the check and the signal, so what was asked is done. Anything else
+    // (EPERM) leaves it running.
+    if (isErrnoException(error) && error.code === 'ESRCH')
+      return { kind: 'stopped', pid: holder.pid };
+    if (isErrnoException(error) && error.code === 'EPERM')
+      return { kind: 'not-permitted', pid: holder.pid };
+    throw error;
   }
   return (await exitedBy(holder, options, probe))
     ? { kind: 'stopped', pid: holder.pid }

@@ -31,6 +31,7 @@ import {
 import { checkTmuxEnvironment } from '../../src/doctor/tmux-env.js';
 import { checkNode, checkTmux } from '../../src/doctor/versions.js';
 import { HOME, ROOT, contextOf, json, probeOf } from './doctor-context.js';
+import { serviceName } from '../../src/service/service-unit.js';
 
 const GLOBAL = `${HOME}/.claude.json`;
 const USER_SETTINGS = `${HOME}/.claude/settings.json`;
@@ -203,6 +204,17 @@ describe('permissions: will an unattended Bash call wait?', () => {
       status: 'FAIL',
       fix: expect.stringContaining('remove "Bash" from permissions.deny'),
     });
+    for (const rule of ['Bash(engine:*)', 'Bash(engine tag swap:*)', 'Bash(engine *)'])
+      expect(
+        await claudeCheck(checkPermissions, withSettings({ permissions: { deny: [rule] } })),
+      ).toMatchObject({ status: 'FAIL', summary: expect.stringContaining(rule) });
+    for (const rule of ['Bash(rm:*)', 'Bash(engine stop:*)', 'Read(engine)'])
+      expect(
+        await claudeCheck(
+          checkPermissions,
+          withSettings({ permissions: { deny: [rule], allow: ['Bash'] } }),
+        ),
+      ).not.toMatchObject({ status: 'FAIL' });
     const bypass = { permissions: { defaultMode: 'bypassPermissions' } };
     const root = contextOf({ probe: probeOf({ [USER_SETTINGS]: json(bypass) }, { uid: 0 }) });
     expect(await claudeCheck(checkPermissions, root)).toMatchObject({
@@ -292,6 +304,37 @@ describe('the key or login', () => {
       probe: probeOf({ [GLOBAL]: rejected }),
     });
     expect(await claudeCheck(checkAuth, no)).toMatchObject({ status: 'FAIL' });
+  });
+
+  it('CLAUDE_CODE_OAUTH_TOKEN (claude setup-token) passes, its value never shown', async () => {
+    const ctx = contextOf({ env: { CLAUDE_CODE_OAUTH_TOKEN: 'sk-ant-oat01-secret' } });
+    const result = await claudeCheck(checkAuth, ctx);
+    expect(result).toMatchObject({
+      status: 'PASS',
+      summary: expect.stringContaining('CLAUDE_CODE_OAUTH_TOKEN'),
+    });
+    expect(json(result)).not.toContain('secret');
+  });
+
+  it('a key only in the shell while a service unit is installed warns that the service lacks it', async () => {
+    const unit = `${HOME}/.config/systemd/user/${serviceName(ROOT)}.service`;
+    const env = { ANTHROPIC_AUTH_TOKEN: 'tok' };
+    const result = await claudeCheck(
+      checkAuth,
+      contextOf({ env, probe: probeOf({ [unit]: 'x' }) }),
+    );
+    expect(result).toMatchObject({
+      status: 'WARN',
+      summary: expect.stringContaining(`the service (${unit}) leaves it out`),
+    });
+    // With a login stored as well, the service's agents have that: no warning.
+    const login = probeOf({
+      [unit]: 'x',
+      [`${HOME}/.claude/.credentials.json`]: json({ claudeAiOauth: { accessToken: 'a' } }),
+    });
+    expect(await claudeCheck(checkAuth, contextOf({ env, probe: login }))).toMatchObject({
+      status: 'PASS',
+    });
   });
 
   it('apiKeyHelper in settings is named', async () => {

@@ -4,7 +4,10 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { daemonLockPath } from '../../src/daemon/daemon-lock.js';
+import { checkDaemonLock } from '../../src/doctor/project-checks.js';
 import { systemDoctorProbe } from '../../src/doctor/system-probe.js';
+import { contextOf } from './doctor-context.js';
 
 describe('systemDoctorProbe', () => {
   let dir: string;
@@ -28,6 +31,16 @@ describe('systemDoctorProbe', () => {
     await writeFile(join(dir, 'stale.sock'), '');
     expect(await probe.socketAnswers(join(dir, 'stale.sock'))).toBe(false);
     expect(await probe.socketAnswers(join(dir, 'none.sock'))).toBeNull();
+  });
+
+  it('readText: null only for a missing file; an unreadable one is an error naming it, and the lock check WARNs', async () => {
+    expect(await probe.readText(join(dir, 'none'))).toBeNull();
+    // A directory where the lock should be: unreadable as a file, whoever runs the test (root too).
+    const lock = daemonLockPath(dir);
+    await mkdir(lock, { recursive: true });
+    await expect(probe.readText(lock)).rejects.toThrow(`cannot read ${lock}: EISDIR`);
+    const result = await checkDaemonLock(contextOf({ root: dir, probe }));
+    expect(result).toMatchObject({ status: 'WARN', summary: expect.stringContaining(lock) });
   });
 
   it('writeStamp dates a file between two clock reads and leaves nothing behind', async () => {

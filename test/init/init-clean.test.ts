@@ -5,14 +5,15 @@
  * with worktrees, and `--upgrade`, which replaces only what init wrote and the user did not edit.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { engineBinDir } from '../../src/agents/engine-shim.js';
 import { daemonLockPath } from '../../src/daemon/daemon-lock.js';
 import { parseDispatchTable } from '../../src/dispatch/dispatch-table.js';
 import { CLAUDE_CODE_COMMANDS } from '../../src/init/claude-builtins.js';
+import { GITIGNORE_LINES } from '../../src/init/gitignore.js';
 import { hashOf, MANIFEST } from '../../src/init/init-manifest.js';
 import { skillCommand } from '../../src/init/plan-init.js';
 import { eventLogPath } from '../../src/sessions/event-log.js';
@@ -65,11 +66,23 @@ describe('engine init: .gitignore', () => {
     await put(join(t.dir, 'sessions', 'a.md.engine-lock', 'owner'));
     await put(join(t.dir, '.engine-sync-123-1'));
     expect(git('status', '--porcelain', '--untracked-files=all')).toBe('');
-    // Requests are the project's own: engine new's file shows up for a commit.
+    // Requests are the project's own: engine new's file shows up for a commit; so does a user's
+    // file that only starts like a sync file.
     const made = await engine(t.dir, ['new', 'fix', 'A bug']);
+    await put(join(t.dir, '.engine-sync-notes.md'));
     expect(git('status', '--porcelain', '--untracked-files=all')).toBe(
-      `?? ${made.stdout.trim().slice(t.dir.length + 1)}\n`,
+      `?? .engine-sync-notes.md\n?? ${made.stdout.trim().slice(t.dir.length + 1)}\n`,
     );
+  });
+});
+
+describe("README's list of what engine init leaves", () => {
+  it('names the record of what init wrote and every .gitignore line', async () => {
+    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+    const start = readme.indexOf('**What `engine init` leaves in a project**');
+    const part = readme.slice(start, readme.indexOf('\n\n', start)).replace(/\s+/g, ' ');
+    expect(part).toContain(`\`${MANIFEST}\``);
+    for (const line of GITIGNORE_LINES) expect(part).toContain(`\`${line}\``);
   });
 });
 
@@ -198,6 +211,60 @@ describe('engine init --upgrade', () => {
     const again = await init('--upgrade');
     expect(again.stdout).not.toMatch(/^(upgraded|removed|wrote) /m);
     expect(again.stdout).toContain('up to date .claude/commands/fix.md\n');
+  });
+
+  it('ignores and names a recorded key outside what init writes, deleting nothing outside the root', async () => {
+    expect((await init()).code).toBe(0);
+    const victim = join(dirname(t.dir), `${basename(t.dir)}-victim`);
+    await writeFile(victim, 'precious\n');
+    try {
+      const manifest = JSON.parse(await readFile(t.path(MANIFEST), 'utf8')) as {
+        files: Record<string, string>;
+      };
+      manifest.files[`../${basename(victim)}`] = hashOf('precious\n');
+      manifest.files[victim] = hashOf('precious\n');
+      manifest.files['directives/../../x'] = hashOf('precious\n');
+      await writeFile(t.path(MANIFEST), JSON.stringify(manifest));
+      const result = await init('--upgrade');
+      expect(result.code).toBe(0);
+      expect(await readFile(victim, 'utf8')).toBe('precious\n');
+      expect(result.stdout).toContain(
+        `left alone ../${basename(victim)}: in ${MANIFEST}, but not a path engine init writes: ignored\n`,
+      );
+      expect(result.stdout).toContain(`left alone ${victim}: in ${MANIFEST}`);
+      expect(result.stdout).toContain('left alone directives/../../x: in');
+    } finally {
+      await rm(victim, { force: true });
+    }
+  });
+
+  it('replaces no symlink and writes through no symlinked parent', async () => {
+    expect((await init()).code).toBe(0);
+    const outside = await makeTempDir('engine-init-outside-');
+    try {
+      // A recorded command that is a symlink to a file outside, with the bytes of the record.
+      await writeFile(outside.path('target.md'), 'old command\n');
+      await olderVersion('.claude/commands/fix.md', 'old command\n');
+      await rm(t.path('.claude/commands/fix.md'));
+      await symlink(outside.path('target.md'), t.path('.claude/commands/fix.md'));
+      // A symlinked directives/sub holding a recorded file init no longer writes.
+      await writeFile(outside.path('gone.md'), 'dropped\n');
+      await symlink(outside.dir, t.path('directives/sub'));
+      await olderVersion('directives/sub/gone.md', 'dropped\n');
+      const result = await init('--upgrade');
+      expect(result.code).toBe(0);
+      expect(result.stdout).toContain(
+        'left alone .claude/commands/fix.md: a symlink: left alone\n',
+      );
+      expect(result.stdout).toContain(
+        'left alone directives/sub/gone.md: directives/sub is a symlink: left alone\n',
+      );
+      expect(await readFile(outside.path('target.md'), 'utf8')).toBe('old command\n');
+      expect(await readFile(outside.path('gone.md'), 'utf8')).toBe('dropped\n');
+      expect(await readlink(t.path('.claude/commands/fix.md'))).toBe(outside.path('target.md'));
+    } finally {
+      await outside.cleanup();
+    }
   });
 
   it('refuses a directory that was never initialized', async () => {

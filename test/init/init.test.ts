@@ -19,7 +19,7 @@ const SHIPPED_TAGS = new URL('../../directives/TAGS.md', import.meta.url);
 const SHIPPED_COMMANDS = ['brainstorm', 'research', 'fix', 'implement', 'chores', 'document'];
 /** The .gitignore init writes in an empty directory (gitignore.test.ts checks each pattern). */
 const GITIGNORE_ADDED =
-  'added to .gitignore: sessions/.engine/ sessions/[0-9][0-9][0-9][0-9]_[0-9][0-9]_[0-9][0-9]_*/ *.engine-lock .engine-sync-*';
+  'added to .gitignore: sessions/.engine/ sessions/[0-9][0-9][0-9][0-9]_[0-9][0-9]_[0-9][0-9]_*/ *.engine-lock .engine-sync-[1-9]*-[1-9]*';
 
 let t: TempDir;
 
@@ -189,14 +189,14 @@ describe('engine init on an existing project', () => {
         'kept sessions/ (exists)',
         'kept .claude/commands/fix.md (exists)',
         'wrote .claude/commands/triage.md',
-        'added to .gitignore: sessions/.engine/ sessions/[0-9][0-9][0-9][0-9]_[0-9][0-9]_[0-9][0-9]_*/ .engine-sync-*',
+        'added to .gitignore: sessions/.engine/ sessions/[0-9][0-9][0-9][0-9]_[0-9][0-9]_[0-9][0-9]_*/ .engine-sync-[1-9]*-[1-9]*',
         `Initialized ${t.dir}.`,
         '',
       ].join('\n'),
     );
     // The user's lines stay; a line already there is not added again.
     expect(await readFile(t.path('.gitignore'), 'utf8')).toBe(
-      'node_modules\n*.engine-lock\n\n# engine: runtime files (added by engine init)\nsessions/.engine/\nsessions/[0-9][0-9][0-9][0-9]_[0-9][0-9]_[0-9][0-9]_*/\n.engine-sync-*\n',
+      'node_modules\n*.engine-lock\n\n# engine: runtime files (added by engine init)\nsessions/.engine/\nsessions/[0-9][0-9][0-9][0-9]_[0-9][0-9]_[0-9][0-9]_*/\n.engine-sync-[1-9]*-[1-9]*\n',
     );
     const after = await tree(t.dir);
     before.delete('.gitignore');

@@ -104,6 +104,31 @@ describe('engine new', () => {
     expect(await readFile(out, 'utf8')).toBe(`arg:--wait\narg:$HOME\narg:${path}\n`);
   });
 
+  it('--approve --edit approves only after the editor exits 0: #needs-NOUN while it is open', async () => {
+    const editor = t.path('editor.sh');
+    // Records the Tags line the file has while the editor runs, then exits with $EDIT_CODE.
+    await writeFile(editor, '#!/bin/sh\ngrep Tags "$1" > "$SEEN"\nexit "$EDIT_CODE"\n');
+    await chmod(editor, 0o755);
+    const seen = t.path('seen.txt');
+    const ok = await engine(t.dir, ['new', 'fix', 'Edited first', '--approve', '--edit'], {
+      VISUAL: editor,
+      SEEN: seen,
+      EDIT_CODE: '0',
+    });
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(await readFile(seen, 'utf8')).toBe('**Tags**: #needs-fix\n');
+    expect(await readFile(ok.stdout.trim(), 'utf8')).toContain('**Tags**: #delegated-fix\n');
+
+    const failed = await engine(t.dir, ['new', 'fix', 'Abandoned', '--approve', '--edit'], {
+      VISUAL: editor,
+      SEEN: seen,
+      EDIT_CODE: '3',
+    });
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toMatch(/ended with 3 \(.*abandoned\.md is written, not approved\)/);
+    expect(await readFile(failed.stdout.trim(), 'utf8')).toContain('**Tags**: #needs-fix\n');
+  });
+
   it('--edit with neither $VISUAL nor $EDITOR says so and writes nothing', async () => {
     const result = await engine(t.dir, ['new', 'fix', 'A title', '--edit'], {
       VISUAL: '',

@@ -71,8 +71,11 @@ describe('npm pack', () => {
         'dist/cli/main.js',
         'dist/board/page/index.html',
         'directives/TAGS.md',
+        'LICENSE',
       ]),
     );
+    // Only the shipped table: an engine init run in the clone must not pack engine.json and the rest.
+    expect(files.filter((path) => path.startsWith('directives/'))).toEqual(['directives/TAGS.md']);
   });
 });
 

@@ -1,6 +1,6 @@
 /**
  * `npm start` (scripts/start-demo.mjs), run as a user runs it and stopped with SIGINT while its
- * agent works: it uses a tmux server of its own and a project of its own, tells the exact attach
+ * agent works, or with SIGHUP (the terminal closed): it uses a tmux server of its own and a project of its own, tells the exact attach
  * command, and leaves no process and no tmux server behind, only the directory it names.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -48,47 +48,52 @@ function processesIn(dir: string | undefined): { pid: number; command: string }[
 const serverRuns = (name: string): boolean =>
   spawnSync('tmux', ['-L', name, 'list-sessions'], { stdio: 'ignore' }).status === 0;
 
-it('runs on its own tmux server, says how to attach, and Ctrl-C leaves nothing running', async () => {
-  const [name, value] = mark.split('=') as [string, string];
-  child = spawn(process.execPath, [SCRIPT], {
-    // Long enough that the agent is still working when the test stops the demo.
-    env: { ...process.env, [name]: value, ENGINE_DEMO_AGENT_SECONDS: '120' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<number | null>((resolve) =>
-    child?.on('exit', (code) => resolve(code)),
-  );
+// SIGINT is Ctrl-C; SIGHUP is the terminal closed.
+it.each(['SIGINT', 'SIGHUP'] as const)(
+  'runs on its own tmux server, says how to attach, and %s leaves nothing running',
+  async (signal) => {
+    const [name, value] = mark.split('=') as [string, string];
+    child = spawn(process.execPath, [SCRIPT], {
+      // Long enough that the agent is still working when the test stops the demo.
+      env: { ...process.env, [name]: value, ENGINE_DEMO_AGENT_SECONDS: '120' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((resolve) =>
+      child?.on('exit', (code) => resolve(code)),
+    );
 
-  const attach = await waitFor(() => /tmux -L (engine-demo-\d+) attach -t dispatch/.exec(out), {
-    message: () => `the attach line; output:\n${out}`,
-  });
-  socket = attach[1] as string;
-  root = (/Demo project: (\S+)/.exec(out) as RegExpExecArray)[1] as string;
-  expect(out).toContain('The agent works for 120 s');
-  const request = join(root, 'sessions', 'DEMO_REQUEST.md');
-  await waitFor(async () => (await readFile(request, 'utf8')).includes('#claimed-demo'), {
-    message: () => `the claim; output:\n${out}`,
-  });
-  // The agent itself, not the daemon (whose --agent-cmd names the script too).
-  const isAgent = (command: string) =>
-    command.includes('demo-agent.mjs') && !command.includes('--monitor-tags');
-  await waitFor(() => processesIn(root).some((p) => isAgent(p.command)), {
-    message: () => `the agent running; output:\n${out}`,
-  });
-  expect(serverRuns(socket)).toBe(true);
+    const attach = await waitFor(() => /tmux -L (engine-demo-\d+) attach -t dispatch/.exec(out), {
+      message: () => `the attach line; output:\n${out}`,
+    });
+    socket = attach[1] as string;
+    root = (/Demo project: (\S+)/.exec(out) as RegExpExecArray)[1] as string;
+    expect(out).toContain('The agent works for 120 s');
+    const request = join(root, 'sessions', 'DEMO_REQUEST.md');
+    await waitFor(async () => (await readFile(request, 'utf8')).includes('#claimed-demo'), {
+      message: () => `the claim; output:\n${out}`,
+    });
+    // The agent itself, not the daemon (whose --agent-cmd names the script too).
+    const isAgent = (command: string) =>
+      command.includes('demo-agent.mjs') && !command.includes('--monitor-tags');
+    await waitFor(() => processesIn(root).some((p) => isAgent(p.command)), {
+      message: () => `the agent running; output:\n${out}`,
+    });
+    expect(serverRuns(socket)).toBe(true);
 
-  child.kill('SIGINT');
-  expect(await exited).toBe(0);
-  expect(out).toContain(
-    `Demo stopped: the daemon and tmux server '${socket}' (with the agent) are gone. Left: ${root}`,
-  );
-  expect(serverRuns(socket)).toBe(false);
-  await waitFor(() => processesIn(root).length === 0 && processesWithEnv(mark).length === 0, {
-    timeoutMs: 5000,
-    message: () =>
-      `no process left; found:\n${[...processesIn(root), ...processesWithEnv(mark)].map((p) => `${p.pid} ${p.command}`).join('\n')}`,
-  });
-}, 60_000);
+    child.kill(signal);
+    expect(await exited).toBe(0);
+    expect(out).toContain(
+      `Demo stopped: the daemon and tmux server '${socket}' (with the agent) are gone. Left: ${root}`,
+    );
+    expect(serverRuns(socket)).toBe(false);
+    await waitFor(() => processesIn(root).length === 0 && processesWithEnv(mark).length === 0, {
+      timeoutMs: 5000,
+      message: () =>
+        `no process left; found:\n${[...processesIn(root), ...processesWithEnv(mark)].map((p) => `${p.pid} ${p.command}`).join('\n')}`,
+    });
+  },
+  60_000,
+);

@@ -1,8 +1,8 @@
 /**
  * --log-file: the daemon's log appended to a file instead of stderr, moved to FILE.1 at its cap.
  */
-import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { closeSync, existsSync, openSync, writeSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -33,6 +33,34 @@ describe('openLogFile', () => {
     expect(await readFile(`${path}.1`, 'utf8')).toBe('line 4 is long enough now\n');
     expect(await readFile(path, 'utf8')).toBe('line 5 is long enough now\n');
     expect(existsSync(`${path}.2`)).toBe(false);
+  });
+
+  it('goes on appending to the open file when PATH.1 cannot be replaced, closing no other file', async () => {
+    const path = join(dir, 'daemon.log');
+    // A non-empty directory at PATH.1: the rename fails.
+    await mkdir(join(dir, 'daemon.log.1'));
+    await writeFile(join(dir, 'daemon.log.1', 'keep'), 'x');
+    const log = openLogFile(path, 20);
+    log.write('line 1 is long\n');
+    log.write('line 2 is long\n');
+    // A file opened after the failed move: later log lines must not close its descriptor.
+    const other = openSync(join(dir, 'other'), 'a');
+    try {
+      log.write('line 3 is long\n');
+      log.write('line 4 is long\n');
+      writeSync(other, 'still open\n');
+    } finally {
+      closeSync(other);
+    }
+    const text = await readFile(path, 'utf8');
+    expect(text.match(/line \d is long/g)).toEqual([
+      'line 1 is long',
+      'line 2 is long',
+      'line 3 is long',
+      'line 4 is long',
+    ]);
+    expect(text.match(/cannot move the log file/g)).toHaveLength(1);
+    expect(await readFile(join(dir, 'other'), 'utf8')).toBe('still open\n');
   });
 
   it('says which file it cannot open', async () => {

@@ -4,11 +4,12 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { serviceName } from '../../src/service/service-unit.js';
+import { useDaemonHarness, waitForReady } from '../helpers/daemon-harness.js';
 import { CLI, runCli } from '../helpers/run-cli.js';
 
 let home: string;
@@ -59,6 +60,7 @@ describe('engine service (systemd, no user bus)', () => {
     expect(unit).toContain(`ExecStart=/usr/bin/env node ${CLI} run --monitor-tags --root ${root}`);
     expect(unit).toContain(`--log-file ${join(root, 'sessions', '.engine', 'daemon.log')}`);
     expect(unit).not.toContain('sk-ant-test-secret');
+    expect((await stat(unitPath)).mode & 0o777).toBe(0o600);
   });
 
   it('writes a unit systemd-analyze verify accepts', async (ctx) => {
@@ -116,7 +118,9 @@ describe('engine service (systemd, no user bus)', () => {
 
     await service('install');
     const status = await service('status');
-    expect(status.code).toBe(0);
+    // systemctl cannot be asked (no bus): the service is not known to run.
+    expect(status.code).toBe(1);
+    expect(status.stderr).toContain(`the service ${serviceName(root)}.service does not run`);
     expect(status.stdout).toContain(await readFile(unitPath, 'utf8'));
     expect(status.stdout).toContain(
       `$ systemctl --user status --no-pager ${serviceName(root)}.service`,
@@ -124,10 +128,39 @@ describe('engine service (systemd, no user bus)', () => {
     expect(status.stdout).toContain('Failed to connect to bus');
   });
 
+  it('a replaced unit is restarted if it runs (try-restart), not left on the old file', async () => {
+    expect((await service('install')).code).toBe(0);
+    const first = await service('install');
+    expect(first.stdout).not.toContain('try-restart');
+    env.TZ = 'Europe/Berlin';
+    const replaced = await service('install');
+    expect(replaced.code, replaced.stderr).toBe(0);
+    expect(replaced.stdout).toContain(`Replaced ${unitPath}:`);
+    expect(replaced.stdout).toContain(
+      `  systemctl --user try-restart ${serviceName(root)}.service`,
+    );
+  });
+
   it('names the three subcommands, with examples, in its help', () => {
     const help = execFileSync(process.execPath, [CLI, 'service', '--help'], { encoding: 'utf8' });
     for (const part of ['install', 'uninstall', 'status', 'Examples:'])
       expect(help).toContain(part);
     expect(existsSync(unitPath)).toBe(false);
+  });
+});
+
+describe('engine service install beside a daemon started from a terminal', () => {
+  const h = useDaemonHarness();
+
+  it('refuses, saying engine stop first, and writes no unit', async () => {
+    const d = h.start([]);
+    await waitForReady(d);
+    const result = await runCli(['service', 'install', '--root', h.root], { env });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      `a daemon of ${h.root} runs outside the service (pid ${d.child.pid})`,
+    );
+    expect(result.stderr).toContain('engine stop first');
+    expect(await filesUnder(home)).toEqual([]);
   });
 });

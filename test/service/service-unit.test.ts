@@ -39,9 +39,17 @@ describe('captureEnvironment', () => {
       GITHUB_TOKEN: 'ghp',
       EDITOR: 'vi',
       LC_ALL: '',
+      ANTHROPIC_CUSTOM_HEADERS: 'Authorization: Bearer sk-secret',
+      ANTHROPIC_BEDROCK_BASE_URL: 'https://ann:pw@proxy.example',
+      ANTHROPIC_VERTEX_PROJECT_ID: 'Bearer abc',
+      ANTHROPIC_SOMETHING_NEW: 'x',
+      CLAUDE_CODE_MAX_OUTPUT_TOKENS: '8000',
+      CLAUDE_CODE_USE_BEDROCK: '1',
     });
     expect(captured.environment).toEqual({
       ANTHROPIC_MODEL: 'opus',
+      CLAUDE_CODE_MAX_OUTPUT_TOKENS: '8000',
+      CLAUDE_CODE_USE_BEDROCK: '1',
       CLAUDE_CONFIG_DIR: '/home/ann/.claude',
       HOME: '/home/ann',
       PATH: '/usr/bin',
@@ -50,6 +58,10 @@ describe('captureEnvironment', () => {
     expect(captured.leftOut).toEqual([
       'ANTHROPIC_API_KEY',
       'ANTHROPIC_AUTH_TOKEN',
+      'ANTHROPIC_BEDROCK_BASE_URL',
+      'ANTHROPIC_CUSTOM_HEADERS',
+      'ANTHROPIC_SOMETHING_NEW',
+      'ANTHROPIC_VERTEX_PROJECT_ID',
       'CLAUDE_CODE_OAUTH_TOKEN',
     ]);
   });

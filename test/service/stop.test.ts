@@ -8,6 +8,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { daemonLockPath } from '../../src/daemon/daemon-lock.js';
+import { stopDaemon } from '../../src/service/stop-daemon.js';
 import { readProcessIdentity, type ProcessIdentity } from '../../src/process/process-identity.js';
 import { isAlive, useDaemonHarness, waitForReady } from '../helpers/daemon-harness.js';
 import { runCli } from '../helpers/run-cli.js';
@@ -87,6 +88,23 @@ describe('engine stop', () => {
       const result = await runCli(['stop', '--root', h.root, '--timeout', '0.3']);
       expect(result.code).toBe(1);
       expect(result.stderr).toContain(`(pid ${pid}) was sent SIGTERM and still runs after 0.3 s`);
+      expect(isAlive(pid)).toBe(true);
+    } finally {
+      await children.killAll();
+    }
+  });
+
+  it('says the daemon runs as another user when kill is not permitted, and never claims it stopped', async () => {
+    const children = new Children();
+    try {
+      const pid = await stubbornProcess(children);
+      await writeLock(h.root, readProcessIdentity(pid)!);
+      // Tests run as root here, so EPERM is injected as kill(2) gives it for another user's pid.
+      const eperm = () => {
+        throw Object.assign(new Error('kill EPERM'), { code: 'EPERM' });
+      };
+      const outcome = await stopDaemon(h.root, { timeoutMs: 300, kill: eperm });
+      expect(outcome).toEqual({ kind: 'not-permitted', pid });
       expect(isAlive(pid)).toBe(true);
     } finally {
       await children.killAll();

@@ -145,6 +145,8 @@ describe('the one writer of .state.json', () => {
       'agents/agent-state.ts', // <session>/agent-state.json, by the agent's hooks
       'agents/claude-settings.ts', // <session>/claude-settings.json, once at launch
       'files/write-json-atomic.ts',
+      'init/init-manifest.ts', // directives/.engine-init.json, by engine init
+      'init/upgrade-project.ts', // writeTextAtomic only: the command files it upgrades
       'sessions/limit-pause.ts', // sessions/.engine/pause.json
       'sessions/session-status.ts', // <session>/.state.json
     ]);
