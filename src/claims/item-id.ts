@@ -7,22 +7,15 @@
  * the copy's own item starts. A readable slug of that first name, then a hash.
  */
 import { createHash } from 'node:crypto';
-import { basename, extname } from 'node:path';
+import { fileSlug } from '../files/file-slug.js';
 import { runGit } from '../process/run-git.js';
 import { isItemId } from './lease.js';
 
 const HASH_CHARS = 16;
-const SLUG_CHARS = 40;
 
 /** The id from the adding commit and the path it added; pure. */
 export function itemIdFrom(addedBy: string, addedAs: string): string {
-  const slug =
-    basename(addedAs, extname(addedAs))
-      .toLowerCase()
-      .replace(/[^a-z0-9]+/g, '-')
-      .replace(/^-+|-+$/g, '')
-      .slice(0, SLUG_CHARS)
-      .replace(/-+$/, '') || 'request';
+  const slug = fileSlug(addedAs);
   const hash = createHash('sha256').update(`${addedBy}\0${addedAs}`).digest('hex');
   const id = `${slug}-${hash.slice(0, HASH_CHARS)}`;
   if (!isItemId(id)) throw new Error(`made an item id that is not one: ${id}`);

@@ -231,7 +231,7 @@ function controlOf(
 }
 
 /** What a plain `engine status` in this project asks (status.ts, with no paths given). */
-async function plainStatusQuery(root: string, settings: Settings): Promise<StatusQuery> {
+export async function plainStatusQuery(root: string, settings: Settings): Promise<StatusQuery> {
   const used = await readDispatchTable(root);
   return {
     paths: [join(root, 'sessions')],

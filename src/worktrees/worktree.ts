@@ -10,13 +10,13 @@
  */
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
-import { basename, extname, join, relative } from 'node:path';
+import { join, relative } from 'node:path';
 import { EngineError, isErrnoException, messageOf } from '../errors.js';
 import { gitOk, oneLine, runGit as git } from '../process/run-git.js';
+import { fileSlug } from '../files/file-slug.js';
 
 /** The directory under the root that holds the worktrees; no walk or watch descends into it. */
 export const WORKTREES_DIR = '.engine-worktrees';
-const SLUG_CHARS = 40;
 const HASH_CHARS = 8;
 
 export interface WorktreePlace {
@@ -31,13 +31,7 @@ export interface WorktreePlace {
  * name in two directories never share a worktree. Pure.
  */
 export function worktreePlace(root: string, noun: string, requestFile: string): WorktreePlace {
-  const name =
-    basename(requestFile, extname(requestFile))
-      .toLowerCase()
-      .replace(/[^a-z0-9]+/g, '-')
-      .replace(/^-+|-+$/g, '')
-      .slice(0, SLUG_CHARS)
-      .replace(/-+$/, '') || 'request';
+  const name = fileSlug(requestFile);
   const hash = createHash('sha256')
     .update(relative(root, requestFile))
     .digest('hex')

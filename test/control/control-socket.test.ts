@@ -12,7 +12,8 @@ import { connectDaemon, HELLO_TIMEOUT_MS } from '../../src/control/control-clien
 import { CONTROL_VERSION, controlSocketPath } from '../../src/control/protocol.js';
 import { statusText } from '../../src/cli/status.js';
 import { readDispatchTable } from '../../src/cli/paths.js';
-import { judgeOptionsOf, loadSettings } from '../../src/settings/load-settings.js';
+import { loadSettings } from '../../src/settings/load-settings.js';
+import { plainStatusQuery } from '../../src/cli/run-daemon.js';
 import { TEST_TAGS_MD, useDaemonHarness, type DaemonProcess } from '../helpers/daemon-harness.js';
 import { runCli, type CliResult } from '../helpers/run-cli.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -152,17 +153,7 @@ describe('the control socket', () => {
     const { settings } = await loadSettings(h.root, {}, {});
     const used = await readDispatchTable(h.root);
     const shown = { path: used.path, shipped: used.shipped };
-    const query = {
-      paths: [join(h.root, 'sessions')],
-      table: { text: used.text, path: used.path },
-      judging: {
-        options: judgeOptionsOf(settings),
-        debounceMs: settings.debounceMs,
-        maxAgents: settings.maxAgents,
-        agingMs: settings.agingMs,
-        nowMs: Date.now(),
-      },
-    };
+    const query = await plainStatusQuery(h.root, settings);
     const client = await connectDaemon(h.root);
     try {
       const report = await client!.status(query);

@@ -20,6 +20,7 @@ import { eventLogPath } from '../../src/sessions/event-log.js';
 import { newSessionRef, sessionDir } from '../../src/sessions/session-dir.js';
 import { scanTags } from '../../src/tags/scan-tags.js';
 import { engine, makeTempDir, type TempDir } from '../cli/fixtures.js';
+import { git as gitIn } from '../helpers/git.js';
 
 let t: TempDir;
 
@@ -32,17 +33,7 @@ afterEach(async () => {
 });
 
 const init = (...args: string[]) => engine(t.dir, ['init', '--root', t.dir, ...args]);
-const git = (...args: string[]) =>
-  execFileSync('git', ['-C', t.dir, ...args], {
-    encoding: 'utf8',
-    env: {
-      ...process.env,
-      GIT_AUTHOR_NAME: 't',
-      GIT_AUTHOR_EMAIL: 't@t',
-      GIT_COMMITTER_NAME: 't',
-      GIT_COMMITTER_EMAIL: 't@t',
-    },
-  });
+const git = (...args: string[]) => gitIn(t.dir, ...args);
 
 async function put(path: string, text = 'x\n'): Promise<void> {
   await mkdir(dirname(path), { recursive: true });

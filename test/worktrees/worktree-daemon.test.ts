@@ -19,20 +19,9 @@ import {
 } from '../helpers/daemon-harness.js';
 import { CLI, runCli } from '../helpers/run-cli.js';
 import { worktreePlace } from '../../src/worktrees/worktree.js';
+import { git } from '../helpers/git.js';
 
 const h = useDaemonHarness();
-
-const git = (cwd: string, ...args: string[]): string =>
-  execFileSync('git', ['-C', cwd, ...args], {
-    encoding: 'utf8',
-    env: {
-      ...process.env,
-      GIT_AUTHOR_NAME: 't',
-      GIT_AUTHOR_EMAIL: 't@t',
-      GIT_COMMITTER_NAME: 't',
-      GIT_COMMITTER_EMAIL: 't@t',
-    },
-  });
 
 async function gitRoot(): Promise<void> {
   git(h.root, 'init', '-q', '-b', 'main');
