@@ -226,8 +226,22 @@ function controlOf(
     pool,
     log: ctx.log,
     render: statusText,
-    warmQuery: () => plainStatusQuery(options.root, settings),
+    warmQuery: () => warmStatusQuery(options.root, settings),
   });
+}
+
+/**
+ * The query the daemon warms its status cache with: a plain status's. A table that does not
+ * parse is the table source's to report (once); the warm-up only says it skipped.
+ */
+async function warmStatusQuery(root: string, settings: Settings): Promise<StatusQuery> {
+  const query = await plainStatusQuery(root, settings);
+  try {
+    parseDispatchTable(query.table.text, query.table.path);
+  } catch {
+    throw new Error(`${query.table.path} does not parse (said above)`);
+  }
+  return query;
 }
 
 /** What a plain `engine status` in this project asks (status.ts, with no paths given). */
