@@ -5,11 +5,12 @@
 // found beside their module), and so does errors.js, so an EngineError thrown in either is one
 // class. Every module of src/ lies one folder deep, so `../x.js` names the same file from the
 // bundle in dist/cli/ as from its own folder.
+import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
 await build({
-  entryPoints: [new URL('../src/cli/lean-entry.ts', import.meta.url).pathname],
-  outfile: new URL('../dist/cli/lean-entry.js', import.meta.url).pathname,
+  entryPoints: [fileURLToPath(new URL('../src/cli/lean-entry.ts', import.meta.url))],
+  outfile: fileURLToPath(new URL('../dist/cli/lean-entry.js', import.meta.url)),
   bundle: true,
   platform: 'node',
   format: 'esm',
