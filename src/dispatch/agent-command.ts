@@ -28,31 +28,31 @@ export interface TemplateKind {
 
 const AGENT_COMMAND: TemplateKind = { placeholders: PLACEHOLDERS, name: 'Agent command template' };
 
-/** Splits like a POSIX shell does words: quotes and backslashes, no expansion of any kind. */
-export function splitTemplate(template: string, kind: TemplateKind = AGENT_COMMAND): string[] {
+/**
+ * Splits like a POSIX shell does words: quotes and backslashes, no expansion of any kind.
+ * `unclosed` gives the error for a quote left open. The one splitter of engine's command lines
+ * (agent and notification templates, the `$EDITOR` of `engine new --edit`).
+ */
+export function splitShellWords(text: string, unclosed: (quote: string) => string): string[] {
   const words: string[] = [];
   let word = '';
   let inWord = false;
   let quote: "'" | '"' | null = null;
-  for (let i = 0; i < template.length; i++) {
-    const c = template[i] as string;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i] as string;
     if (quote === "'") {
       if (c === "'") quote = null;
       else word += c;
     } else if (quote === '"') {
       if (c === '"') quote = null;
-      else if (
-        c === '\\' &&
-        i + 1 < template.length &&
-        '"\\$`'.includes(template[i + 1] as string)
-      ) {
-        word += template[++i];
+      else if (c === '\\' && i + 1 < text.length && '"\\$`'.includes(text[i + 1] as string)) {
+        word += text[++i];
       } else word += c;
     } else if (c === "'" || c === '"') {
       quote = c;
       inWord = true;
-    } else if (c === '\\' && i + 1 < template.length) {
-      word += template[++i];
+    } else if (c === '\\' && i + 1 < text.length) {
+      word += text[++i];
       inWord = true;
     } else if (/\s/.test(c)) {
       if (inWord) words.push(word);
@@ -63,8 +63,17 @@ export function splitTemplate(template: string, kind: TemplateKind = AGENT_COMMA
       inWord = true;
     }
   }
-  if (quote) throw new EngineError(`${kind.name} has an unclosed ${quote} quote: ${template}`);
+  if (quote) throw new EngineError(unclosed(quote));
   if (inWord) words.push(word);
+  return words;
+}
+
+/** A template split into words, its placeholders checked against its kind's. */
+export function splitTemplate(template: string, kind: TemplateKind = AGENT_COMMAND): string[] {
+  const words = splitShellWords(
+    template,
+    (quote) => `${kind.name} has an unclosed ${quote} quote: ${template}`,
+  );
   if (words.length === 0) throw new EngineError(`${kind.name} is empty`);
   for (const w of words) {
     for (const m of w.matchAll(PLACEHOLDER)) {

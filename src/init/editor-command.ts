@@ -3,6 +3,7 @@
  * the way a shell splits words (quotes and backslashes), but with no shell: nothing in it is
  * expanded or run, and the file's path is one argument whatever it holds.
  */
+import { splitShellWords } from '../dispatch/agent-command.js';
 import { EngineError } from '../errors.js';
 
 /** The editor's argv (the file goes after it); an error when neither variable is set. */
@@ -17,36 +18,7 @@ export function editorArgv(env: NodeJS.ProcessEnv): string[] {
   return words;
 }
 
-/** Shell-like word splitting: whitespace separates; '...' is literal; "..." and \ escape. */
+/** Shell-like word splitting (dispatch/agent-command's splitter), its error naming `$source`. */
 export function splitWords(text: string, source: string): string[] {
-  const words: string[] = [];
-  let word: string | null = null;
-  let quote: "'" | '"' | null = null;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i] as string;
-    if (quote === "'") {
-      if (c === "'") quote = null;
-      else word += c;
-    } else if (
-      c === '\\' &&
-      i + 1 < text.length &&
-      (quote === null || /["\\$`]/.test(text[i + 1] as string))
-    ) {
-      word = (word ?? '') + text[++i];
-    } else if (quote === '"') {
-      if (c === '"') quote = null;
-      else word += c;
-    } else if (c === "'" || c === '"') {
-      quote = c;
-      word ??= '';
-    } else if (/\s/.test(c)) {
-      if (word !== null) words.push(word);
-      word = null;
-    } else {
-      word = (word ?? '') + c;
-    }
-  }
-  if (quote !== null) throw new EngineError(`$${source} has an unclosed ${quote}: ${text}`);
-  if (word !== null) words.push(word);
-  return words;
+  return splitShellWords(text, (quote) => `$${source} has an unclosed ${quote}: ${text}`);
 }
