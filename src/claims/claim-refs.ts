@@ -50,13 +50,21 @@ export const PUSH_FLAGS = [
   '--no-recurse-submodules',
 ];
 
-/** A fetch into engine's own refs only; false when the remote could not be reached. */
-export async function fetchInto(where: ClaimRemote, refspec: string): Promise<boolean> {
+/**
+ * A fetch into engine's own refs only; false when the remote could not be reached. `prune`: a
+ * destination ref whose source is gone on the remote goes too.
+ */
+export async function fetchInto(
+  where: ClaimRemote,
+  refspec: string,
+  prune = false,
+): Promise<boolean> {
   checkRemote(where.remote);
   const run = await serialized(where.repo, () =>
     runGit(where.repo, [
       'fetch',
       '--quiet',
+      ...(prune ? ['--prune'] : []),
       '--no-tags',
       '--no-write-fetch-head',
       '--no-recurse-submodules',
@@ -169,20 +177,7 @@ function seenClaims(where: ClaimRemote): string {
 export async function fetchClaims(where: ClaimRemote): Promise<SeenClaim[] | null> {
   const seen = seenClaims(where);
   // --prune is per refspec: the seen refs of claims deleted on the remote go too.
-  const run = await serialized(where.repo, () =>
-    runGit(where.repo, [
-      'fetch',
-      '--quiet',
-      '--prune',
-      '--no-tags',
-      '--no-write-fetch-head',
-      '--no-recurse-submodules',
-      '--refmap=',
-      where.remote,
-      `+refs/engine/claims/*:${seen}/*`,
-    ]),
-  );
-  if (run.code !== 0) return null;
+  if (!(await fetchInto(where, `+refs/engine/claims/*:${seen}/*`, true))) return null;
   return readSeen(where.repo, `${seen}/`);
 }
 
