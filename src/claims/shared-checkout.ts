@@ -4,10 +4,11 @@
  * watch-and-read stages and never from, or into, the human's working tree. The daemon never
  * edits it: its writes go to the remote (shared-branch.ts) and come back with the next fetch.
  */
-import { realpath, stat } from 'node:fs/promises';
+import { realpath } from 'node:fs/promises';
 import { EngineError } from '../errors.js';
 import { gitOk, runGit } from '../process/run-git.js';
 import { fetchTip, type SharedBranch } from './shared-branch.js';
+import { pathExists as exists } from '../files/path-exists.js';
 
 export type SyncOutcome = { tip: string; changed: boolean } | { unreachable: true };
 
@@ -64,14 +65,5 @@ export class SharedCheckout {
         `${this.dir}, engine's checkout of the shared branch, was changed: ${status.trim()}`,
       );
     }
-  }
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch {
-    return false;
   }
 }

@@ -9,11 +9,12 @@
  * paths are absolute and given after `--`, so no file name reaches git as an option or a command.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { EngineError, isErrnoException, messageOf } from '../errors.js';
 import { gitOk, oneLine, runGit as git } from '../process/run-git.js';
 import { fileSlug } from '../files/file-slug.js';
+import { pathExists as exists } from '../files/path-exists.js';
 
 /** The directory under the root that holds the worktrees; no walk or watch descends into it. */
 export const WORKTREES_DIR = '.engine-worktrees';
@@ -115,16 +116,6 @@ export function worktreeFor(root: string, noun: string, requestFile: string): Pr
     await writeFile(`${place.path}.json`, `${JSON.stringify(record)}\n`);
     return { ...place, cwd: join(place.path, prefix) };
   });
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch (error) {
-    if (isErrnoException(error) && error.code === 'ENOENT') return false;
-    throw error;
-  }
 }
 
 export interface PruneOutcome {
