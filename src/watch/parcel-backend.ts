@@ -5,7 +5,10 @@
  * arrives, but neither looks inside it nor watches the directories already in it: the files a new
  * directory holds when it is reported are reported here from a listing, and a directory that
  * arrives holding directories (mkdir -p, a tree moved in) makes the subscription stale, to be
- * opened again. Importing this module throws where no prebuilt binary exists for the platform.
+ * opened again. A directory removed and created again between two reads of parcel's thread is
+ * reported as an update (parcel merges the two), so an update of a directory born after the
+ * subscription is looked inside too. Importing this module throws where no prebuilt binary exists
+ * for the platform.
  */
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -22,6 +25,8 @@ const TYPES: Record<parcel.EventType, WatchEventType> = {
 export const parcelBackend: WatchBackend = {
   kind: 'parcel',
   async subscribe(dir, ignore, handlers) {
+    // A little before the subscription: the birth time of the kernel's coarse clock may lag.
+    const since = Date.now() - 1000;
     const subscription = await parcel.subscribe(
       dir,
       (error, events) => {
@@ -32,6 +37,7 @@ export const parcelBackend: WatchBackend = {
         for (const event of events) {
           handlers.onEvent(TYPES[event.type], event.path);
           if (event.type === 'create') void lookInside(event.path, ignore, handlers);
+          else if (event.type === 'update') void lookInside(event.path, ignore, handlers, since);
         }
       },
       { ignore: ignorePattern(ignore) },
@@ -56,14 +62,20 @@ function ignorePattern(rules: IgnoreRules): RegExp[] {
   return alternatives.length === 0 ? [] : [new RegExp(`(?:${alternatives.join('|')})(?:\\/|$)`)];
 }
 
-/** `path` was just created: if it is a directory, what it already holds was never reported. */
+/**
+ * `path` was just created: if it is a directory, what it already holds was never reported. With
+ * `bornAfter` (an update), only a directory born after that time (ms since the epoch) counts, or
+ * one whose birth time the file system does not keep: an older one only changed its attributes.
+ */
 async function lookInside(
   path: string,
   ignore: IgnoreRules,
   handlers: WatchHandlers,
+  bornAfter?: number,
 ): Promise<void> {
   const info = await lstat(path).catch(() => null);
   if (!info?.isDirectory()) return;
+  if (bornAfter !== undefined && info.birthtimeMs > 0 && info.birthtimeMs < bornAfter) return;
   const entries = await readdir(path, { withFileTypes: true }).catch(() => null);
   if (!entries) return;
   if (entries.some((e) => e.isDirectory() && !isIgnoredDirectoryName(e.name, ignore))) {

@@ -3,7 +3,7 @@
  * every change below is noticed by the watch (or by the reconcile a reopened watch asks for),
  * never by a periodic pass.
  */
-import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import {
   appendFile,
   mkdir,
@@ -153,6 +153,22 @@ describe.each(WATCHER_KINDS)('request watcher with the %s backend', (kind) => {
     await reported(join(root, 'sub', 'after.md'));
     await appendFile(join(root, 'sub', 'after.md'), 'y');
     await reported(join(root, 'sub', 'after.md'), 2);
+    expect(errors).toEqual([]);
+  });
+
+  it('reports the files of a subdirectory deleted and re-created at once, each time', async () => {
+    // Synchronous calls, so the removal and the creation often reach the watch in one read: parcel
+    // then merges them into one update of the directory.
+    const root = join(dir, 'root');
+    await mkdir(join(root, 'sub'), { recursive: true });
+    await open(kind);
+    for (let round = 0; round < 20; round++) {
+      const file = join(root, 'sub', `round-${round}.md`);
+      rmSync(join(root, 'sub'), { recursive: true });
+      mkdirSync(join(root, 'sub'));
+      writeFileSync(file, 'x');
+      await reported(file);
+    }
     expect(errors).toEqual([]);
   });
 
