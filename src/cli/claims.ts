@@ -12,6 +12,7 @@ import { PRUNE_AFTER_MS, prunable, pruneClaims } from '../claims/prune-claims.js
 import { releaseClaim } from '../claims/release-claim.js';
 import { EngineError, messageOf } from '../errors.js';
 import { numberOption, rootOption } from './arguments.js';
+import { claimText, claimViewLines } from './claim-lines.js';
 import { duration, relativeTime, wrap } from './fit-width.js';
 import { printJson, printLine } from './output.js';
 import { projectRoot } from './project-root.js';
@@ -56,23 +57,12 @@ async function fetchOrFail(where: ClaimRemote, now: Date) {
   return seen;
 }
 
-/** What a claim's record says, on one line; its renewal's age labelled as the record's. */
-function claimText(v: ClaimView, now: Date): string {
-  if (v.state === 'unreadable') return 'a record engine cannot read (another version of engine?)';
-  const h = v.holder!;
-  const renewed = `renewed ${relativeTime(v.renewedAt!, now)} by the record's clock`;
-  return `${v.state}, attempt ${v.attempt}, by ${h.host} (instance ${h.instance}, boot ${h.boot}); lease ${duration(v.leaseMs!)}; ${renewed}`;
-}
-
 function listLines(views: ClaimView[], remote: string, fetchedAt: string, now: Date): string[] {
   const when = `fetched ${relativeTime(fetchedAt, now)}`;
   if (views.length === 0) return [`No claims on remote "${remote}" (${when}).`];
   return [
     `Claims on remote "${remote}" (${views.length}, ${when}):`,
-    ...views.flatMap((v) => [
-      ...wrap(`${v.item}  ${v.file ?? '?'}  #${v.noun ?? '?'}`, '  ', '    '),
-      ...wrap(claimText(v, now), '    ', '    '),
-    ]),
+    ...claimViewLines(views, now),
   ];
 }
 
