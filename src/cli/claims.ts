@@ -2,6 +2,7 @@
  * `engine claims list|release|prune`: the claim refs of many hosts on the shared remote
  * (docs/MANY-HOSTS.md), looked at and tidied by a person.
  */
+import { realpath } from 'node:fs/promises';
 import { relative, resolve, sep } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
 import { checkRemote, pushUrl, type ClaimRemote, type SeenClaim } from '../claims/claim-refs.js';
@@ -98,7 +99,9 @@ const listCommand: CommandModule<object, ListArgs> = {
 /** An item id as given, or the id of the file at that path in HEAD's history. */
 async function itemOf(given: string, repo: string): Promise<string> {
   if (isItemId(given)) return given;
-  const path = relative(repo, resolve(given));
+  const absolute = resolve(given);
+  // git names the clone by its real path: a symlinked directory on the way is resolved alike.
+  const path = relative(repo, await realpath(absolute).catch(() => absolute));
   if (path === '' || path === '..' || path.startsWith(`..${sep}`))
     throw new EngineError(`${given} is not a file of the clone ${repo}`);
   const id = await itemIdOf(repo, 'HEAD', path);
@@ -130,7 +133,8 @@ const releaseCommand: CommandModule<object, ReleaseArgs> = {
     common(yargs)
       .positional('item', {
         type: 'string',
-        describe: 'An item id (engine claims list shows them) or a request file in this clone',
+        describe:
+          'An item id (engine claims list shows them; a name of only a-z, 0-9 and - is one) or a request file in this clone',
       })
       .option('force', {
         type: 'boolean',

@@ -3,7 +3,7 @@
  * shared remote (a path, and `git daemon` on 127.0.0.1), with claims written by the real store.
  */
 import { join } from 'node:path';
-import { chmodSync, writeFileSync } from 'node:fs';
+import { chmodSync, symlinkSync, writeFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GitClaimStore } from '../../src/claims/git-claim-store.js';
 import { itemIdOf } from '../../src/claims/item-id.js';
@@ -139,6 +139,16 @@ describe('engine claims release', () => {
     expect(run.stderr).toBe('');
     expect(run.stdout).toContain(`released ${item}`);
     expect(remoteRefs()).not.toContain(item);
+  });
+
+  it('finds the item of a file named through a symlinked directory', async () => {
+    const item = (await itemIdOf(human, 'HEAD', 'sessions/fix-login.md'))!;
+    await done(laptop, item);
+    const link = join(remote.dir, 'link');
+    symlinkSync(human, link);
+    const run = await claims(['release', join(link, 'sessions', 'fix-login.md')]);
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toContain(`released ${item}`);
   });
 
   it("releases a held claim whose renewal is a lease old by its record's clock without --force", async () => {
