@@ -9,6 +9,7 @@ import { agentHookCommand } from './agent-hook.js';
 import { awaitTagCommand } from './await-tag.js';
 import { attachCommand } from './attach.js';
 import { boardCommand } from './board.js';
+import { claimsCommand } from './claims.js';
 import { explainFailure, type FailedLevel } from './command-line-errors.js';
 import { completionCommand } from './completion.js';
 import { doctorCommand } from './doctor.js';
@@ -48,6 +49,7 @@ export function engineCli(argv: string[]): Argv {
     .command(retryCommand as never)
     .command(closeCommand as never)
     .command(worktreeCommand)
+    .command(claimsCommand)
     .command(doctorCommand as never)
     .command(agentHookCommand)
     .command(helpCommand(engineCli) as never)

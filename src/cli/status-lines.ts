@@ -9,6 +9,7 @@ import type { NeedsYou } from '../status/needs-you.js';
 import { agentStateText } from '../status/agent-state-text.js';
 import { duration, relativeTime, shortPath, wrap } from './fit-width.js';
 import { waitText } from '../status/wait-text.js';
+import { claimViewLines } from './claim-lines.js';
 
 /** The waiting items listed; the rest are counted (`--json` lists them all). */
 export const WAITING_SHOWN = 20;
@@ -59,6 +60,7 @@ export function statusLines(
       claimLines(c, view),
     ),
     ...section(`Stale (${report.stale.length}):`, report.stale, 0, (c) => claimLines(c, view)),
+    ...hostsLines(report, view),
     ...section(
       `Done in the last 24 h (${report.done.length + report.doneMore}), most recent first:`,
       report.done,
@@ -99,6 +101,19 @@ function daemonLines({ daemon, paused }: StatusReport, view: View): string[] {
     );
   }
   return lines;
+}
+
+/** Every host's claims, with `"claims": "git"` only: as last fetched, and when. */
+function hostsLines({ hosts }: StatusReport, view: View): string[] {
+  if (hosts === undefined) return [];
+  const on = `Claims of every host on remote "${hosts.remote}"`;
+  if (hosts.error !== null) return wrap(`${on}: ${hosts.error}`, '', '  ');
+  const when =
+    hosts.fetchedAt === null ? 'fetch time unknown' : `fetched ${view.at(hosts.fetchedAt)}`;
+  return [
+    ...wrap(`${on} (${hosts.claims.length}, ${when}):`, '', '  '),
+    ...claimViewLines(hosts.claims, view.now),
+  ];
 }
 
 function needLines(need: NeedsYou, view: View): string[] {

@@ -25,6 +25,18 @@ export interface CheckResult {
 /** What a run of a program gave: its stdout when it exited 0, else why not. */
 export type RunOutcome = { ok: true; stdout: string } | { ok: false; reason: string };
 
+/**
+ * A test push of a ref in engine's namespace (claims-remote.ts).
+ * - `accepted`: pushed and deleted.
+ * - `left`: pushed, but the delete was not taken: the ref stays on the remote.
+ * - `refused`: the remote answered, and did not take the push.
+ * - `unreachable`: git could not talk to the remote.
+ * - `no-clone`, `no-remote`: nothing to push from, or to.
+ */
+export type RefPushOutcome =
+  | { kind: 'accepted' | 'left' | 'refused' | 'unreachable'; ref: string; message: string }
+  | { kind: 'no-clone' | 'no-remote'; message: string };
+
 /** Everything a check reads from the machine. */
 export interface DoctorProbe {
   nodeVersion: string;
@@ -44,6 +56,8 @@ export interface DoctorProbe {
   socketAnswers(path: string): Promise<boolean | null>;
   /** Writes and removes a file in `dir`: the clock just before, its mtime, the clock just after. */
   writeStamp(dir: string): Promise<{ before: number; mtime: number; after: number }>;
+  /** Pushes a ref of engine's namespace to `remote` of the clone at `dir`, and deletes it. */
+  pushTestRefs(dir: string, remote: string): Promise<RefPushOutcome>;
 }
 
 /** The project's §TAG_DISPATCH as the commands read it, or why it could not be read. */

@@ -15,6 +15,7 @@ import {
 } from './project-checks.js';
 import { checkClock, checkInotify, checkNotifySend } from './system-checks.js';
 import { checkTmuxEnvironment } from './tmux-env.js';
+import { checkClaimsRemote } from './claims-remote.js';
 import { checkNode, checkTmux } from './versions.js';
 
 /** The settings and agent the daemon of `root` would start with, or why they cannot be read. */
@@ -67,5 +68,6 @@ export async function runDoctor(ctx: DoctorContext): Promise<CheckResult[]> {
     await checkControlSocket(ctx),
     await checkTmuxEnvironment(ctx),
     await checkClock(ctx),
+    await checkClaimsRemote(ctx),
   ];
 }

@@ -11,6 +11,7 @@ import { findProgram } from '../dispatch/agent-command.js';
 import { EngineError, isErrnoException, messageOf } from '../errors.js';
 import { checkLiveness, systemProbe } from '../process/process-identity.js';
 import { isIgnoredDirectoryName, isMarkdownPath } from '../tags/walk-markdown.js';
+import { testPushRefs } from './claims-remote.js';
 import type { DoctorProbe, RunOutcome } from './doctor-check.js';
 
 const execFileAsync = promisify(execFile);
@@ -109,5 +110,6 @@ export function systemDoctorProbe(): DoctorProbe {
     liveness: (holder) => checkLiveness(holder, systemProbe),
     socketAnswers,
     writeStamp,
+    pushTestRefs: testPushRefs,
   };
 }

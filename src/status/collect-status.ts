@@ -30,12 +30,14 @@ import { walkMarkdownFiles } from '../tags/walk-markdown.js';
 import { describeClaim, type ClaimItem } from './claim-item.js';
 import { daemonPresence, type DaemonPresence } from './daemon-presence.js';
 import { doneItems, itemKey } from './done-items.js';
+import { hostsClaimsOf, type HostsClaims } from './hosts-claims.js';
 import { inputWait, needsOfFile, needsOrder, type NeedsYou } from './needs-you.js';
 import { recordedOf, type DoneItem } from './recorded-end.js';
 import { waitReasonOf, withSlotWaits, type WaitReason } from './wait-reasons.js';
 
 export type { ClaimItem } from './claim-item.js';
 export type { DoneItem } from './recorded-end.js';
+export type { HostsClaims } from './hosts-claims.js';
 
 export interface WaitingItem {
   file: string;
@@ -73,6 +75,8 @@ export interface StatusReport {
   /** Finished in the last 24 h, each item once, most recent first; `doneMore` more not listed. */
   done: DoneItem[];
   doneMore: number;
+  /** With `"claims": "git"` only: every host's claims as last fetched (hosts-claims.ts). */
+  hosts?: HostsClaims;
 }
 
 /** How claims are judged and items ordered: the project's settings, as its daemon has them. */
@@ -144,6 +148,7 @@ export async function collectStatus(
   const current = new Set(claims.map((c) => itemKey(c.file, c.noun)));
   const done = doneItems(events, judging.now.getTime() - DAY_MS, current);
   const waits = running.map(inputWait).filter((n) => n !== null);
+  const hosts = await hostsClaimsOf(root, judging.now);
   return {
     root,
     paths,
@@ -167,6 +172,7 @@ export async function collectStatus(
     stale: claims.filter((c) => !c.alive),
     done: await Promise.all(done.items.map((e) => recordedOf(root, e))),
     doneMore: done.more,
+    ...(hosts === undefined ? {} : { hosts }),
   };
 }
 

@@ -61,7 +61,7 @@ describe('engine doctor', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^PASS {2}agent-program {7}Claude Code 2\.1\.330 at /m);
     expect(run.stdout).toMatch(/^WARN {2}notify-send .*\n {26}fix: install notify-send/m);
-    expect(run.stdout).toMatch(/16 checks: \d+ PASS, \d+ WARN, 0 FAIL, \d+ SKIP/);
+    expect(run.stdout).toMatch(/17 checks: \d+ PASS, \d+ WARN, 0 FAIL, \d+ SKIP/);
     expect(run.stdout).not.toContain(KEY.slice(-20));
   });
 
@@ -86,6 +86,7 @@ describe('engine doctor', () => {
       'control-socket',
       'tmux-env',
       'clock',
+      'claims-remote',
     ]);
     for (const check of checks.values())
       expect(Object.keys(check)).toEqual(['id', 'status', 'summary', 'fix']);

@@ -28,6 +28,7 @@ export function probeOf(
     liveness: () => 'dead',
     socketAnswers: async () => null,
     writeStamp: async () => ({ before: 1000, mtime: 1000, after: 1001 }),
+    pushTestRefs: async () => ({ kind: 'accepted', ref: 'refs/engine/doctor/0', message: '' }),
     ...over,
   };
 }

@@ -1,0 +1,153 @@
+/**
+ * The claims of every host as a person reads them (`engine claims list`, `engine status`): what
+ * each claim ref's record says, and how old its last renewal is by the record's own clock. One
+ * fetch cannot judge expiry (that takes a lease of watching the ref stay still, lease.ts), so a
+ * view never says "expired": it says held or done, and the renewal's age, labelled as the
+ * record's.
+ *
+ * The fetch time is kept beside the seen refs (git records none for a fetch that changed no
+ * ref), so that `engine status` can say how old its view is without touching the network.
+ */
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { isAbsolute, join } from 'node:path';
+import { gitOk, runGit } from '../process/run-git.js';
+import { checkRemote, fetchClaims, type ClaimRemote, type SeenClaim } from './claim-refs.js';
+import { decodeLease, type Holder, type LeaseState } from './lease.js';
+
+export interface ClaimView {
+  item: string;
+  commit: string;
+  /** `unreadable`: a record engine cannot read (another version's); its fields are null. */
+  state: LeaseState | 'unreadable';
+  file: string | null;
+  noun: string | null;
+  holder: Holder | null;
+  attempt: number | null;
+  leaseMs: number | null;
+  /** The record's renewal time, on the holder's clock (ISO). */
+  renewedAt: string | null;
+  /** This host's wall clock minus that time: an age by the record's own clock, no judgement. */
+  renewedAgoMs: number | null;
+}
+
+/** A seen claim as a person reads it; pure. */
+export function viewOf(claim: SeenClaim, wallNow: number): ClaimView {
+  const r = claim.record;
+  return {
+    item: claim.item,
+    commit: claim.commit,
+    state: r?.state ?? 'unreadable',
+    file: r?.file ?? null,
+    noun: r?.noun ?? null,
+    holder: r?.holder ?? null,
+    attempt: r?.attempt ?? null,
+    leaseMs: r?.leaseMs ?? null,
+    renewedAt: r ? new Date(r.renewedAt).toISOString() : null,
+    renewedAgoMs: r ? wallNow - r.renewedAt : null,
+  };
+}
+
+/**
+ * Held and renewed within its lease by the record's clock, or held by a record engine cannot
+ * read: a claim a person must not take from its holder without saying so (`--force`).
+ */
+export function mayBeLive(claim: SeenClaim, wallNow: number): boolean {
+  const r = claim.record;
+  if (r === null) return true;
+  return r.state === 'held' && wallNow - r.renewedAt < r.leaseMs;
+}
+
+/** What one look at the claims gave: the claims, and when they were fetched (null: unknown). */
+export interface ClaimsSeen {
+  remote: string;
+  fetchedAt: string | null;
+  claims: SeenClaim[];
+}
+
+/**
+ * Fetches the claim refs (claim-refs fetchClaims) and records the fetch's time; null when the
+ * remote could not be reached, never an empty list.
+ */
+export async function fetchClaimsSeen(where: ClaimRemote, now: Date): Promise<ClaimsSeen | null> {
+  const claims = await fetchClaims(where);
+  if (claims === null) return null;
+  await stampFetch(where, now);
+  return { remote: where.remote, fetchedAt: now.toISOString(), claims };
+}
+
+/** The claims as last fetched into this clone, with no network; null when none were fetched. */
+export async function lastSeenClaims(where: ClaimRemote): Promise<ClaimsSeen | null> {
+  checkRemote(where.remote);
+  const prefix = `refs/engine/seen/${where.remote}/claims/`;
+  const out = await gitOk(where.repo, [
+    'for-each-ref',
+    '--format=%(refname)%00%(objectname)%00%(contents)%00',
+    prefix,
+  ]);
+  const claims: SeenClaim[] = [];
+  for (const entry of out.split('\0\n')) {
+    const [name, commit, message] = entry.split('\0');
+    if (!name || !commit || message === undefined) continue;
+    claims.push({ item: name.slice(prefix.length), commit, record: decodeLease(message) });
+  }
+  const fetchedAt = await readStamp(where);
+  if (fetchedAt === null && claims.length === 0) return null;
+  return { remote: where.remote, fetchedAt, claims };
+}
+
+/** The stamp's path: in the clone's common git directory, beside the refs it dates. */
+async function stampPath(where: ClaimRemote): Promise<string> {
+  const dir = (await gitOk(where.repo, ['rev-parse', '--git-common-dir'])).trim();
+  const common = isAbsolute(dir) ? dir : join(where.repo, dir);
+  return join(common, 'engine', `claims-fetched-${where.remote}`);
+}
+
+/** Writes the fetch's time by rename, so that a reader never sees half of it. */
+export async function stampFetch(where: ClaimRemote, at: Date): Promise<void> {
+  const path = await stampPath(where);
+  await mkdir(join(path, '..'), { recursive: true });
+  const temp = `${path}.${process.pid}.tmp`;
+  await writeFile(temp, `${at.toISOString()}\n`);
+  await rename(temp, path);
+}
+
+async function readStamp(where: ClaimRemote): Promise<string | null> {
+  const text = await readFile(await stampPath(where), 'utf8').catch(() => null);
+  const at = text?.trim() ?? '';
+  return Number.isNaN(Date.parse(at)) ? null : at;
+}
+
+/** The clone's top directory; null when `dir` is in none. */
+export async function cloneTop(dir: string): Promise<string | null> {
+  const run = await runGit(dir, ['rev-parse', '--show-toplevel']);
+  return run.code === 0 ? run.stdout.trim() : null;
+}
+
+/** Where claims are kept: this daemon's files (`local`), or a shared remote (`git`). */
+export interface ClaimsSetup {
+  mode: 'local' | 'git';
+  remote: string;
+}
+
+/**
+ * engine.json's `claims` and `claimsRemote` keys, read raw from its text (null: no file), so that
+ * status and doctor know the mode whether or not the settings table has those rows; pure. Text
+ * that is not a JSON object is `local` here: the settings' own validation reports it.
+ */
+export function claimsSetupOf(engineJson: string | null): ClaimsSetup {
+  let parsed: unknown = null;
+  try {
+    parsed = engineJson === null ? null : JSON.parse(engineJson);
+  } catch {
+    parsed = null;
+  }
+  const keys = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Record<
+    string,
+    unknown
+  >;
+  const remote =
+    typeof keys.claimsRemote === 'string' && keys.claimsRemote !== ''
+      ? keys.claimsRemote
+      : 'origin';
+  return { mode: keys.claims === 'git' ? 'git' : 'local', remote };
+}

@@ -1,0 +1,113 @@
+/**
+ * The `claims-remote` check: with `"claims": "git"`, the daemons share claims through refs in
+ * engine's own namespace on the remote, which a server may refuse (a hook, a protected-ref rule,
+ * a read-only URL) while it takes branch pushes. A test push of `refs/engine/doctor/<random>`,
+ * then its delete, each by compare-and-swap, tells before a daemon depends on it.
+ */
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { checkRemote, ENGINE_IDENTITY, PUSH_FLAGS, pushUrl } from '../claims/claim-refs.js';
+import { claimsSetupOf, cloneTop } from '../claims/claims-view.js';
+import { messageOf } from '../errors.js';
+import { gitOk, oneLine, runGit } from '../process/run-git.js';
+import { ENGINE_JSON } from '../settings/setting-table.js';
+import {
+  fail,
+  pass,
+  skip,
+  warn,
+  type CheckResult,
+  type DoctorContext,
+  type RefPushOutcome,
+} from './doctor-check.js';
+
+/** Pushes a commit to a new ref of engine's namespace and deletes it; the real probe's. */
+export async function testPushRefs(dir: string, remote: string): Promise<RefPushOutcome> {
+  const repo = await cloneTop(dir);
+  if (repo === null) return { kind: 'no-clone', message: `${dir} is not in a git clone` };
+  try {
+    checkRemote(remote);
+  } catch (error) {
+    return { kind: 'no-remote', message: messageOf(error) };
+  }
+  const url = await pushUrl({ repo, remote });
+  if (url === null) return { kind: 'no-remote', message: `${repo} has no remote "${remote}"` };
+  const ref = `refs/engine/doctor/${randomBytes(6).toString('hex')}`;
+  const tree = (await gitOk(repo, ['mktree'], { input: '' })).trim();
+  const commit = (
+    await gitOk(repo, ['commit-tree', tree, '-m', 'engine doctor: a test push'], {
+      env: ENGINE_IDENTITY,
+    })
+  ).trim();
+  const push = await pushRef(repo, url, ref, '', commit);
+  if (push.kind !== 'done') {
+    // No answer for the ref: a server that answers a read refused the push itself.
+    const reads =
+      push.kind === 'silent' && (await runGit(repo, ['ls-remote', url, ref])).code === 0;
+    const kind = push.kind === 'rejected' || reads ? 'refused' : 'unreachable';
+    return { kind, ref, message: push.message };
+  }
+  const removed = await pushRef(repo, url, ref, commit, '');
+  return removed.kind === 'done'
+    ? { kind: 'accepted', ref, message: '' }
+    : { kind: 'left', ref, message: removed.message };
+}
+
+/** One compare-and-swap push of `ref` from `expected` to `value` ('' : none). */
+async function pushRef(
+  repo: string,
+  url: string,
+  ref: string,
+  expected: string,
+  value: string,
+): Promise<{ kind: 'done' | 'rejected' | 'silent'; message: string }> {
+  const run = await runGit(repo, [
+    'push',
+    ...PUSH_FLAGS,
+    `--force-with-lease=${ref}:${expected}`,
+    url,
+    `${value}:${ref}`,
+  ]);
+  const line = run.stdout.split('\n').find((l) => l.split('\t')[1]?.endsWith(`:${ref}`));
+  const message = oneLine(run.stderr) || `git push exited ${run.code}`;
+  if (line === undefined) return { kind: 'silent', message };
+  if (line.startsWith('!')) return { kind: 'rejected', message: line.split('\t').at(-1) ?? line };
+  return run.code === 0 ? { kind: 'done', message: '' } : { kind: 'silent', message };
+}
+
+const ALLOW =
+  'let this user push refs/engine/* to the remote: a pre-receive hook, a protected-ref rule (GitHub rulesets, GitLab push rules) or a read-only URL refuses them (git remote set-url --push REMOTE a writable URL)';
+
+export async function checkClaimsRemote(ctx: DoctorContext): Promise<CheckResult> {
+  const id = 'claims-remote';
+  if (ctx.root === null) return skip(id, 'no engine project here');
+  const setup = claimsSetupOf(
+    await ctx.probe.readText(join(ctx.root, ENGINE_JSON)).catch(() => null),
+  );
+  if (setup.mode === 'local')
+    return skip(id, 'claims are local (engine.json "claims" is not "git")');
+  const where = `remote "${setup.remote}"`;
+  const outcome = await ctx.probe.pushTestRefs(ctx.root, setup.remote);
+  switch (outcome.kind) {
+    case 'accepted':
+      return pass(id, `${where} accepts engine's refs (pushed and deleted ${outcome.ref})`);
+    case 'no-clone':
+      return fail(id, outcome.message, 'run engine in a clone of the shared repository');
+    case 'no-remote':
+      return fail(id, outcome.message, `git remote add ${setup.remote} URL, or set "claimsRemote"`);
+    case 'refused':
+      return fail(id, `${where} refused a push of ${outcome.ref}: ${outcome.message}`, ALLOW);
+    case 'unreachable':
+      return warn(
+        id,
+        `cannot reach ${where}: ${outcome.message}`,
+        `check the network and the URL (git ls-remote ${setup.remote}); daemons claim nothing while it is unreachable`,
+      );
+    case 'left':
+      return warn(
+        id,
+        `${where} took a push of ${outcome.ref} but not its delete: ${outcome.message}; releases and prunes will fail`,
+        `allow deletes of refs/engine/* for this user, then git push ${setup.remote} :${outcome.ref}`,
+      );
+  }
+}

@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import type { SeenClaim } from '../../src/claims/claim-refs.js';
+import { mayBeLive, viewOf } from '../../src/claims/claims-view.js';
+import type { LeaseRecord } from '../../src/claims/lease.js';
+import { prunable } from '../../src/claims/prune-claims.js';
+
+const NOW = 1_800_000_000_000;
+const DAY = 24 * 3600_000;
+
+function claim(item: string, state: LeaseRecord['state'] | null, renewedAt: number): SeenClaim {
+  const record: LeaseRecord | null =
+    state === null
+      ? null
+      : {
+          item,
+          file: `sessions/${item}.md`,
+          noun: 'fix',
+          holder: { host: 'h', instance: 'i', boot: 'b' },
+          attempt: 2,
+          leaseMs: 60_000,
+          renewedAt,
+          state,
+          nonce: '00',
+          version: 1,
+        };
+  return { item, commit: `c-${item}`, record };
+}
+
+describe('a claim as a person reads it', () => {
+  it("gives the renewal's age by the record's clock, and unreadable records as such", () => {
+    expect(viewOf(claim('a', 'held', NOW - 5000), NOW)).toMatchObject({
+      state: 'held',
+      attempt: 2,
+      renewedAgoMs: 5000,
+      renewedAt: new Date(NOW - 5000).toISOString(),
+    });
+    expect(viewOf(claim('b', null, 0), NOW)).toMatchObject({
+      state: 'unreadable',
+      holder: null,
+      renewedAgoMs: null,
+    });
+  });
+
+  it('may be live: held and renewed within its lease, or unreadable; never done or released', () => {
+    expect(mayBeLive(claim('a', 'held', NOW - 59_999), NOW)).toBe(true);
+    expect(mayBeLive(claim('a', 'held', NOW - 60_000), NOW)).toBe(false);
+    // A holder whose clock runs ahead: its renewal is in our future, and it may well live.
+    expect(mayBeLive(claim('a', 'held', NOW + DAY), NOW)).toBe(true);
+    expect(mayBeLive(claim('a', null, 0), NOW)).toBe(true);
+    expect(mayBeLive(claim('a', 'done', NOW), NOW)).toBe(false);
+    expect(mayBeLive(claim('a', 'released', NOW), NOW)).toBe(false);
+  });
+});
+
+describe('pruning', () => {
+  it('chooses the done claims a day old by their record, nothing held, released or unreadable', () => {
+    const claims = [
+      claim('old-done', 'done', NOW - DAY),
+      claim('new-done', 'done', NOW - DAY + 1),
+      claim('old-held', 'held', NOW - 9 * DAY),
+      claim('old-released', 'released', NOW - 9 * DAY),
+      claim('unreadable', null, 0),
+    ];
+    expect(prunable(claims, NOW).map((c) => c.item)).toEqual(['old-done']);
+    expect(prunable(claims, NOW, 0).map((c) => c.item)).toEqual(['old-done', 'new-done']);
+  });
+});

@@ -1,0 +1,108 @@
+/**
+ * `engine status` with `"claims": "git"`: every host's claims, from the claim refs last fetched
+ * into the clone and the time of that fetch, with no network on status's path; nothing new in
+ * local mode.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { fetchClaimsSeen } from '../../src/claims/claims-view.js';
+import { GitClaimStore } from '../../src/claims/git-claim-store.js';
+import type { Holder } from '../../src/claims/lease.js';
+import { statusLines } from '../../src/cli/status-lines.js';
+import type { DispatchTable } from '../../src/dispatch/dispatch-table.js';
+import { collectStatus } from '../../src/status/collect-status.js';
+import { sharedRemote, type SharedRemote } from '../claims/git-remote.js';
+
+const buildBox: Holder = { host: 'build-box', instance: 'inst-b', boot: 'boot-b' };
+const TABLE: DispatchTable = new Map([
+  ['fix', { noun: 'fix', skill: '/fix', mode: 'agent', priority: 3, dispatchable: true }],
+]);
+const OPTIONS = { claimGraceMs: 60_000, staleAfterMs: 45 * 60_000 };
+
+let remote: SharedRemote;
+let human: string;
+
+async function claimOn(host: string, item: string): Promise<void> {
+  const store = new GitClaimStore({
+    repo: remote.host(`${host}-${item}`),
+    remote: 'origin',
+    branch: 'main',
+    me: { ...buildBox, host },
+    leaseMs: 60_000,
+  });
+  expect((await store.claim(item, `sessions/${item}.md`, 'fix')).won).toBe(true);
+}
+
+const status = (now = new Date()) =>
+  collectStatus(human, [join(human, 'sessions')], TABLE, { now, options: OPTIONS });
+
+function engineJson(keys: object): void {
+  writeFileSync(join(human, 'directives', 'engine.json'), JSON.stringify(keys));
+}
+
+beforeEach(() => {
+  remote = sharedRemote({ 'directives/engine.json': '{}\n' });
+  human = remote.host('human');
+  mkdirSync(join(human, 'sessions'));
+});
+afterEach(() => remote.cleanup());
+
+describe("engine status: every host's claims", () => {
+  it('lists nothing new in local mode: the report has no hosts key', async () => {
+    await claimOn('build-box', 'fix-a');
+    await fetchClaimsSeen({ repo: human, remote: 'origin' }, new Date());
+    const report = await status();
+    expect(Object.keys(report)).not.toContain('hosts');
+    expect(
+      statusLines(report, { path: 'TAGS.md', shipped: false }, new Date()).join('\n'),
+    ).not.toContain('Claims of every host');
+  });
+
+  it('says when none were fetched yet', async () => {
+    engineJson({ claims: 'git' });
+    const report = await status();
+    expect(report.hosts).toEqual({
+      remote: 'origin',
+      fetchedAt: null,
+      claims: [],
+      error: 'none fetched yet (a daemon, or engine claims list, fetches them)',
+    });
+  });
+
+  it('shows the claims last fetched and when, without fetching: the remote may be gone', async () => {
+    engineJson({ claims: 'git' });
+    await claimOn('build-box', 'fix-a');
+    await claimOn('laptop', 'fix-b');
+    const fetched = new Date(Date.now() - 3 * 60_000);
+    await fetchClaimsSeen({ repo: human, remote: 'origin' }, fetched);
+    // Claimed after the fetch, and the remote out of reach: status shows what was fetched.
+    await claimOn('laptop', 'fix-c');
+    remote.git(human, 'remote', 'set-url', 'origin', join(remote.dir, 'gone.git'));
+    const now = new Date();
+    const report = await status(now);
+    expect(report.hosts?.fetchedAt).toBe(fetched.toISOString());
+    expect(report.hosts?.claims.map((c) => [c.item, c.state, c.holder?.host])).toEqual([
+      ['fix-a', 'held', 'build-box'],
+      ['fix-b', 'held', 'laptop'],
+    ]);
+    const text = statusLines(report, { path: 'TAGS.md', shipped: false }, now).join('\n');
+    expect(text).toContain('Claims of every host on remote "origin" (2, fetched 3 min ago):');
+    expect(text).toContain('  fix-b  sessions/fix-b.md  #fix\n    held, attempt 1, by laptop');
+    expect(text.indexOf('Claims of every host')).toBeGreaterThan(text.indexOf('Stale ('));
+    expect(text.indexOf('Claims of every host')).toBeLessThan(text.indexOf('Done in the last'));
+  });
+
+  it('reads claimsRemote, and says why it cannot show claims outside a clone', async () => {
+    engineJson({ claims: 'git', claimsRemote: 'shared' });
+    remote.git(human, 'remote', 'add', 'shared', remote.bare);
+    await claimOn('build-box', 'fix-a');
+    await fetchClaimsSeen({ repo: human, remote: 'shared' }, new Date());
+    expect((await status()).hosts?.claims.map((c) => c.item)).toEqual(['fix-a']);
+    const outside = join(remote.dir, 'outside');
+    mkdirSync(join(outside, 'directives'), { recursive: true });
+    writeFileSync(join(outside, 'directives', 'engine.json'), '{"claims":"git"}');
+    const report = await collectStatus(outside, [], TABLE, { options: OPTIONS });
+    expect(report.hosts?.error).toMatch(/not a git repository/);
+  });
+});
