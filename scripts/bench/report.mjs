@@ -22,10 +22,15 @@ const FOOTPRINT_TARGETS = {
 const RECONCILE_PERIOD_S = 60;
 const FULL_PASS_EVERY = 5;
 
-/** The periodic passes an idle window of `windowS` seconds, from 5 s after ready, holds. */
-export function passesIn(windowS) {
-  const ticks = Math.floor((windowS + 5) / RECONCILE_PERIOD_S);
-  const full = Math.floor(ticks / FULL_PASS_EVERY);
+/**
+ * The periodic passes an idle window of `windowS` seconds from `startS` after ready holds (about:
+ * each pass is timed from the end of the one before).
+ */
+export function passesIn(startS, windowS) {
+  const tick = (s) => Math.floor(s / RECONCILE_PERIOD_S);
+  const fullTick = (s) => Math.floor(tick(s) / FULL_PASS_EVERY);
+  const ticks = tick(startS + windowS) - tick(startS);
+  const full = fullTick(startS + windowS) - fullTick(startS);
   return `${ticks - full} directory pass${ticks - full === 1 ? '' : 'es'}, ${full} full`;
 }
 /** How the throughput table names each trivial agent (scripts/bench/daemon.mjs). */
@@ -71,12 +76,12 @@ export function targets(results) {
     });
     out.push({
       target: `at most ${goal.rssMb} MB resident at 50,000 files (${f.watcher})`,
-      result: `${f.rssAfterIdleMb} MB after idle (${f.rssAtReadyMb} MB at ready, peak ${f.peakRssMb} MB)`,
-      met: Math.max(f.rssAfterIdleMb, f.rssAtReadyMb) <= goal.rssMb,
+      result: `${f.rssAfterIdleMb} MB after idle (${f.rssAtReadyMb} MB at ready, ${fmt(f.rssWithIndexMb, ' MB')} warm, peak ${f.peakRssMb} MB)`,
+      met: Math.max(f.rssAfterIdleMb, f.rssAtReadyMb, f.rssWithIndexMb ?? 0) <= goal.rssMb,
     });
     out.push({
       target: `at most ${goal.idlePercent}% of a core idle at 50,000 files (${f.watcher})`,
-      result: `${f.idleCpuPercentOfCore}% over ${f.idleWindowS} s (${passesIn(f.idleWindowS)})`,
+      result: `${f.idleCpuPercentOfCore}% over ${f.idleWindowS} s from ${f.idleStartS} s after ready, after the warm-up (${passesIn(f.idleStartS, f.idleWindowS)})`,
       met: f.idleCpuPercentOfCore <= goal.idlePercent,
     });
   }
@@ -215,6 +220,9 @@ export function formatTables(results) {
             'Ready',
             'Start-up CPU',
             'RSS at ready',
+            'Warm-up (index, status)',
+            'Warm-up CPU',
+            'RSS warm',
             'RSS after idle',
             'Peak RSS',
             'inotify watches',
@@ -226,10 +234,13 @@ export function formatTables(results) {
             secs(f.readyMs),
             fmt(f.startupCpuS, ' s'),
             fmt(f.rssAtReadyMb, ' MB'),
+            fmt(f.warmUpS, ' s'),
+            fmt(f.warmUpCpuS, ' s'),
+            fmt(f.rssWithIndexMb, ' MB'),
             fmt(f.rssAfterIdleMb, ' MB'),
             fmt(f.peakRssMb, ' MB'),
             int(f.inotifyWatches),
-            `${fmt(f.idleCpuPercentOfCore, '%')} over ${f.idleWindowS} s`,
+            `${fmt(f.idleCpuPercentOfCore, '%')} over ${f.idleWindowS} s from ${f.idleStartS} s after ready (${passesIn(f.idleStartS, f.idleWindowS)})`,
           ]),
         ),
     );

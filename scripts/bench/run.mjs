@@ -15,8 +15,9 @@
  *   BENCH_THROUGHPUT_TIMEOUT_S=300   give up waiting for them after this long
  *   BENCH_THROUGHPUT_AGENTS=engine,sed  trivial agents to run it with: `engine tag swap` (a Node
  *                                    process per agent), and sed (costs almost nothing)
- *   BENCH_IDLE_S=310                 idle window for CPU, from 5 s after ready: it holds the first
- *                                    periodic full reconcile pass (at 300 s) and four directory passes
+ *   BENCH_IDLE_S=300                 idle window for CPU, from BENCH_SETTLE_S=5 s after the daemon's
+ *                                    warm-up (its index built, its status warm): it holds five
+ *                                    periodic reconcile passes, one of them full (footprint.mjs)
  *   BENCH_WATCHERS=parcel,chokidar   watch backends measured by footprint (--watcher); latency
  *                                    and throughput use the default, parcel
  *   BENCH_ONLY=find,answers,latency,throughput,footprint
@@ -61,7 +62,7 @@ const config = {
   throughputItems: num('BENCH_THROUGHPUT_ITEMS', 500),
   throughputTimeoutS: num('BENCH_THROUGHPUT_TIMEOUT_S', 300),
   throughputAgents: (env.BENCH_THROUGHPUT_AGENTS ?? 'engine,sed').split(','),
-  idleS: num('BENCH_IDLE_S', 310),
+  idleS: num('BENCH_IDLE_S', 300),
   settleS: num('BENCH_SETTLE_S', 5),
   watchers: (env.BENCH_WATCHERS ?? 'parcel,chokidar').split(','),
   only: new Set((env.BENCH_ONLY ?? 'find,answers,latency,throughput,footprint').split(',')),
@@ -196,8 +197,8 @@ async function main() {
     results.footprint = await footprints(trees, daemonA);
     for (const f of results.footprint)
       log(
-        `footprint ${f.files} (${f.watcher}): ready ${f.readyMs} ms, RSS ${f.rssAtReadyMb} MB (${f.rssWithIndexMb} MB with its index and status warm), ${f.inotifyWatches} watches, ` +
-          `idle CPU ${f.idleCpuPercentOfCore}% over ${f.idleWindowS} s`,
+        `footprint ${f.files} (${f.watcher}): ready ${f.readyMs} ms, RSS ${f.rssAtReadyMb} MB${f.warmUpS === null ? '' : ` (${f.rssWithIndexMb} MB with its index and status warm, after ${f.warmUpS} s, ${f.warmUpCpuS} s of CPU)`}, ${f.inotifyWatches} watches, ` +
+          `idle CPU ${f.idleCpuPercentOfCore}% over ${f.idleWindowS} s from ${f.idleStartS} s after ready`,
       );
   }
 

@@ -15,9 +15,32 @@ import { claimViewLines } from './claim-lines.js';
 export const WAITING_SHOWN = 20;
 
 interface View {
+  root: string;
   now: Date;
   path(file: string): string;
   at(iso: string): string;
+}
+
+/**
+ * The lines of each frozen item that needs you or is next, rendered once: the daemon keeps each
+ * unchanged file's findings frozen (control/status-cache.ts), so that a status at 50,000 files
+ * renders only what changed and what the clock moves (an agent waiting for input). Keyed by the
+ * item itself, which cannot change, and checked against the root its paths are shown from.
+ */
+const rendered = new WeakMap<object, { root: string; lines: string[] }>();
+
+/** `render(item)`, once per frozen item and root (`view.root`). */
+export function linesOnce<T extends object>(
+  item: T,
+  view: { root: string },
+  render: (item: T) => string[],
+): string[] {
+  if (!Object.isFrozen(item)) return render(item);
+  const kept = rendered.get(item);
+  if (kept?.root === view.root) return kept.lines;
+  const lines = render(item);
+  rendered.set(item, { root: view.root, lines });
+  return lines;
 }
 
 export function statusLines(
@@ -26,6 +49,7 @@ export function statusLines(
   now: Date,
 ): string[] {
   const view: View = {
+    root: report.root,
     now,
     path: (file) => shortPath(report.root, file),
     at: (iso) => relativeTime(iso, now),
@@ -44,17 +68,15 @@ export function statusLines(
     ),
     ...daemonLines(report, view),
     ...section(`Needs you (${report.needsYou.length}):`, report.needsYou, 0, (n) =>
-      needLines(n, view),
+      // An agent's question is shown with its age: rendered each time.
+      n.kind === 'input' ? needLines(n, view) : linesOnce(n, view, (need) => needLines(need, view)),
     ),
     ...waitingLines(report.waiting, view, report.daemon.state !== 'none'),
-    ...section(
-      `Next (${report.next.length}), for the next skill to claim:`,
-      report.next,
-      0,
-      (n) => [
-        ...wrap(`${view.path(n.file)}  ${n.tag}`, '  ', '    '),
-        ...wrap(n.title, '    ', '    '),
-      ],
+    ...section(`Next (${report.next.length}), for the next skill to claim:`, report.next, 0, (n) =>
+      linesOnce(n, view, (next) => [
+        ...wrap(`${view.path(next.file)}  ${next.tag}`, '  ', '    '),
+        ...wrap(next.title, '    ', '    '),
+      ]),
     ),
     ...section(`Running (${report.running.length}):`, report.running, 0, (c) =>
       claimLines(c, view),

@@ -24,6 +24,8 @@ export type { IndexedOccurrence } from './indexed-file.js';
 
 /** Files read between two turns of the event loop while the index is built. */
 const FILES_PER_TURN = 64;
+/** filesBelow's lists kept at most (directories asked since the last change). */
+const MAX_LISTS_KEPT = 8;
 
 export class TagIndex {
   /** Files with tags, by absolute path (their occurrences packed: indexed-file.ts). */
@@ -35,6 +37,12 @@ export class TagIndex {
   private readonly dirty = new Set<string>();
   /** The kept files in the walk's order, until a file comes or goes (each status lists them). */
   private ordered: string[] | null = null;
+  /**
+   * filesBelow's lists by directory, until a file comes or goes: a status at 50,000 files asks
+   * for the same one every time (about 18 ms to filter again). `special`: a file in it is read
+   * at query time, whose existence is checked then.
+   */
+  private readonly below = new Map<string, { files: string[]; special: boolean }>();
   private readonly reader: IndexReader;
   private flushing: Promise<void> | null = null;
   private built: Promise<void> | null = null;
@@ -134,12 +142,19 @@ export class TagIndex {
   }
 
   /** The files below `dir` that may carry a tag, in the order of a walk (walk-markdown.ts). */
-  filesBelow(dir: string): string[] {
+  filesBelow(dir: string): readonly string[] {
     const prefix = dir.endsWith(sep) ? dir : dir + sep;
-    this.ordered ??= inWalkOrder([...this.tagged.keys(), ...this.special]);
-    return this.ordered.filter(
-      (file) => file.startsWith(prefix) && (this.tagged.has(file) || isFileNow(file)),
-    );
+    let kept = this.below.get(prefix);
+    if (!kept) {
+      this.ordered ??= inWalkOrder([...this.tagged.keys(), ...this.special]);
+      const files = this.ordered.filter((file) => file.startsWith(prefix));
+      kept = { files, special: files.some((file) => !this.tagged.has(file)) };
+      if (this.below.size >= MAX_LISTS_KEPT) this.below.clear();
+      this.below.set(prefix, kept);
+    }
+    return kept.special
+      ? kept.files.filter((file) => this.tagged.has(file) || isFileNow(file))
+      : kept.files;
   }
 
   /** Files kept (tagged or special), for the footprint. */
@@ -183,15 +198,14 @@ export class TagIndex {
 
   private async readFile(path: string): Promise<boolean> {
     const file = await this.reader.read(path);
-    if (file.kind !== 'none' && !this.tagged.has(path) && !this.special.has(path))
-      this.ordered = null;
+    if (file.kind !== 'none' && !this.tagged.has(path) && !this.special.has(path)) this.unorder();
     if (file.kind === 'tags') this.tagged.set(path, file.occurrences);
     else if (file.kind === 'special') this.special.add(path);
     return file.kind !== 'none';
   }
 
   private keepSpecial(path: string): boolean {
-    if (!this.special.has(path) && !this.tagged.has(path)) this.ordered = null;
+    if (!this.special.has(path) && !this.tagged.has(path)) this.unorder();
     this.special.add(path);
     return true;
   }
@@ -199,8 +213,14 @@ export class TagIndex {
   /** Drops `path` (and, with `below`, everything under it); whether anything was dropped. */
   private forget(path: string, below: boolean): boolean {
     const dropped = this.drop(path, below);
-    if (dropped) this.ordered = null;
+    if (dropped) this.unorder();
     return dropped;
+  }
+
+  /** A file came or went: the walk's order and filesBelow's lists are made again when asked. */
+  private unorder(): void {
+    this.ordered = null;
+    this.below.clear();
   }
 
   private drop(path: string, below: boolean): boolean {

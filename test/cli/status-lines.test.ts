@@ -3,7 +3,7 @@
  * paths, long reasons and questions, a long table path outside the root.
  */
 import { describe, expect, it } from 'vitest';
-import { statusLines, WAITING_SHOWN } from '../../src/cli/status-lines.js';
+import { linesOnce, statusLines, WAITING_SHOWN } from '../../src/cli/status-lines.js';
 import type { ClaimItem, StatusReport } from '../../src/status/collect-status.js';
 
 const NOW = new Date('2026-11-26T10:00:00.000Z');
@@ -136,5 +136,33 @@ describe('statusLines', () => {
     expect(text).toContain('whether it runs cannot be told from this host');
     // Nothing is lost in wrapping: the unbroken question is all there.
     expect(text.replace(/\s+/g, '')).toContain(UNBROKEN);
+  });
+});
+
+describe('linesOnce', () => {
+  it('renders a frozen item once per root, and a plain one every time', () => {
+    let renders = 0;
+    const render = (item: { file: string }): string[] => [`${item.file} ${++renders}`];
+    const frozen = Object.freeze({ file: 'a.md' });
+    expect(linesOnce(frozen, { root: '/p' }, render)).toEqual(['a.md 1']);
+    // The daemon's status answer: an unchanged file's item is a lookup.
+    expect(linesOnce(frozen, { root: '/p' }, render)).toEqual(['a.md 1']);
+    // Its paths are shown from the root: another root renders it again.
+    expect(linesOnce(frozen, { root: '/q' }, render)).toEqual(['a.md 2']);
+    const plain = { file: 'b.md' };
+    expect(linesOnce(plain, { root: '/p' }, render)).toEqual(['b.md 3']);
+    expect(linesOnce(plain, { root: '/p' }, render)).toEqual(['b.md 4']);
+  });
+
+  it('gives the text a report of frozen items gives unfrozen', () => {
+    const shown = { path: `${ROOT}/directives/TAGS.md`, shipped: false };
+    const plain = statusLines(report, shown, NOW).join('\n');
+    const frozen = {
+      ...report,
+      needsYou: report.needsYou.map((n) => Object.freeze({ ...n })),
+      next: report.next.map((n) => Object.freeze({ ...n })),
+    };
+    expect(statusLines(frozen, shown, NOW).join('\n')).toBe(plain);
+    expect(statusLines(frozen, shown, NOW).join('\n')).toBe(plain);
   });
 });

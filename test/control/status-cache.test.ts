@@ -51,5 +51,11 @@ describe('StatusCache', () => {
     const kept = view.get('/r/a.md');
     expect(kept).toEqual(expected);
     expect(kept).not.toBe(given);
+    // Frozen, each item and list: a status renders a frozen item's lines once (linesOnce).
+    expect(Object.isFrozen(kept)).toBe(true);
+    for (const need of kept?.needs ?? []) expect(Object.isFrozen(need)).toBe(true);
+    expect(Object.isFrozen(kept?.needs[0] && (kept.needs[0] as { tags: string[] }).tags)).toBe(
+      true,
+    );
   });
 });

@@ -167,6 +167,34 @@ describe('the live tag index', () => {
     expect(index.size).toBe(1);
   });
 
+  it('lists the files below a directory once until a file comes or goes', async () => {
+    const { dir, index, sync } = await setUp(async (d) => {
+      await mkdir(join(d, 'x'));
+      await mkdir(join(d, 'z'));
+      await writeFile(join(d, 'x', 'a.md'), TEXTS[0] as string);
+      await writeFile(join(d, 'x', 'b.md'), TEXTS[1] as string);
+      await writeFile(join(d, 'z', 'c.md'), TEXTS[0] as string);
+    });
+    const x = join(dir, 'x');
+    const first = index.filesBelow(x);
+    expect(first).toEqual([join(x, 'a.md'), join(x, 'b.md')]);
+    // Each status asks it: a lookup while nothing came or went.
+    expect(index.filesBelow(x)).toBe(first);
+    await writeFile(join(x, 'c.md'), TEXTS[0] as string);
+    await synced(dir, index, sync);
+    expect(index.filesBelow(x)).toEqual([join(x, 'a.md'), join(x, 'b.md'), join(x, 'c.md')]);
+    await rm(join(x, 'a.md'));
+    await synced(dir, index, sync);
+    expect(index.filesBelow(x)).toEqual([join(x, 'b.md'), join(x, 'c.md')]);
+    // A symlink is listed while it leads to a file, checked at each ask: no event at its path.
+    await symlink(join(dir, 'z', 'c.md'), join(x, 'd.md'));
+    await synced(dir, index, sync);
+    expect(index.filesBelow(x)).toEqual([join(x, 'b.md'), join(x, 'c.md'), join(x, 'd.md')]);
+    await rm(join(dir, 'z'), { recursive: true });
+    await synced(dir, index, sync);
+    expect(index.filesBelow(x)).toEqual([join(x, 'b.md'), join(x, 'c.md')]);
+  });
+
   it("sees a user's file named like a sync file", async () => {
     const { dir, index, sync, pool } = await setUp();
     await synced(dir, index, sync);
