@@ -15,19 +15,17 @@ import type { PlannedItem } from './request-snapshot.js';
  * - `changed`: the file is not the text the item was read from (`since-read`), or is no longer
  *   approved (`not-delegated`): it is read again.
  * - `elsewhere`: another host holds the item (git only); `host` names it.
- * - `failed`: not written (the item stays approved; `message` says why).
+ * - `failed`: not written (the item stays approved; `message` says why); `retryAt`: tried again
+ *   then (the remote could not be reached), else when its file changes.
  */
 export type ClaimWrite =
   | { kind: 'claimed' }
   | { kind: 'changed'; why: 'since-read' | 'not-delegated' }
   | { kind: 'elsewhere'; host: string }
-  | { kind: 'failed'; message: string };
+  | { kind: 'failed'; message: string; retryAt?: number };
 
 /** Whether a session's `#done-X` counts (git: published with its lease's end), and why not. */
-export type DoneWrite =
-  | { counted: true }
-  /** `later`: not decided (the daemon stops first): a later start looks again. */
-  | { counted: false; why: string; later?: true };
+export type DoneWrite = { counted: true } | { counted: false; why: string };
 
 /**
  * Who a claim in a request file belongs to, beside its session's own record:

@@ -316,6 +316,12 @@ export class Dispatcher {
     }
     const ref = launched.session;
     await this.parts.governor.launched(item, ref);
+    if (launched.retryAt !== undefined) {
+      const to: ItemState = { kind: 'parked', until: launched.retryAt, why: 'not-before' };
+      table.move(file, noun, to, 'its claim is tried again', item);
+      this.schedule();
+      return;
+    }
     if (launched.elsewhere !== undefined) {
       const to: ItemState = { kind: 'elsewhere', host: launched.elsewhere };
       table.move(file, noun, to, `claimed on ${launched.elsewhere}`, item);

@@ -67,7 +67,7 @@ export const ITEM_TRANSITIONS: Readonly<Record<RowKind, readonly RowKind[]>> = {
   claimed: [...READ, 'running'],
   elsewhere: READ,
   'not-dispatchable': READ,
-  launching: ['running', 'elsewhere', ABSENT],
+  launching: ['running', 'elsewhere', 'parked', ABSENT],
   running: ['ending', ABSENT],
   ending: [ABSENT],
 };

@@ -49,6 +49,8 @@ export interface Launched {
   session: string | null;
   reread?: true;
   elsewhere?: string;
+  /** Not claimed now (the claim store could not be reached): tried again at this time. */
+  retryAt?: number;
 }
 
 /** A claimed item on its way to its agent. */
@@ -138,7 +140,7 @@ export class Launcher {
     if (await this.isBlocked(item)) return { session: null, reread: true };
     const ref = newSessionRef(item.noun, item.file, this.shared.ctx.now());
     const claimed = await this.claim(item, ref);
-    if (typeof claimed === 'object') return { session: null, elsewhere: claimed.elsewhere };
+    if (typeof claimed === 'object') return { session: null, ...claimed };
     if (claimed !== true) return { session: null, ...(claimed === 'changed' && { reread: true }) };
     failpoint('after-claim');
     const prepared = await this.prepare(item, ref);
@@ -158,7 +160,7 @@ export class Launcher {
   private async claim(
     item: PlannedItem,
     ref: string,
-  ): Promise<true | 'changed' | 'lost' | { elsewhere: string }> {
+  ): Promise<true | 'changed' | 'lost' | { elsewhere: string } | { retryAt: number }> {
     const { ctx } = this.shared;
     const what = `${item.file} (#delegated-${item.noun})`;
     const written = await claimStoreOf(ctx).claim(item, ref);
@@ -179,7 +181,7 @@ export class Launcher {
     if (written.kind === 'failed') {
       // Not claimed: the item stays approved, tried again when its file changes or at a restart.
       ctx.log('error', `could not claim ${what}: ${written.message}`);
-      return 'lost';
+      return written.retryAt === undefined ? 'lost' : { retryAt: written.retryAt };
     }
     this.shared.sessions.add(item.file, ref);
     ctx.log('info', `claimed ${item.file} (#claimed-${item.noun}) → ${ref}`);

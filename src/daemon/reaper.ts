@@ -55,10 +55,22 @@ export class Reaper {
       );
       return;
     }
+    if (kind === 'elsewhere' && verdict.kind === 'not-claimed')
+      return this.retryElsewhere(file, noun);
     if (claimed) table.move(file, noun, null, `its claim ended (${verdict.kind})`);
-    // Held elsewhere while its file still reads approved (a claim not yet written there, or
-    // whose host died before writing it): read again, so that it is claimed once it may be.
-    if (kind === 'elsewhere' && verdict.kind === 'not-claimed') table.wake(file);
     await this.follower.recordEnd(file, noun, verdict);
+  }
+
+  /**
+   * Held elsewhere while its file still reads approved: the holder's claim is not written
+   * there yet, or its host died before writing it. Read again after a lease, so that the claim
+   * is tried again once it may have run out.
+   */
+  private retryElsewhere(file: string, noun: string): void {
+    const { ctx, table } = this.shared;
+    const row = table.get(file, noun);
+    if (!row || ctx.now().getTime() - row.since < ctx.options.claimsLeaseMs) return;
+    table.move(file, noun, null, 'its claim elsewhere is looked at again');
+    table.wake(file);
   }
 }

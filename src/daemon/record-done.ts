@@ -47,7 +47,6 @@ export async function recordDone(ctx: DaemonContext, item: FinishedItem): Promis
   // Published where claims are kept (git: with the lease's end); a fenced one does not count.
   const published = await claimStoreOf(ctx).publishDone(item);
   if (!published.counted) {
-    if (published.later) return false;
     ctx.log(
       'warn',
       `${item.file} shows #done-${item.noun} of ${item.session}, not counted: ${published.why}`,
