@@ -44,10 +44,16 @@ function queueOf(count: number): SharedRemote {
 }
 
 /** A host: a clone of the remote with its own daemon and state directory. */
-async function host(shared: SharedRemote, name: string): Promise<DaemonHarness> {
-  const h = await DaemonHarness.open(GIT_FLAGS, shared.host(name));
+async function host(
+  shared: SharedRemote,
+  name: string,
+  flags: string[] = [],
+  env: Record<string, string> = {},
+): Promise<DaemonHarness> {
+  const h = await DaemonHarness.open([...GIT_FLAGS, ...flags], shared.host(name));
   hosts.push(h);
-  await waitForReady(h.start([], { XDG_STATE_HOME: join(shared.dir, `state-${name}`) }), 60_000);
+  const state = join(shared.dir, `state-${name}`);
+  await waitForReady(h.start([], { XDG_STATE_HOME: state, ...env }), 60_000);
   return h;
 }
 
@@ -90,5 +96,37 @@ describe('daemons of several hosts on one git remote', () => {
     expect(a.agents().length).toBeGreaterThan(0);
     expect(b.agents().length).toBeGreaterThan(0);
     for (const text of onBranch(shared, count)) expect(text).not.toContain('#claimed-fix');
+  });
+
+  it('takes a killed host’s claim over only after its lease, with a Recovery entry, then runs it', async () => {
+    const lease = 4000;
+    const shared = queueOf(1);
+    const short = ['--claims-lease-ms', `${lease}`];
+    const a = await host(shared, 'a', short, { TEST_AGENT_MODE: 'hold' });
+    await a.waitForAgents(1);
+    const b = await host(shared, 'b', [...short, '--retries', '1', '--retry-backoff-ms', '0']);
+    // Alive and renewing, it keeps its claim over three leases: nothing runs on b.
+    const claimedAt = Date.now();
+    while (Date.now() - claimedAt < 3 * lease) {
+      expect(onBranch(shared, 1)[0]).toContain('#claimed-fix');
+      expect(b.agents()).toEqual([]);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    // Killed with -9, with its agent: its lease runs out, and b takes the item over.
+    await a.close();
+    hosts.splice(hosts.indexOf(a), 1);
+    const killedAt = Date.now();
+    await waitFor(() => b.agents().length === 1, {
+      timeoutMs: 120_000,
+      message: () => `b runs the item; b:\n${tail(b)}`,
+    });
+    expect(Date.now() - killedAt).toBeGreaterThanOrEqual(lease);
+    const [text] = onBranch(shared, 1);
+    expect(text).toContain('## Recovery');
+    expect(text).toMatch(/lease of .* ran out unrenewed \(attempt 1\); taken over as attempt 2/);
+    await waitFor(() => onBranch(shared, 1)[0]!.includes('#done-fix'), {
+      timeoutMs: 60_000,
+      message: () => `done on the branch; b:\n${tail(b)}`,
+    });
   });
 });
