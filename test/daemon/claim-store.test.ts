@@ -12,6 +12,7 @@ import { Daemon } from '../../src/daemon/daemon.js';
 import type { AgentLaunch, Runner } from '../../src/runners/runner.js';
 import { inProcessContext } from '../helpers/in-process-context.js';
 import { fakeProbe } from '../process/fake-probe.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const roots: string[] = [];
 afterEach(async () => {
@@ -73,5 +74,31 @@ describe('the claim store seam', () => {
     // Written by the store only: A is still approved here, B claimed.
     expect(await readFile(join(root, 'sessions', 'A.md'), 'utf8')).toContain('#delegated-fix');
     expect(await readFile(join(root, 'sessions', 'B.md'), 'utf8')).toContain('#claimed-fix');
+  });
+
+  it('parks an item whose claim could not reach the store, and claims it when tried again', async () => {
+    let calls = 0;
+    const claims: ClaimStore = {
+      ...localClaimStore,
+      claim: async (item, session) => {
+        calls += 1;
+        if (calls === 1)
+          return { kind: 'failed', message: 'unreachable', retryAt: Date.now() + 3600_000 + 200 };
+        return localClaimStore.claim(item, session);
+      },
+    };
+    const { root, daemon, launched, lines } = await daemonWith(claims, 1);
+    await writeFile(join(root, 'sessions', 'A.md'), '# A\n**Tags**: #delegated-fix\n');
+    await daemon.start();
+    try {
+      await waitFor(() => launched.length === 1, { message: () => lines.join('\n') });
+    } finally {
+      await daemon.stop();
+    }
+    expect(calls).toBe(2);
+    expect(lines.some((l) => /A\.md #fix: launching → parked\(not-before/.test(l))).toBe(true);
+    expect(lines).toContain(
+      `could not claim ${join(root, 'sessions', 'A.md')} (#delegated-fix): unreachable`,
+    );
   });
 });
