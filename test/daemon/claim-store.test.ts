@@ -13,6 +13,9 @@ import type { AgentLaunch, Runner } from '../../src/runners/runner.js';
 import { inProcessContext } from '../helpers/in-process-context.js';
 import { fakeProbe } from '../process/fake-probe.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { TEST_TAGS_MD } from '../helpers/daemon-harness.js';
+import { git } from '../helpers/git.js';
+import { runCli } from '../helpers/run-cli.js';
 
 const roots: string[] = [];
 afterEach(async () => {
@@ -100,5 +103,40 @@ describe('the claim store seam', () => {
     expect(lines).toContain(
       `could not claim ${join(root, 'sessions', 'A.md')} (#delegated-fix): unreachable`,
     );
+  });
+
+  it('refuses --claims git with --once, outside a git repository, and with a remote that is no name', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'engine-claim-store-'));
+    roots.push(root);
+    await mkdir(join(root, 'directives'));
+    await mkdir(join(root, 'sessions'));
+    await writeFile(join(root, 'directives', 'TAGS.md'), TEST_TAGS_MD);
+    const run = (...flags: string[]) =>
+      runCli(
+        [
+          'run',
+          '--monitor-tags',
+          '--root',
+          root,
+          '--agent-cmd',
+          'true',
+          '--claims',
+          'git',
+          ...flags,
+        ],
+        {
+          env: { ...process.env, XDG_STATE_HOME: join(root, 'state'), ENGINE_NOTIFY_VIA: 'none' },
+        },
+      );
+    const once = await run('--once');
+    expect(once.code).not.toBe(0);
+    expect(once.stderr).toMatch(/--once goes with local claims/);
+    const plain = await run('--runner', 'pty');
+    expect(plain.code).not.toBe(0);
+    expect(plain.stderr).toMatch(/--claims git needs .* in a git repository/);
+    git(root, 'init', '--quiet');
+    const named = await run('--runner', 'pty', '--claims-remote', '../elsewhere');
+    expect(named.code).not.toBe(0);
+    expect(named.stderr).toMatch(/--claims-remote: not a remote name/);
   });
 });
