@@ -3,11 +3,13 @@
  * docs/MANY-HOSTS.md), all real: a bare repository as the remote, a clone per host, each with
  * its own daemon (the built CLI), tmux server, state directory and the scriptable test agent.
  */
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   DaemonHarness,
   events,
+  release,
   TEST_TAGS_MD,
   waitForReady,
   type AgentStart,
@@ -129,4 +131,51 @@ describe('daemons of several hosts on one git remote', () => {
       message: () => `done on the branch; b:\n${tail(b)}`,
     });
   });
+
+  it('fences the late done of a partitioned host whose item was taken over: done once', async () => {
+    const lease = 4000;
+    const shared = queueOf(1);
+    const short = ['--claims-lease-ms', `${lease}`];
+    const a = await host(shared, 'a', short, { TEST_AGENT_MODE: 'hold' });
+    const [held] = await a.waitForAgents(1);
+    const b = await host(shared, 'b', [...short, '--retries', '1', '--retry-backoff-ms', '0'], {
+      TEST_AGENT_MODE: 'hold',
+    });
+    // a's remote is a git daemon's port where nothing answers any more.
+    const url = `git://127.0.0.1:${await deadPort()}/remote.git`;
+    shared.git(a.root, 'remote', 'set-url', 'origin', url);
+    await waitFor(() => b.agents().length === 1, {
+      timeoutMs: 120_000,
+      message: () => `b takes the item over; b:\n${tail(b)}`,
+    });
+    // Still cut off, a's agent marks done; a cannot publish it, and once back, it is fenced.
+    await release(held!.session);
+    await waitFor(() => /could not publish the done/.test(a.daemons[0]!.output()), {
+      timeoutMs: 30_000,
+      message: () => `a tries to publish; a:\n${tail(a)}`,
+    });
+    shared.git(a.root, 'remote', 'set-url', 'origin', shared.bare);
+    await waitFor(() => /not counted: its lease moved on/.test(a.daemons[0]!.output()), {
+      timeoutMs: 60_000,
+      message: () => `a's late done fenced; a:\n${tail(a)}`,
+    });
+    expect(onBranch(shared, 1)[0]).not.toContain('#done-fix');
+    await release(b.agents()[0]!.session);
+    await waitFor(() => events(b.root).some((e) => e.event === 'done'), {
+      timeoutMs: 60_000,
+      message: () => `b's done; b:\n${tail(b)}`,
+    });
+    expect(onBranch(shared, 1)[0]).toContain('#done-fix');
+    expect(events(a.root).filter((e) => e.event === 'done')).toEqual([]);
+    expect(events(b.root).filter((e) => e.event === 'done')).toHaveLength(1);
+  });
 });
+
+/** A local port nothing listens on (it was just closed). */
+async function deadPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
