@@ -168,5 +168,10 @@ async function pushFenced(
     if (lease !== fence.expected) return { kind: 'fenced' };
   }
   if (lines.every((l) => STALE.test(l))) return { kind: 'retry', message: lines.join('; ') };
+  // A "[remote rejected]" (an atomic transaction failed, a ref's lock taken) is a race lost to a
+  // concurrent push when the branch moved meanwhile: decided by the branch's value now.
+  const now = await remoteValue(where, branchRef);
+  if (now === undefined) return { kind: 'unreachable', message: oneLine(run.stderr) };
+  if (now !== tip) return { kind: 'retry', message: lines.join('; ') };
   return { kind: 'refused', message: lines.map((l) => l.split('\t').at(-1)).join('; ') };
 }

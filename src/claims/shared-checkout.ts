@@ -20,13 +20,17 @@ export class SharedCheckout {
     readonly dir: string,
   ) {}
 
-  /** Fetches, and makes or moves the checkout to the fetched tip. */
-  async sync(): Promise<SyncOutcome> {
+  /**
+   * Fetches, and makes or moves the checkout to the fetched tip. `mayDiffer`: the paths (from
+   * the top) an agent of this daemon may have changed (its claimed request, marked done and not
+   * yet published): carried over by the move, which git refuses when the tip changed them too.
+   */
+  async sync(mayDiffer: ReadonlySet<string> = new Set()): Promise<SyncOutcome> {
     const tip = await fetchTip(this.where);
     if (tip === null) return { unreachable: true };
     if (tip === this.tip) return { tip, changed: false };
     if (await exists(this.dir)) {
-      await this.checkOwn();
+      await this.checkOwn(mayDiffer);
       await gitOk(this.dir, ['checkout', '--quiet', '--detach', tip]);
     } else {
       await gitOk(this.where.repo, ['worktree', 'add', '--quiet', '--detach', this.dir, tip]);
@@ -48,7 +52,7 @@ export class SharedCheckout {
    * else git would work in whatever repository encloses it (the human's), or carry a change
    * over. Either is a fault to report, never something to act on.
    */
-  private async checkOwn(): Promise<void> {
+  private async checkOwn(mayDiffer: ReadonlySet<string> = new Set()): Promise<void> {
     const dir = await realpath(this.dir);
     const list = await gitOk(this.where.repo, ['worktree', 'list', '--porcelain', '-z']);
     const worktrees = list.split('\0').filter((f) => f.startsWith('worktree '));
@@ -59,10 +63,13 @@ export class SharedCheckout {
     if (!listed.includes(dir) || top.code !== 0 || (await realpath(top.stdout.trim())) !== dir) {
       throw new EngineError(`${this.dir} is not engine's checkout of the shared branch`);
     }
-    const status = await gitOk(this.dir, ['status', '--porcelain', '--untracked-files=no']);
-    if (status !== '') {
+    const status = await gitOk(this.dir, ['status', '--porcelain', '--untracked-files=no', '-z']);
+    // Each entry: two status letters, a space, the path (a rename's source follows: never ours).
+    const changed = status.split('\0').filter((entry) => entry !== '');
+    const unexpected = changed.filter((entry) => !mayDiffer.has(entry.slice(3)));
+    if (unexpected.length > 0) {
       throw new EngineError(
-        `${this.dir}, engine's checkout of the shared branch, was changed: ${status.trim()}`,
+        `${this.dir}, engine's checkout of the shared branch, was changed: ${unexpected.join(', ')}`,
       );
     }
   }

@@ -3,6 +3,7 @@ import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { Daemon } from '../daemon/daemon.js';
+import { GitClaims } from '../daemon/git-claims.js';
 import { watchHeadroom } from '../watch/watch-headroom.js';
 import { loadWatchBackend } from '../watch/load-watch-backend.js';
 import type { WatcherKind } from '../watch/watch-backend.js';
@@ -75,13 +76,21 @@ export async function runDaemon(args: Args): Promise<void> {
   if (options.watch && !args.once && !args['dry-run'])
     options.watcher = await usableWatcher(options.watcher, log);
   if (options.worktree) await checkWorktreeRoot(root);
+  if (options.claims === 'git' && args.once)
+    throw new EngineError(
+      '--once goes with local claims: a claim of --claims git is a lease, renewed while its daemon runs',
+    );
   const routes = await dispatchRoutes(options, log);
   // A dry run starts no agent: it answers without one installed.
   if (!args['dry-run']) checkAgentProgram(options);
   const runner = await startRunner(args, options);
+  // Git claims: the queue is read from the daemon's checkout of the shared branch.
+  const claims = options.claims === 'git' ? await GitClaims.open(options, log, systemProbe) : null;
+  if (claims) options.paths = await claims.paths();
   const pool = new ScanPool();
   const notifier = notifierOf(settings, options, log);
   const ctx = daemonContext(options, { routes, runner, log, pool, notifier });
+  if (claims) ctx.claims = claims;
   const control = args.once || args['dry-run'] ? null : controlOf(options, ctx, pool, settings);
   if (control) ctx.observer = control.observer;
   if (options.agent !== 'custom' && !args['dry-run']) {
@@ -91,6 +100,7 @@ export async function runDaemon(args: Args): Promise<void> {
   try {
     await runDaemonMode(args, { daemon, control }, { options, settings }, log);
   } finally {
+    await claims?.close();
     await pool.close();
     await runner.close();
     await notifier.close();

@@ -19,9 +19,10 @@ export class Reaper {
   /** Judges the claims no task follows. */
   async reap(): Promise<void> {
     const { ctx, table } = this.shared;
-    for (const { file, noun } of table.list('claimed')) {
+    for (const { file, noun } of table.list('claimed', 'elsewhere')) {
       if (this.shared.stopping) break;
-      if (table.get(file, noun)?.state.kind !== 'claimed') continue;
+      const kind = table.get(file, noun)?.state.kind;
+      if (kind !== 'claimed' && kind !== 'elsewhere') continue;
       let verdict: ClaimVerdict;
       try {
         verdict = await checkClaim(ctx, file, noun);
@@ -35,7 +36,12 @@ export class Reaper {
 
   private async decide(file: string, noun: string, verdict: ClaimVerdict): Promise<void> {
     const { table } = this.shared;
-    const claimed = table.get(file, noun)?.state.kind === 'claimed';
+    const kind = table.get(file, noun)?.state.kind;
+    const claimed = kind === 'claimed' || kind === 'elsewhere';
+    if (verdict.kind === 'elsewhere') {
+      if (claimed) table.move(file, noun, verdict, `its lease is held on ${verdict.host}`);
+      return;
+    }
     if (verdict.kind === 'alive') {
       // --once follows nothing, yet a live agent holds its slot there too.
       if (claimed && (verdict.state || !this.shared.adopting))
@@ -49,7 +55,22 @@ export class Reaper {
       );
       return;
     }
+    if (kind === 'elsewhere' && verdict.kind === 'not-claimed')
+      return this.retryElsewhere(file, noun);
     if (claimed) table.move(file, noun, null, `its claim ended (${verdict.kind})`);
     await this.follower.recordEnd(file, noun, verdict);
+  }
+
+  /**
+   * Held elsewhere while its file still reads approved: the holder's claim is not written
+   * there yet, or its host died before writing it. Read again after a lease, so that the claim
+   * is tried again once it may have run out.
+   */
+  private retryElsewhere(file: string, noun: string): void {
+    const { ctx, table } = this.shared;
+    const row = table.get(file, noun);
+    if (!row || ctx.now().getTime() - row.since < ctx.options.claimsLeaseMs) return;
+    table.move(file, noun, null, 'its claim elsewhere is looked at again');
+    table.wake(file);
   }
 }

@@ -67,3 +67,24 @@ it('refuses a directory that is not its checkout, and a checkout someone changed
   remote.git(human, 'push', '-q', 'origin', 'main');
   await expect(checkout.sync()).rejects.toThrow(/was changed/);
 });
+
+it('carries an agent’s mark of a held request over a move, and still refuses any other change', async () => {
+  const host = remote.host('h1');
+  const where = { repo: host, remote: 'origin', branch: 'main' };
+  const checkout = new SharedCheckout(where, join(remote.dir, 'h1-shared'));
+  await checkout.sync();
+  const marked = '# Fix login\n\n**Tags**: #done-fix\n';
+  writeFileSync(join(checkout.dir, REQUEST), marked);
+  const human = remote.host('human');
+  writeFileSync(join(human, 'README.md'), 'new\n');
+  remote.git(human, 'commit', '-qam', 'readme');
+  remote.git(human, 'push', '-q', 'origin', 'main');
+  expect(await checkout.sync(new Set([REQUEST]))).toMatchObject({ changed: true });
+  expect(readFileSync(join(checkout.dir, 'README.md'), 'utf8')).toBe('new\n');
+  expect(readFileSync(join(checkout.dir, REQUEST), 'utf8')).toBe(marked);
+  writeFileSync(join(checkout.dir, 'README.md'), 'mine\n');
+  writeFileSync(join(human, 'README.md'), 'newer\n');
+  remote.git(human, 'commit', '-qam', 'readme again');
+  remote.git(human, 'push', '-q', 'origin', 'main');
+  await expect(checkout.sync(new Set([REQUEST]))).rejects.toThrow(/was changed: .*README\.md/);
+});

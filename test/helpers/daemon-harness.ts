@@ -54,11 +54,14 @@ export interface TestRoot {
   cleanup(): Promise<void>;
 }
 
-async function makeRoot(): Promise<TestRoot> {
-  const root = await mkdtemp(join(tmpdir(), 'engine-daemon-'));
-  await mkdir(join(root, 'directives'));
-  await mkdir(join(root, 'sessions'));
-  await writeFile(join(root, 'directives', 'TAGS.md'), TEST_TAGS_MD);
+/** A fresh root, or `at` (a clone that holds its directives/ and sessions/ already). */
+async function makeRoot(at?: string): Promise<TestRoot> {
+  const root = at ?? (await mkdtemp(join(tmpdir(), 'engine-daemon-')));
+  if (at === undefined) {
+    await mkdir(join(root, 'directives'));
+    await mkdir(join(root, 'sessions'));
+    await writeFile(join(root, 'directives', 'TAGS.md'), TEST_TAGS_MD);
+  }
   const socket = `engine-test-${process.pid}-${randomBytes(4).toString('hex')}`;
   return {
     root,
@@ -320,15 +323,15 @@ export class DaemonHarness {
   /** `flags` go before each daemon's own: the intervals a whole file runs with. */
   constructor(private readonly flags: string[] = []) {}
 
-  /** A harness on a fresh root, for a test that closes it itself. */
-  static async open(flags: string[] = []): Promise<DaemonHarness> {
+  /** A harness on a fresh root (or on `at`), for a test that closes it itself. */
+  static async open(flags: string[] = [], at?: string): Promise<DaemonHarness> {
     const h = new DaemonHarness(flags);
-    await h.setUp();
+    await h.setUp(at);
     return h;
   }
 
-  async setUp(): Promise<void> {
-    this.t = await makeRoot();
+  async setUp(at?: string): Promise<void> {
+    this.t = await makeRoot(at);
   }
 
   get testRoot(): TestRoot {

@@ -1,0 +1,423 @@
+/**
+ * The git claim store (`--claims git`, docs/MANY-HOSTS.md): daemons on several hosts share one
+ * queue through the git remote. The daemon reads the requests from its SharedCheckout of the
+ * shared branch (synced every --claims-fetch-ms, jittered), never from the human's tree; a claim
+ * is first its item's claim ref (GitClaimStore: a compare-and-swap on the remote), then a fenced
+ * edit of the request on the shared branch; each lease held is renewed by a LeaseKeeper while its
+ * session is open; a done is published with the lease's end, in one atomic push.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { readFile, realpath } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { basename, isAbsolute, join, relative, sep } from 'node:path';
+import { checkRemote } from '../claims/claim-refs.js';
+import { GitClaimStore, type HeldLease, type JudgedClaim } from '../claims/git-claim-store.js';
+import { itemIdOf } from '../claims/item-id.js';
+import { LeaseKeeper } from '../claims/lease-keeper.js';
+import type { Holder } from '../claims/lease.js';
+import type { BranchEditOutcome, TextEdit } from '../claims/shared-branch.js';
+import { SharedCheckout } from '../claims/shared-checkout.js';
+import { EngineError, messageOf, PreconditionError } from '../errors.js';
+import type { TextEdit as FileEdit } from '../files/update-request-file.js';
+import { fileSlug } from '../files/file-slug.js';
+import type { ProcProbe } from '../process/proc-probe.js';
+import { runGit } from '../process/run-git.js';
+import { swapTags } from '../tags/edit-tags.js';
+import { claimEdit } from '../tags/lifecycle-edits.js';
+import { transitionTags } from '../tags/tag-name.js';
+import type { ClaimStore, ClaimWrite, DoneItem, DoneWrite, HolderVerdict } from './claim-store.js';
+import type { DaemonOptions, LogFn } from './daemon-context.js';
+import type { PlannedItem } from './request-snapshot.js';
+
+/** Where the shared branch is, and who this daemon is. */
+interface GitPlace {
+  repo: string;
+  remote: string;
+  branch: string;
+  me: Holder;
+  checkout: SharedCheckout;
+}
+
+/** A lease this daemon holds, by the session it was taken for. */
+interface Held {
+  item: string;
+  path: string;
+}
+
+export class GitClaims implements ClaimStore {
+  readonly inPlace = false;
+  private readonly store: GitClaimStore;
+  private readonly keeper: LeaseKeeper;
+  private readonly held = new Map<string, Held>();
+  /** The claims as last fetched, by item id; null: the last fetch could not reach the remote. */
+  private seen: Map<string, JudgedClaim> | null = null;
+  private tip: string | null = null;
+  private syncs: Promise<unknown> = Promise.resolve();
+  /** One write of the shared branch at a time: this daemon's writes never race each other. */
+  private branchWrites: Promise<unknown> = Promise.resolve();
+  private timer: NodeJS.Timeout | null = null;
+  private closed = false;
+  private reachable = true;
+
+  private constructor(
+    private readonly place: GitPlace,
+    private readonly options: DaemonOptions,
+    private readonly log: LogFn,
+  ) {
+    const { repo, remote, branch, me } = place;
+    this.store = new GitClaimStore({ repo, remote, branch, me, leaseMs: options.claimsLeaseMs });
+    this.keeper = new LeaseKeeper(this.store, {
+      renewEveryMs: options.claimsLeaseMs / 3,
+      onLost: (item) =>
+        log(
+          'warn',
+          `the lease of ${item} moved on to another host: its session's done will not count`,
+        ),
+      onUnreachable: (item, message) =>
+        log('warn', `could not renew the lease of ${item}: ${message}`),
+    });
+  }
+
+  /**
+   * The store of a daemon over `options.root`: the shared branch found, the checkout made (a
+   * remote out of reach is logged and tried again until it answers). The daemon's watched paths
+   * are then the same paths inside the checkout (`paths()`).
+   */
+  static async open(options: DaemonOptions, log: LogFn, probe: ProcProbe): Promise<GitClaims> {
+    const repo = await repositoryOf(options.root);
+    try {
+      checkRemote(options.claimsRemote);
+    } catch (error) {
+      throw new EngineError(`--claims-remote: ${messageOf(error)}`);
+    }
+    const remote = options.claimsRemote;
+    const branch =
+      options.claimsBranch ?? (await untilReached(options, log, () => defaultBranch(repo, remote)));
+    const me = {
+      host: probe.hostname(),
+      instance: randomBytes(8).toString('hex'),
+      boot: probe.bootId(),
+    };
+    const dir = checkoutDir(repo, remote, branch);
+    const checkout = new SharedCheckout({ repo, remote, branch }, dir);
+    const claims = new GitClaims({ repo, remote, branch, me, checkout }, options, log);
+    await untilReached(options, log, async () => ((await claims.tick()) ? true : null));
+    log('info', `claims: git, on ${remote} ${branch}; the queue is read from ${dir}`);
+    claims.schedule();
+    return claims;
+  }
+
+  /** The daemon's watched paths, inside the checkout: the same places in the shared tree. */
+  async paths(): Promise<string[]> {
+    const root = await realpath(this.options.root);
+    return this.options.paths.map((path) => {
+      const inRepo = relative(this.place.repo, join(root, relative(this.options.root, path)));
+      if (inRepo.startsWith('..') || isAbsolute(inRepo))
+        throw new EngineError(`${path} is outside the git repository ${this.place.repo}`);
+      return join(this.place.checkout.dir, inRepo);
+    });
+  }
+
+  /** Stops fetching and renewing: the leases held run out unless a new daemon takes them over. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.keeper.stop();
+    await this.syncs.catch(() => undefined);
+  }
+
+  async claim(item: PlannedItem, session: string): Promise<ClaimWrite> {
+    const at = await this.itemAt(item.file);
+    if ('failed' in at) return { kind: 'failed', message: at.failed };
+    let won = await this.store.claim(at.item, at.path, item.noun);
+    if (!won.won && won.outcome.kind === 'lost') {
+      const judged = await this.judged(at.item);
+      if (judged === null) return this.unreachable('the remote could not be reached');
+      if (judged.judgement !== 'expired' && judged.judgement !== 'free')
+        return { kind: 'elsewhere', host: holderOf(judged) };
+      won = await this.store.takeOver(judged);
+      if (!won.won && won.outcome.kind === 'lost')
+        return { kind: 'elsewhere', host: 'another host' };
+    }
+    if (!won.won) {
+      const { outcome } = won;
+      if (outcome.kind === 'unreachable') return this.unreachable(outcome.message);
+      return { kind: 'failed', message: 'message' in outcome ? outcome.message : outcome.kind };
+    }
+    return this.writeClaim(item, session, at, won.lease);
+  }
+
+  /** The claim's fenced edit of the request on the shared branch, once its ref is won. */
+  private async writeClaim(
+    item: PlannedItem,
+    session: string,
+    at: Held,
+    lease: HeldLease,
+  ): Promise<ClaimWrite> {
+    const edit = orNull((text) => claimEdit(text, item.noun, session));
+    const message = `engine: claim ${at.path} (#claimed-${item.noun}, attempt ${lease.record.attempt})`;
+    const written = await this.writeFenced(lease, at.path, edit, message);
+    if (written.outcome.kind !== 'pushed') {
+      // Not written: the ref is given back, so that no host waits a lease for it.
+      await this.store.end(written.lease, 'released');
+      if (written.outcome.kind === 'not-applicable' || written.outcome.kind === 'gone')
+        return { kind: 'changed', why: 'not-delegated' };
+      if (written.outcome.kind === 'unreachable') return this.unreachable(written.outcome.message);
+      return { kind: 'failed', message: outcomeText(written.outcome) };
+    }
+    this.held.set(session, at);
+    this.keeper.hold(written.lease);
+    // The checkout shows the claim before the session is followed there.
+    await this.sync();
+    return { kind: 'claimed' };
+  }
+
+  /** A claim that could not reach the remote: said, and tried again after a fetch period. */
+  private unreachable(message: string): ClaimWrite {
+    const retryAt = Date.now() + this.options.claimsFetchMs;
+    return { kind: 'failed', message: `${message}; trying again`, retryAt };
+  }
+
+  async requeue(file: string, noun: string, edit: FileEdit): Promise<void> {
+    const at = await this.itemAt(file);
+    if ('failed' in at) throw new EngineError(at.failed);
+    // The checkout's copy is where the agent marks done: a requeue judged from a read before
+    // that mark is refused here, as the local store's compare-and-swap refuses it.
+    const local = await readFile(file, 'utf8').catch(() => null);
+    if (local === null || orNull(edit)(local) === null)
+      throw new PreconditionError(`${file} no longer shows the claim it was judged by`);
+    const message = `engine: requeue ${at.path} (#claimed-${noun})`;
+    const outcome = await this.keeper.use(at.item, async (lease) => {
+      const written = await this.writeFenced(lease, at.path, orNull(edit), message);
+      return { lease: written.lease, value: written.outcome };
+    });
+    if (outcome === undefined)
+      throw new PreconditionError(`this daemon holds no lease of ${at.path}`);
+    if (outcome.kind === 'not-applicable' || outcome.kind === 'fenced' || outcome.kind === 'gone')
+      throw new PreconditionError(`${at.path} on the shared branch: ${outcome.kind}`);
+    if (outcome.kind !== 'pushed' && outcome.kind !== 'unchanged')
+      throw new EngineError(outcomeText(outcome));
+    // Given back: the next claim, by any host, takes the free ref over.
+    await this.keeper.use(at.item, async (lease) => {
+      const ended = await this.store.end(lease, 'released');
+      return { lease: ended.won ? ended.lease : null, value: null };
+    });
+    await this.keeper.drop(at.item);
+    for (const [session, held] of this.held) if (held.item === at.item) this.held.delete(session);
+    // An agent's late mark in the checkout's copy does not count: the branch's text is moved in.
+    await this.restore(at.path);
+  }
+
+  async publishDone(item: DoneItem): Promise<DoneWrite> {
+    const at = this.held.get(item.session);
+    if (!at) return { counted: false, why: `this daemon holds no lease of ${item.session}` };
+    const { from, to } = transitionTags('finish', item.noun);
+    const edit = orNull((text) => swapTags(text, [from], to));
+    const message = `engine: done ${at.path} (${to})`;
+    // Tried until published or its lease is over (then another host takes the item over).
+    const until = Date.now() + this.options.claimsLeaseMs;
+    for (;;) {
+      const outcome = await this.keeper.use(at.item, async (lease) => {
+        const written = await this.writeFenced(lease, at.path, edit, message, 'done');
+        return { lease: written.lease, value: written.outcome };
+      });
+      const done = doneOf(outcome);
+      if (done !== null) {
+        this.held.delete(item.session);
+        await this.keeper.drop(at.item);
+        await this.restore(at.path);
+        return done;
+      }
+      this.log(
+        'warn',
+        `could not publish the done of ${at.path}: ${outcomeText(outcome!)}; trying again`,
+      );
+      if (this.closed || Date.now() > until) {
+        // Given up: the lease runs out, and another host takes the item over.
+        this.held.delete(item.session);
+        await this.keeper.drop(at.item);
+        await this.restore(at.path);
+        return { counted: false, why: 'it could not be published within its lease' };
+      }
+      await new Promise((resolve) => setTimeout(resolve, this.options.claimsFetchMs));
+    }
+  }
+
+  async judgeHolder(file: string, _noun: string, session: string): Promise<HolderVerdict> {
+    if (this.held.has(session)) return { kind: 'here' };
+    const at = await this.itemAt(file);
+    if ('failed' in at) return { kind: 'unknown', reason: at.failed };
+    if (this.seen === null) return { kind: 'unknown', reason: 'the remote could not be reached' };
+    const judged = this.seen.get(at.item);
+    // No claim ref: a claim made by hand, or by a daemon of local claims: judged as today.
+    if (!judged || judged.judgement === 'mine') return { kind: 'here' };
+    if (judged.judgement === 'held' || judged.judgement === 'done')
+      return { kind: 'elsewhere', host: holderOf(judged) };
+    const taken = await this.store.takeOver(judged);
+    if (!taken.won) return { kind: 'elsewhere', host: 'another host' };
+    this.held.set(session, at);
+    this.keeper.hold(taken.lease);
+    const was = judged.record;
+    return {
+      kind: 'taken-over',
+      reason: `the lease of ${was ? was.holder.host : 'its holder'} ran out unrenewed (attempt ${was?.attempt ?? 0}); taken over as attempt ${taken.lease.record.attempt}`,
+    };
+  }
+
+  private writeFenced(
+    ...args: Parameters<GitClaimStore['writeFenced']>
+  ): ReturnType<GitClaimStore['writeFenced']> {
+    const run = () => this.store.writeFenced(...args);
+    const next = this.branchWrites.then(run, run);
+    this.branchWrites = next.catch(() => undefined);
+    return next;
+  }
+
+  /** One fetch of the branch and the claims; false when the remote could not be reached. */
+  private async tick(): Promise<boolean> {
+    const synced = await this.sync();
+    const claims = await this.store.refresh();
+    this.seen = claims && new Map(claims.map((claim) => [claim.item, claim]));
+    const reached = synced && claims !== null;
+    if (reached !== this.reachable)
+      this.log(
+        reached ? 'info' : 'warn',
+        reached
+          ? `claims: ${this.place.remote} answers again`
+          : `claims: ${this.place.remote} cannot be reached; trying again (no claim is made meanwhile)`,
+      );
+    this.reachable = reached;
+    return reached;
+  }
+
+  private schedule(): void {
+    if (this.closed) return;
+    const wait = this.options.claimsFetchMs * (0.8 + 0.4 * Math.random());
+    this.timer = setTimeout(() => {
+      void this.tick()
+        .catch((error: unknown) => this.log('error', `claims: ${messageOf(error)}`))
+        .finally(() => this.schedule());
+    }, wait);
+  }
+
+  /** Moves the checkout to the fetched tip, one sync at a time; false when unreachable. */
+  private sync(): Promise<boolean> {
+    const run = async (): Promise<boolean> => {
+      try {
+        const mayDiffer = new Set([...this.held.values()].map((held) => held.path));
+        const synced = await this.place.checkout.sync(mayDiffer);
+        if ('unreachable' in synced) return false;
+        this.tip = synced.tip;
+        return true;
+      } catch (error) {
+        // An agent's done not yet published keeps the checkout changed: moved once it is.
+        this.log('debug', `claims: checkout not moved: ${messageOf(error)}`);
+        return true;
+      }
+    };
+    const next = this.syncs.then(run, run);
+    this.syncs = next.catch(() => undefined);
+    return next;
+  }
+
+  /** The checkout's copy of a published file, as the branch has it: the next sync moves it. */
+  private async restore(path: string): Promise<void> {
+    const dir = this.place.checkout.dir;
+    await runGit(dir, ['checkout', '--quiet', '--', path]);
+    await this.sync();
+  }
+
+  /** The item id and path on the shared branch of a request file in the checkout. */
+  private async itemAt(file: string): Promise<Held | { failed: string }> {
+    const top = await realpath(this.place.checkout.dir);
+    const path = relative(top, file);
+    if (path.startsWith('..') || isAbsolute(path) || this.tip === null)
+      return { failed: `${file} is not in the checkout of the shared branch` };
+    const item = await itemIdOf(top, this.tip, path.split(sep).join('/'));
+    if (item === null) return { failed: `${path} has no history on ${this.place.branch}` };
+    return { item, path: path.split(sep).join('/') };
+  }
+
+  /** The claim as the remote holds it now (refreshed); null when unreachable. */
+  private async judged(item: string): Promise<JudgedClaim | null> {
+    const claims = await this.store.refresh();
+    if (claims === null) return null;
+    this.seen = new Map(claims.map((claim) => [claim.item, claim]));
+    return this.seen.get(item) ?? null;
+  }
+}
+
+function holderOf(judged: JudgedClaim): string {
+  const host = judged.record?.holder.host ?? 'another host';
+  return judged.judgement === 'done' ? `${host} (done)` : host;
+}
+
+/** A file edit as a branch edit: a refusal (a tag no longer there) is `not-applicable`. */
+function orNull(edit: FileEdit): TextEdit {
+  return (text) => {
+    try {
+      return edit(text) ?? text;
+    } catch {
+      return null;
+    }
+  };
+}
+
+function doneOf(outcome: BranchEditOutcome | undefined): DoneWrite | null {
+  if (outcome === undefined) return { counted: false, why: 'its lease moved on to another host' };
+  switch (outcome.kind) {
+    case 'pushed':
+    case 'unchanged':
+    case 'gone':
+      return { counted: true };
+    case 'fenced':
+      return { counted: false, why: 'its lease moved on to another host' };
+    case 'not-applicable':
+      return { counted: false, why: 'the shared branch no longer shows its claim' };
+    default:
+      return null;
+  }
+}
+
+function outcomeText(outcome: BranchEditOutcome): string {
+  return 'message' in outcome ? outcome.message : outcome.kind;
+}
+
+async function repositoryOf(root: string): Promise<string> {
+  const top = await runGit(root, ['rev-parse', '--show-toplevel']);
+  if (top.code !== 0) throw new EngineError(`--claims git needs ${root} in a git repository`);
+  return realpath(top.stdout.trim());
+}
+
+/** The remote's default branch; null when it cannot be reached. */
+async function defaultBranch(repo: string, remote: string): Promise<string | null> {
+  const run = await runGit(repo, ['ls-remote', '--symref', remote, 'HEAD']);
+  if (run.code !== 0) return null;
+  const match = /^ref: refs\/heads\/(\S+)\tHEAD$/m.exec(run.stdout);
+  if (!match) throw new EngineError(`${remote} names no default branch: give --claims-branch`);
+  return match[1]!;
+}
+
+/** Asks until the remote answers (`ask` gives non-null), saying so in the log meanwhile. */
+async function untilReached<T>(
+  options: DaemonOptions,
+  log: LogFn,
+  ask: () => Promise<T | null>,
+): Promise<T> {
+  for (;;) {
+    const answer = await ask();
+    if (answer !== null) return answer;
+    log('warn', `claims: ${options.claimsRemote} cannot be reached; trying again`);
+    await new Promise((resolve) => setTimeout(resolve, options.claimsFetchMs));
+  }
+}
+
+/**
+ * The checkout's place: in engine's state directory, outside the human's tree and outside any
+ * directory the watch skips (IGNORE_RULES: a checkout under `.git` would never be watched).
+ */
+function checkoutDir(repo: string, remote: string, branch: string): string {
+  const state = process.env.XDG_STATE_HOME || join(homedir(), '.local', 'state');
+  const hash = createHash('sha256').update(`${repo}\0${remote}\0${branch}`).digest('hex');
+  return join(state, 'engine', 'checkouts', `${fileSlug(basename(repo))}-${hash.slice(0, 16)}`);
+}

@@ -1,0 +1,181 @@
+/**
+ * Daemons of several hosts sharing one queue through a git remote (`engine run --claims git`,
+ * docs/MANY-HOSTS.md), all real: a bare repository as the remote, a clone per host, each with
+ * its own daemon (the built CLI), tmux server, state directory and the scriptable test agent.
+ */
+import { createServer, type AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  DaemonHarness,
+  events,
+  release,
+  TEST_TAGS_MD,
+  waitForReady,
+  type AgentStart,
+} from '../helpers/daemon-harness.js';
+import { waitFor } from '../helpers/wait-for.js';
+import { sharedRemote, type SharedRemote } from './git-remote.js';
+
+const LEASE_MS = 30_000;
+const GIT_FLAGS = [
+  '--claims',
+  'git',
+  '--claims-fetch-ms',
+  '500',
+  '--claims-lease-ms',
+  `${LEASE_MS}`,
+];
+
+let remote: SharedRemote | null = null;
+const hosts: DaemonHarness[] = [];
+
+afterEach(async () => {
+  for (const h of hosts.splice(0)) await h.close();
+  remote?.cleanup();
+  remote = null;
+});
+
+/** The remote, seeded with the dispatch table and `count` approved requests. */
+function queueOf(count: number): SharedRemote {
+  const files: Record<string, string> = { 'directives/TAGS.md': TEST_TAGS_MD };
+  for (let i = 1; i <= count; i++)
+    files[`sessions/item-${i}.md`] = `# Item ${i}\n**Tags**: #delegated-fix\n`;
+  remote = sharedRemote(files);
+  return remote;
+}
+
+/** A host: a clone of the remote with its own daemon and state directory. */
+async function host(
+  shared: SharedRemote,
+  name: string,
+  flags: string[] = [],
+  env: Record<string, string> = {},
+): Promise<DaemonHarness> {
+  const h = await DaemonHarness.open([...GIT_FLAGS, ...flags], shared.host(name));
+  hosts.push(h);
+  const state = join(shared.dir, `state-${name}`);
+  await waitForReady(h.start([], { XDG_STATE_HOME: state, ...env }), 60_000);
+  return h;
+}
+
+/** The request files' text on the remote's shared branch, by name. */
+function onBranch(shared: SharedRemote, count: number): string[] {
+  const texts: string[] = [];
+  for (let i = 1; i <= count; i++)
+    texts.push(shared.git(shared.bare, 'show', `main:sessions/item-${i}.md`));
+  return texts;
+}
+
+/** The end of a host's daemon log, for a failure's message. */
+const tail = (h: DaemonHarness): string => h.daemons[0]!.output().split('\n').slice(-40).join('\n');
+
+const nameOf = (start: AgentStart): string => start.file.split('/').pop() ?? '';
+
+describe('daemons of several hosts on one git remote', () => {
+  it('run every approved item exactly once, each ending #done-fix on the shared branch', async () => {
+    const count = 10;
+    const shared = queueOf(count);
+    const a = await host(shared, 'a');
+    const b = await host(shared, 'b');
+    const doneEvents = () =>
+      [...events(a.root), ...events(b.root)].filter((e) => e.event === 'done');
+    const finished = () =>
+      onBranch(shared, count).every((t) => t.includes('#done-fix')) && doneEvents().length >= count;
+    await waitFor(finished, {
+      timeoutMs: 180_000,
+      message: () => `every item done on the branch; a:\n${tail(a)}\nb:\n${tail(b)}`,
+    });
+    const starts = [...a.agents(), ...b.agents()].map(nameOf).sort();
+    const names = Array.from({ length: count }, (_, i) => `item-${i + 1}.md`).sort();
+    expect(starts).toEqual(names);
+    expect(
+      doneEvents()
+        .map((e) => String(e.file).split('/').pop())
+        .sort(),
+    ).toEqual(names);
+    // Both took part: neither host took the whole queue alone.
+    expect(a.agents().length).toBeGreaterThan(0);
+    expect(b.agents().length).toBeGreaterThan(0);
+    for (const text of onBranch(shared, count)) expect(text).not.toContain('#claimed-fix');
+  });
+
+  it('takes a killed host’s claim over only after its lease, with a Recovery entry, then runs it', async () => {
+    const lease = 4000;
+    const shared = queueOf(1);
+    const short = ['--claims-lease-ms', `${lease}`];
+    const a = await host(shared, 'a', short, { TEST_AGENT_MODE: 'hold' });
+    await a.waitForAgents(1);
+    const b = await host(shared, 'b', [...short, '--retries', '1', '--retry-backoff-ms', '0']);
+    // Alive and renewing, it keeps its claim over three leases: nothing runs on b.
+    const claimedAt = Date.now();
+    while (Date.now() - claimedAt < 3 * lease) {
+      expect(onBranch(shared, 1)[0]).toContain('#claimed-fix');
+      expect(b.agents()).toEqual([]);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    // Killed with -9, with its agent: its lease runs out, and b takes the item over.
+    await a.close();
+    hosts.splice(hosts.indexOf(a), 1);
+    const killedAt = Date.now();
+    await waitFor(() => b.agents().length === 1, {
+      timeoutMs: 120_000,
+      message: () => `b runs the item; b:\n${tail(b)}`,
+    });
+    expect(Date.now() - killedAt).toBeGreaterThanOrEqual(lease);
+    const [text] = onBranch(shared, 1);
+    expect(text).toContain('## Recovery');
+    expect(text).toMatch(/lease of .* ran out unrenewed \(attempt 1\); taken over as attempt 2/);
+    await waitFor(() => onBranch(shared, 1)[0]!.includes('#done-fix'), {
+      timeoutMs: 60_000,
+      message: () => `done on the branch; b:\n${tail(b)}`,
+    });
+  });
+
+  it('fences the late done of a partitioned host whose item was taken over: done once', async () => {
+    const lease = 4000;
+    const shared = queueOf(1);
+    const short = ['--claims-lease-ms', `${lease}`];
+    const a = await host(shared, 'a', short, { TEST_AGENT_MODE: 'hold' });
+    const [held] = await a.waitForAgents(1);
+    const b = await host(shared, 'b', [...short, '--retries', '1', '--retry-backoff-ms', '0'], {
+      TEST_AGENT_MODE: 'hold',
+    });
+    // a's remote is a git daemon's port where nothing answers any more.
+    const url = `git://127.0.0.1:${await deadPort()}/remote.git`;
+    shared.git(a.root, 'remote', 'set-url', 'origin', url);
+    await waitFor(() => b.agents().length === 1, {
+      timeoutMs: 120_000,
+      message: () => `b takes the item over; b:\n${tail(b)}`,
+    });
+    // Still cut off, a's agent marks done; a cannot publish it, and once back, it is fenced.
+    await release(held!.session);
+    await waitFor(() => /could not publish the done/.test(a.daemons[0]!.output()), {
+      timeoutMs: 30_000,
+      message: () => `a tries to publish; a:\n${tail(a)}`,
+    });
+    shared.git(a.root, 'remote', 'set-url', 'origin', shared.bare);
+    await waitFor(() => /not counted: its lease moved on/.test(a.daemons[0]!.output()), {
+      timeoutMs: 60_000,
+      message: () => `a's late done fenced; a:\n${tail(a)}`,
+    });
+    expect(onBranch(shared, 1)[0]).not.toContain('#done-fix');
+    await release(b.agents()[0]!.session);
+    await waitFor(() => events(b.root).some((e) => e.event === 'done'), {
+      timeoutMs: 60_000,
+      message: () => `b's done; b:\n${tail(b)}`,
+    });
+    expect(onBranch(shared, 1)[0]).toContain('#done-fix');
+    expect(events(a.root).filter((e) => e.event === 'done')).toEqual([]);
+    expect(events(b.root).filter((e) => e.event === 'done')).toHaveLength(1);
+  });
+});
+
+/** A local port nothing listens on (it was just closed). */
+async function deadPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
