@@ -71,7 +71,11 @@ export class Daemon {
     await this.ctx.recordEvent({ event: 'daemon-started', pid: process.pid, host: hostname() });
     // The first pass reads each file once: its claims wait for the first reap, its ready items
     // for admission, which opens after that reap, so all of them go in dispatch order.
-    await this.watcher.start((path) => this.inspectAtStart(path));
+    // Its stat of each file is the fstat of that read (statAndRead), made before the read.
+    await this.watcher.start(
+      (path) => this.inspectAtStart(path),
+      (path) => this.reader.statAndRead(path),
+    );
     // The items finished while no daemon ran: after the first pass, which remembered the claims
     // of those still running (so a done after it is the reap's), before anything can record one.
     await settleDone(this.ctx, unended);

@@ -4,11 +4,16 @@
  * the watched paths, have more than one name or hold two lifecycle states of one noun are skipped
  * with a warning, once.
  */
-import type { Stats } from 'node:fs';
+import { statSync, type Stats } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import { sep } from 'node:path';
 import PQueue from 'p-queue';
-import { MAX_PARSE_BYTES, type TextRead } from '../files/read-text-file.js';
+import {
+  MAX_PARSE_BYTES,
+  type NoMatch,
+  type ReadProblem,
+  type TextRead,
+} from '../files/read-text-file.js';
 import { claimOf, twoStatesProblem, workItemsOf } from '../dispatch/work-items.js';
 import { readiness, readyAtOf } from '../dispatch/work-order.js';
 import { blockersOf } from '../order/read-dependencies.js';
@@ -18,9 +23,16 @@ import { walkMarkdownFiles } from '../tags/walk-markdown.js';
 import type { DaemonShared } from './daemon-shared.js';
 import type { FileRead } from './request-snapshot.js';
 
+/** Bytes a file must hold to carry work or a claim: the read's prefilter. */
+const NEEDLES: readonly string[] = ['delegated-', 'claimed-'];
+
+type RawRead = TextRead | ReadProblem | NoMatch;
+
 export class RequestReader {
   private readonly patterns: TagPattern[];
   private watchedRoots: string[] | null = null;
+  /** The first pass's read of the file it statted last, until readFile takes it. */
+  private held: { path: string; read: RawRead } | null = null;
 
   constructor(private readonly shared: DaemonShared) {
     this.patterns = shared.ctx.options.monitor.map(parseTagPattern);
@@ -111,11 +123,30 @@ export class RequestReader {
   }
 
   /**
+   * The first pass's stat of a file (TreeState's StatFile): the file is read, its fstat (made
+   * before the read) is the stat, and the read is kept for readFile's next call on it. One
+   * system call a file fewer than a stat and then a read, in the same order. A file that cannot
+   * be opened (a socket, no permission) is statted as the pass would; its read says why.
+   */
+  statAndRead(path: string): Stats | null {
+    this.held = null;
+    let info: Stats | null = null;
+    const read = this.shared.ctx.readRequest(path, NEEDLES, (seen) => {
+      info = seen;
+    });
+    info ??= statOrNull(path);
+    if (info?.isFile()) this.held = { path, read };
+    return info;
+  }
+
+  /**
    * A request file that may carry work or a claim (a byte prefilter); null when it does not, or
    * (a skip logged once) cannot be read. Synchronous on purpose (see readRequestFile).
    */
   private read(path: string): TextRead | null {
-    const read = this.shared.ctx.readRequest(path, ['delegated-', 'claimed-']);
+    const held = this.held;
+    this.held = null;
+    const read = held?.path === path ? held.read : this.shared.ctx.readRequest(path, NEEDLES);
     if (read.kind === 'text') return read;
     if (read.kind === 'not-text') return this.skip(path, 'not UTF-8 text');
     if (read.kind === 'too-large') return this.skip(path, `larger than ${MAX_PARSE_BYTES} bytes`);
@@ -147,5 +178,14 @@ export class RequestReader {
       this.shared.ctx.options.paths.map((p) => realpath(p).catch(() => p)),
     );
     return this.watchedRoots.some((root) => file === root || file.startsWith(`${root}${sep}`));
+  }
+}
+
+/** The stat of a file that could not be opened, null when it is gone. */
+function statOrNull(path: string): Stats | null {
+  try {
+    return statSync(path, { throwIfNoEntry: false }) ?? null;
+  } catch {
+    return null;
   }
 }

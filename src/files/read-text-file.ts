@@ -4,7 +4,7 @@
  * a regular UTF-8 text file within the parse limit, tells a file that is gone apart from one
  * that cannot be read, and remembers a BOM so writes can put it back.
  */
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { EngineError, isErrnoException } from '../errors.js';
 import { decodeText, MAX_PARSE_BYTES, type TextFile } from '../tags/source-text.js';
 
@@ -37,20 +37,27 @@ export interface NoMatch {
   kind: 'no-match';
 }
 
+/** Told the file's fstat, made after the open and before the read. */
+export type SeenStats = (info: Stats) => void;
+
 /**
  * Reads a request file in four system calls (open, fstat, read, close). Synchronous, for passes
  * over whole trees: the promise API's thread-pool round trip per call costs several times the
  * calls. With `needles`, a file holding none of them is `no-match`, and a file over the limit is
- * searched in chunks, never read whole, to tell `no-match` from `too-large`.
+ * searched in chunks, never read whole, to tell `no-match` from `too-large`. `seen` gets the
+ * fstat: a pass that needs the file's stat before its read takes it from there (one system call
+ * a file fewer than a stat of its own).
  */
 export function readRequestFile(path: string): TextRead | ReadProblem;
 export function readRequestFile(
   path: string,
   needles: readonly string[],
+  seen?: SeenStats,
 ): TextRead | ReadProblem | NoMatch;
 export function readRequestFile(
   path: string,
   needles?: readonly string[],
+  seen?: SeenStats,
 ): TextRead | ReadProblem | NoMatch {
   let fd: number;
   try {
@@ -59,7 +66,7 @@ export function readRequestFile(
     return problemOf(error);
   }
   try {
-    return readOpenFile(fd, needles);
+    return readOpenFile(fd, needles, seen);
   } catch (error) {
     return problemOf(error);
   } finally {
@@ -81,12 +88,15 @@ export function readOpenFile(fd: number): TextRead | ReadProblem;
 export function readOpenFile(
   fd: number,
   needles?: readonly string[],
+  seen?: SeenStats,
 ): TextRead | ReadProblem | NoMatch;
 export function readOpenFile(
   fd: number,
   needles?: readonly string[],
+  seen?: SeenStats,
 ): TextRead | ReadProblem | NoMatch {
   const info = fstatSync(fd);
+  seen?.(info);
   if (!info.isFile()) return { kind: 'not-file' };
   if (info.size > MAX_PARSE_BYTES) {
     return needles && !holdsAny(fd, needles)

@@ -16,7 +16,7 @@ import { isMarkdownPath } from '../tags/walk-markdown.js';
 import { loadWatchBackend } from './load-watch-backend.js';
 import type { WatcherKind } from './watch-backend.js';
 import { SerialTask } from './serial-task.js';
-import { TreeState } from './tree-state.js';
+import { TreeState, type StatFile } from './tree-state.js';
 import { WatchedRoots } from './watched-roots.js';
 import { watchHeadroomLow } from './watch-headroom.js';
 
@@ -80,6 +80,8 @@ export class RequestWatcher {
   );
   /** The first pass's inspector, until a pass has run with it. */
   private inspect: Inspect | null = null;
+  /** The first pass's stat of each file, with its inspector. */
+  private firstStat: StatFile | undefined;
   private closed = false;
   /** Whether a reconcile pass has run to its end. */
   private passed = false;
@@ -95,11 +97,13 @@ export class RequestWatcher {
    * Watches, then runs the first reconcile: every existing file is considered once. `inspect`,
    * when given, sees every file of that pass (after its stat is recorded) and says whether it
    * should settle; without it every file does. The daemon reads each file there once, instead of
-   * once for its claims and again when every file settles.
+   * once for its claims and again when every file settles. `statFile`, with `inspect`, stats each
+   * file of that pass: the daemon's opens the file and keeps the read that `inspect` then uses.
    */
-  async start(inspect?: Inspect): Promise<void> {
+  async start(inspect?: Inspect, statFile?: StatFile): Promise<void> {
     if (this.options.watch !== false) await this.watch();
     this.inspect = inspect ?? null;
+    this.firstStat = inspect && statFile;
     await this.reconcile();
     this.scheduleRescan();
   }
@@ -206,7 +210,9 @@ export class RequestWatcher {
 
   private async runReconcile(): Promise<void> {
     const inspect = this.inspect;
+    const statFile = this.firstStat;
     this.inspect = null;
+    this.firstStat = undefined;
     const kind = this.fullPassDue ? 'full' : 'directories';
     this.fullPassDue = false;
     if (kind === 'full') this.eventsSinceReconcile = 0;
@@ -219,7 +225,7 @@ export class RequestWatcher {
     };
     for (const root of this.options.paths) {
       if (this.closed) return;
-      await this.tree.pass(root, kind, visit, () => this.closed);
+      await this.tree.pass(root, kind, visit, () => this.closed, statFile);
     }
     this.passed = true;
   }

@@ -36,11 +36,20 @@ export type PassKind = 'full' | 'directories';
 /** Sees each file a pass stats: `changed` when it is new or its size, mtime or inode changed. */
 export type PassVisit = (path: string, info: Stats, changed: boolean) => Promise<void> | void;
 
+/**
+ * How a full pass stats a listed file (following a symlink), null when it is gone: by default a
+ * stat; the daemon's first pass opens the file and takes the fstat of its read instead.
+ */
+export type StatFile = (path: string) => Stats | null;
+
 export class TreeState {
   private readonly records = new Map<string, DirRecord>();
 
   /** `gone`: told of each markdown file a pass no longer finds (the daemon's tag index drops it). */
   constructor(private readonly gone: (path: string) => void = () => {}) {}
+
+  /** The stat of a listed file, for the pass under way. */
+  private statFile: StatFile = statOrNull;
 
   /** One pass over the tree at `root`; `stopped` ends it early (the watcher closed). */
   async pass(
@@ -48,9 +57,15 @@ export class TreeState {
     kind: PassKind,
     visit: PassVisit,
     stopped: () => boolean,
+    statFile: StatFile = statOrNull,
   ): Promise<void> {
-    if (kind === 'full') await this.list(root, visit, stopped, 'full');
-    else await this.checkDirectories(root, visit, stopped);
+    this.statFile = statFile;
+    try {
+      if (kind === 'full') await this.list(root, visit, stopped, 'full');
+      else await this.checkDirectories(root, visit, stopped);
+    } finally {
+      this.statFile = statOrNull;
+    }
   }
 
   private async checkDirectories(
@@ -130,7 +145,7 @@ export class TreeState {
         else await this.checkDirectories(path, visit, stopped);
         continue;
       }
-      const stats = statOrNull(path);
+      const stats = this.statFile(path);
       if (kind === 'link' || (stats && stats.nlink > 1)) record.linked.push(name);
       if (!stats || (kind === 'link' && !stats.isFile())) continue;
       const before = old?.files.get(name);

@@ -3,12 +3,13 @@
  * (the snapshot travels with the item to admission and launch), plus the compare-and-swap's own
  * read, which makes the claim only over the text the item was read from.
  */
+import { writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Daemon } from '../../src/daemon/daemon.js';
-import { readRequestFile } from '../../src/files/read-text-file.js';
+import { readRequestFile, type SeenStats } from '../../src/files/read-text-file.js';
 import type { AgentLaunch, Runner } from '../../src/runners/runner.js';
 import { resolveSessionRef } from '../../src/sessions/session-dir.js';
 import { readSessionState } from '../../src/sessions/session-state.js';
@@ -24,11 +25,18 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
-/** A running daemon (no watch: reconcile passes only) counting the reads of each request. */
-async function countingDaemon() {
+/**
+ * A running daemon (no watch: reconcile passes only) counting the reads of each request, and
+ * naming those read with their stat asked for (`withStat`); `afterRead` runs after each read.
+ */
+async function countingDaemon({
+  rescanIntervalMs = 60_000,
+  afterRead = (_path: string): void => undefined,
+} = {}) {
   const root = await mkdtemp(join(tmpdir(), 'engine-reads-'));
   await mkdir(join(root, 'sessions'));
   const reads = new Map<string, number>();
+  const withStat = new Set<string>();
   /** The reads of each request when its agent was spawned. */
   const atSpawn = new Map<string, number>();
   const runner = {
@@ -41,7 +49,7 @@ async function countingDaemon() {
     close: async () => undefined,
   } as unknown as Runner;
   const ctx = inProcessContext(root, {
-    options: { debounceMs: 0, pollMs: 60_000, reapIntervalMs: 60_000 },
+    options: { debounceMs: 0, pollMs: 60_000, reapIntervalMs: 60_000, rescanIntervalMs },
     routes: {
       route: () => ROUTE,
       cap: () => undefined,
@@ -50,9 +58,12 @@ async function countingDaemon() {
     },
     runner,
     probe: fakeProbe(),
-    readRequest: ((path: string, needles?: readonly string[]) => {
+    readRequest: ((path: string, needles?: readonly string[], seen?: SeenStats) => {
       reads.set(path, (reads.get(path) ?? 0) + 1);
-      return needles ? readRequestFile(path, needles) : readRequestFile(path);
+      if (seen) withStat.add(path.split('/').pop() ?? '');
+      const read = needles ? readRequestFile(path, needles, seen) : readRequestFile(path);
+      afterRead(path);
+      return read;
     }) as typeof readRequestFile,
   });
   const daemon = new Daemon(ctx);
@@ -60,7 +71,13 @@ async function countingDaemon() {
     await daemon.stop();
     await rm(root, { recursive: true, force: true });
   });
-  return { root, daemon, atSpawn, file: (name: string) => join(root, 'sessions', name) };
+  return {
+    root,
+    daemon,
+    atSpawn,
+    withStat,
+    file: (name: string) => join(root, 'sessions', name),
+  };
 }
 
 /** A request sent back for a retry, not to be claimed before `notBefore`. */
@@ -106,5 +123,34 @@ describe('the reads of a request between settle and spawn', () => {
     const record = await readSessionState(dir);
     // The session starts from what the human wrote: the digest of the edited text.
     expect('state' in record && record.state.requestDigest).toBe(requestDigest(edited));
+  });
+});
+
+describe("the first pass's reads", () => {
+  it('read every file once, the stat the pass keeps taken from that read (no stat of its own)', async () => {
+    const d = await countingDaemon();
+    await writeFile(d.file('A.md'), '# A\n**Tags**: #delegated-fix\n');
+    await writeFile(d.file('N.md'), '# N\n**Tags**: #needs-fix\n');
+    await d.daemon.start();
+    await waitFor(() => d.atSpawn.size === 1, { message: 'A.md spawned' });
+    expect(Object.fromEntries(d.atSpawn)).toEqual({ 'A.md': 1 });
+    expect([...d.withStat].sort()).toEqual(['A.md', 'N.md']);
+  });
+
+  it("miss no write made just after a file's read: the stat the pass keeps is from before it", async () => {
+    let written = false;
+    const d = await countingDaemon({
+      rescanIntervalMs: 200,
+      afterRead: (path) => {
+        if (written || !path.endsWith('N.md')) return;
+        written = true;
+        writeFileSync(path, '# N\n**Tags**: #delegated-fix\n\nReady now.\n');
+      },
+    });
+    await writeFile(d.file('N.md'), '# N\n**Tags**: #needs-fix\n');
+    await d.daemon.start();
+    expect(written).toBe(true);
+    // The first pass read it without work; the next pass finds it changed since its stat.
+    await waitFor(() => d.atSpawn.has('N.md'), { message: 'N.md spawned' });
   });
 });
