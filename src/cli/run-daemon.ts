@@ -75,6 +75,8 @@ export async function runDaemon(args: Args): Promise<void> {
   if (options.watch && !args.once && !args['dry-run'])
     options.watcher = await usableWatcher(options.watcher, log);
   if (options.worktree) await checkWorktreeRoot(root);
+  if (options.claims === 'git')
+    throw new EngineError('--claims git is not built yet (docs/MANY-HOSTS.md)');
   const routes = await dispatchRoutes(options, log);
   // A dry run starts no agent: it answers without one installed.
   if (!args['dry-run']) checkAgentProgram(options);

@@ -6,7 +6,6 @@
  * running; anything that cannot be judged (I/O errors, records of another tool) is left alone.
  */
 import { realpath, rename, stat, writeFile } from 'node:fs/promises';
-import { editFile } from '../files/tag-file.js';
 import { readError } from '../files/read-text-file.js';
 import { EngineError, isErrnoException, messageOf, PreconditionError } from '../errors.js';
 import {
@@ -29,6 +28,7 @@ import {
   type SessionState,
 } from '../sessions/session-state.js';
 import { isOpen, transitionSession } from '../sessions/session-status.js';
+import { claimStoreOf } from './claim-store.js';
 import type { DaemonContext } from './daemon-context.js';
 import { pausepoint } from './failpoint.js';
 import { failureOf, pauseForLimit, retryPolicy } from './governor.js';
@@ -41,6 +41,8 @@ export type ClaimVerdict =
   /** Cannot be judged now (an I/O error, a file too large to parse): keep it, look again later. */
   | { kind: 'unknown'; reason: string }
   | { kind: 'requeued'; reason: string }
+  /** Another host holds the claim's lease (git claims): nothing of it runs here. */
+  | { kind: 'elsewhere'; host: string }
   | { kind: 'gone' };
 
 /** How often one check judges a claim whose file keeps changing under the requeue. */
@@ -80,10 +82,16 @@ async function judgeClaim(
 ): Promise<ClaimVerdict | typeof CHANGED> {
   const claim = await claimIn(ctx, file, noun);
   if ('kind' in claim) return claim;
+  // Where claims are shared (git), its lease says whose it is before any process here is asked.
+  const holder = await claimStoreOf(ctx).judgeHolder(file, noun, claim.ref);
+  if (holder.kind === 'elsewhere' || holder.kind === 'unknown') return holder;
   const read = await readSessionState(claim.dir);
   if ('error' in read) return { kind: 'unknown', reason: `${claim.dir}: ${read.error}` };
   if ('malformed' in read) return judgeMalformed(claim, read.malformed);
-  if ('missing' in read) return judgeUnrecordedClaim(claim, null);
+  if ('missing' in read)
+    return holder.kind === 'taken-over'
+      ? requeue(claim, null, holder.reason)
+      : judgeUnrecordedClaim(claim, null);
   return judgeRecorded(claim, read.state);
 }
 
@@ -304,14 +312,14 @@ interface Requeued {
 
 /** The requeue's one write; CHANGED when the file is no longer claimed by the session. */
 async function writeRequeue(
-  { file, noun, ref }: DaemonClaim,
+  { ctx, file, noun, ref }: DaemonClaim,
   failure: Failure,
   policy: RetryPolicy,
   now: Date,
 ): Promise<Requeued | typeof CHANGED> {
   let written: Requeued | null = null;
   try {
-    await editFile(file, (text) => {
+    await claimStoreOf(ctx).requeue(file, noun, (text) => {
       const records = recoveryRecords(text);
       const attempts = attemptsSoFar(records);
       const decision = decideRequeue(

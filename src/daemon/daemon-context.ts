@@ -6,6 +6,7 @@ import type { Runner } from '../runners/runner.js';
 import type { EventInput } from '../sessions/event-log.js';
 import type { ScanSummary } from '../tags/scan-pool.js';
 import type { DaemonOptions } from '../settings/daemon-options.js';
+import type { ClaimStore } from './claim-store.js';
 
 // The daemon's options are the resolved settings (src/settings/); its modules take them from here.
 export type { DaemonOptions };
@@ -49,6 +50,8 @@ export interface DaemonContext {
   scan(text: string): Promise<ScanSummary>;
   /** Reads a request file: readRequestFile (files/), through here so that tests count reads. */
   readRequest: typeof readRequestFile;
+  /** Where claims are kept (claim-store.ts); absent: the request files (the local store). */
+  claims?: ClaimStore;
   /** The control socket's feed (src/control/): every watch event, every table move. */
   observer?: DaemonObserver;
 }

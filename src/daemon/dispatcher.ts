@@ -16,7 +16,13 @@ import type { Launched, Launcher } from './launch.js';
 import type { FileRead, PlannedItem } from './request-snapshot.js';
 
 /** The rows a read decides anew; the others hold a slot, and their claim's end frees them. */
-const READ_DECIDES: readonly ItemKind[] = ['blocked', 'parked', 'claimed', 'not-dispatchable'];
+const READ_DECIDES: readonly ItemKind[] = [
+  'blocked',
+  'parked',
+  'claimed',
+  'elsewhere',
+  'not-dispatchable',
+];
 const READY: readonly ItemKind[] = ['queued', 'waiting-slot'];
 /** The rows of items approved and not yet admitted. */
 const WAITING: readonly ItemKind[] = ['blocked', 'parked', ...READY];
@@ -146,6 +152,8 @@ export class Dispatcher {
       }
     }
     if (!isIn(row, [...READ_DECIDES, ...READY])) return;
+    // Another host holds it: this text is not claimed again here; a new text is read anew.
+    if (row?.state.kind === 'elsewhere' && row.item?.snapshot.text === item.snapshot.text) return;
     if (item.blockers.length > 0) return this.block(item);
     if (item.wait) return this.park(item);
     const known = isIn(row, READY) && row !== undefined;
@@ -308,6 +316,12 @@ export class Dispatcher {
     }
     const ref = launched.session;
     await this.parts.governor.launched(item, ref);
+    if (launched.elsewhere !== undefined) {
+      const to: ItemState = { kind: 'elsewhere', host: launched.elsewhere };
+      table.move(file, noun, to, `claimed on ${launched.elsewhere}`, item);
+      void this.admit();
+      return;
+    }
     if (ref === null) {
       table.move(file, noun, null, launched.reread ? 'to be read again' : 'not claimed');
       // Its file is read again now: the snapshot the claim was refused for is out of date.

@@ -32,6 +32,8 @@ export type ItemState =
   | { kind: 'ending'; session: string }
   /** A claim the file carries that this daemon does not follow: the reaper judges it. */
   | { kind: 'claimed' }
+  /** Claimed by another host (many hosts, git): held by no slot here; `host` holds it. */
+  | { kind: 'elsewhere'; host: string }
   /** Approved, and never dispatched as it is (no dispatchable row): read again on a new table. */
   | { kind: 'not-dispatchable'; why: string };
 
@@ -47,6 +49,7 @@ const READ: readonly RowKind[] = [
   'parked',
   'queued',
   'claimed',
+  'elsewhere',
   'not-dispatchable',
   ABSENT,
 ];
@@ -62,8 +65,9 @@ export const ITEM_TRANSITIONS: Readonly<Record<RowKind, readonly RowKind[]>> = {
   queued: [...READ, 'waiting-slot', 'launching'],
   'waiting-slot': [...READ, 'waiting-slot', 'launching'],
   claimed: [...READ, 'running'],
+  elsewhere: READ,
   'not-dispatchable': READ,
-  launching: ['running', ABSENT],
+  launching: ['running', 'elsewhere', ABSENT],
   running: ['ending', ABSENT],
   ending: [ABSENT],
 };
@@ -116,6 +120,8 @@ function describe(state: ItemState | null): string {
       return `${state.kind}(${state.session})`;
     case 'not-dispatchable':
       return `not-dispatchable(${state.why})`;
+    case 'elsewhere':
+      return `elsewhere(${state.host})`;
     default:
       return state.kind;
   }

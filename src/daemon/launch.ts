@@ -26,12 +26,13 @@ import { isCancelled, isSessionDone, takeStartToken } from '../sessions/session-
 import { readSessionState, type SessionState } from '../sessions/session-state.js';
 import { isOpen, transitionSession } from '../sessions/session-status.js';
 import { agentEnvironment, wrapperArgv } from '../sessions/wrapper-script.js';
-import { claimEdit, restoreClaimEdit } from '../tags/lifecycle-edits.js';
+import { restoreClaimEdit } from '../tags/lifecycle-edits.js';
 import { lifecycleTag } from '../tags/tag-name.js';
 import { planResume } from '../resume/prior-attempt.js';
 import type { ResumePlan } from '../resume/resume-plan.js';
 import { worktreeFor, type Worktree } from '../worktrees/worktree.js';
 import { checkClaim } from './claim-check.js';
+import { claimStoreOf } from './claim-store.js';
 import type { DaemonShared } from './daemon-shared.js';
 import { failpoint } from './failpoint.js';
 import type { DaemonOptions } from './daemon-context.js';
@@ -40,14 +41,15 @@ import type { PlannedItem } from './request-snapshot.js';
 
 const LAUNCHES_AT_ONCE = 8;
 
-/** What a launch made: the session, or none (`reread`: the file is to be read again). */
+/**
+ * What a launch made: the session, or none (`reread`: the file is to be read again;
+ * `elsewhere`: the host that holds the item's claim).
+ */
 export interface Launched {
   session: string | null;
   reread?: true;
+  elsewhere?: string;
 }
-
-/** The claim refused: the file is no longer the text the item was read from. */
-class ChangedSinceRead extends Error {}
 
 /** A claimed item on its way to its agent. */
 interface Claimed {
@@ -78,6 +80,8 @@ export class Launcher {
    */
   async restoreClaim(item: WorkItem): Promise<boolean> {
     const { ctx, sessions } = this.shared;
+    // A claim kept elsewhere first (git) reaches the file with a sync, never by an editor's save.
+    if (!claimStoreOf(ctx).inPlace) return false;
     for (const ref of sessions.sessionsOf(item.file)) {
       const dir = resolveSessionRef(ctx.options.root, ref);
       if (dir && (await this.worksOn(dir, item))) return this.restore(item, ref);
@@ -134,6 +138,7 @@ export class Launcher {
     if (await this.isBlocked(item)) return { session: null, reread: true };
     const ref = newSessionRef(item.noun, item.file, this.shared.ctx.now());
     const claimed = await this.claim(item, ref);
+    if (typeof claimed === 'object') return { session: null, elsewhere: claimed.elsewhere };
     if (claimed !== true) return { session: null, ...(claimed === 'changed' && { reread: true }) };
     failpoint('after-claim');
     const prepared = await this.prepare(item, ref);
@@ -149,27 +154,31 @@ export class Launcher {
     return true;
   }
 
-  /** The compare-and-swap claim, over the text the item was read from only. */
-  private async claim(item: PlannedItem, ref: string): Promise<true | 'changed' | 'lost'> {
+  /** The claim (claim-store.ts), over the text the item was read from only. */
+  private async claim(
+    item: PlannedItem,
+    ref: string,
+  ): Promise<true | 'changed' | 'lost' | { elsewhere: string }> {
     const { ctx } = this.shared;
     const what = `${item.file} (#delegated-${item.noun})`;
-    try {
-      await editFile(item.file, (text) => {
-        if (text !== item.snapshot.text) throw new ChangedSinceRead();
-        return claimEdit(text, item.noun, ref);
-      });
-    } catch (error) {
-      if (error instanceof ChangedSinceRead) {
-        ctx.log('debug', `not claiming ${what}: changed since it was read; reading it again`);
-        return 'changed';
-      }
-      // Changed while it waited to launch (a read meanwhile was not taken): read it again.
-      if (error instanceof PreconditionError) {
-        ctx.log('debug', `claim lost on ${what}: #delegated-${item.noun} no longer there`);
-        return 'changed';
-      }
+    const written = await claimStoreOf(ctx).claim(item, ref);
+    if (written.kind === 'changed') {
+      ctx.log(
+        'debug',
+        written.why === 'since-read'
+          ? `not claiming ${what}: changed since it was read; reading it again`
+          : // Changed while it waited to launch (a read meanwhile was not taken): read it again.
+            `claim lost on ${what}: #delegated-${item.noun} no longer there`,
+      );
+      return 'changed';
+    }
+    if (written.kind === 'elsewhere') {
+      ctx.log('info', `not claiming ${what}: ${written.host} holds its claim`);
+      return { elsewhere: written.host };
+    }
+    if (written.kind === 'failed') {
       // Not claimed: the item stays approved, tried again when its file changes or at a restart.
-      ctx.log('error', `could not claim ${what}: ${messageOf(error)}`);
+      ctx.log('error', `could not claim ${what}: ${written.message}`);
       return 'lost';
     }
     this.shared.sessions.add(item.file, ref);

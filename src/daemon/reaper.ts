@@ -19,9 +19,10 @@ export class Reaper {
   /** Judges the claims no task follows. */
   async reap(): Promise<void> {
     const { ctx, table } = this.shared;
-    for (const { file, noun } of table.list('claimed')) {
+    for (const { file, noun } of table.list('claimed', 'elsewhere')) {
       if (this.shared.stopping) break;
-      if (table.get(file, noun)?.state.kind !== 'claimed') continue;
+      const kind = table.get(file, noun)?.state.kind;
+      if (kind !== 'claimed' && kind !== 'elsewhere') continue;
       let verdict: ClaimVerdict;
       try {
         verdict = await checkClaim(ctx, file, noun);
@@ -35,7 +36,12 @@ export class Reaper {
 
   private async decide(file: string, noun: string, verdict: ClaimVerdict): Promise<void> {
     const { table } = this.shared;
-    const claimed = table.get(file, noun)?.state.kind === 'claimed';
+    const kind = table.get(file, noun)?.state.kind;
+    const claimed = kind === 'claimed' || kind === 'elsewhere';
+    if (verdict.kind === 'elsewhere') {
+      if (claimed) table.move(file, noun, verdict, `its lease is held on ${verdict.host}`);
+      return;
+    }
     if (verdict.kind === 'alive') {
       // --once follows nothing, yet a live agent holds its slot there too.
       if (claimed && (verdict.state || !this.shared.adopting))
@@ -50,6 +56,9 @@ export class Reaper {
       return;
     }
     if (claimed) table.move(file, noun, null, `its claim ended (${verdict.kind})`);
+    // Held elsewhere while its file still reads approved (a claim not yet written there, or
+    // whose host died before writing it): read again, so that it is claimed once it may be.
+    if (kind === 'elsewhere' && verdict.kind === 'not-claimed') table.wake(file);
     await this.follower.recordEnd(file, noun, verdict);
   }
 }

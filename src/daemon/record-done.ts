@@ -19,6 +19,7 @@ import {
 import { readSessionState, type SessionState } from '../sessions/session-state.js';
 import { transitionTags } from '../tags/tag-name.js';
 import { nameWorktree } from '../worktrees/worktree-line.js';
+import { claimStoreOf } from './claim-store.js';
 import type { DaemonContext } from './daemon-context.js';
 import { failpoint } from './failpoint.js';
 
@@ -41,6 +42,17 @@ export async function recordDone(ctx: DaemonContext, item: FinishedItem): Promis
   const read = await readSessionState(dir);
   if (!('state' in read) || !(await isClaimOf(read.state, item))) {
     ctx.log('debug', `${item.file} shows #done-${item.noun}, not of ${item.session}'s claim`);
+    return false;
+  }
+  // Published where claims are kept (git: with the lease's end); a fenced one does not count.
+  const published = await claimStoreOf(ctx).publishDone(item);
+  if (!published.counted) {
+    if (published.later) return false;
+    ctx.log(
+      'warn',
+      `${item.file} shows #done-${item.noun} of ${item.session}, not counted: ${published.why}`,
+    );
+    await finish(ctx, item, dir);
     return false;
   }
   if (!(await takeDoneEvent(dir))) return false;

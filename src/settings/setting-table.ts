@@ -25,6 +25,9 @@ export const MAX_TIMER_MS = 2_147_483_647;
 export const RUNNERS = ['tmux', 'pty'] as const;
 export type RunnerKind = (typeof RUNNERS)[number];
 
+export const CLAIMS_KINDS = ['local', 'git'] as const;
+export type ClaimsKind = (typeof CLAIMS_KINDS)[number];
+
 /** Every setting as the code reads it: each duration in milliseconds, each list parsed. */
 export interface Settings {
   /** Tags or globs, each `#delegated-...`. */
@@ -65,6 +68,16 @@ export interface Settings {
   notifyVia: NotifyChannel[];
   /** The file the daemon's log is appended to instead of stderr (relative: to the root); null: stderr. */
   logFile: string | null;
+  /** Where claims are kept: the request files (local), or the shared git remote (docs/MANY-HOSTS.md). */
+  claims: ClaimsKind;
+  /** The git remote shared by the hosts (git claims). */
+  claimsRemote: string;
+  /** The shared branch the request files live on; null: the remote's default branch. */
+  claimsBranch: string | null;
+  /** How often the shared branch and the claims are fetched (git claims), jittered. */
+  claimsFetchMs: number;
+  /** How long a claim's lease runs unrenewed before another host may take it over (git claims). */
+  claimsLeaseMs: number;
 }
 export type SettingName = keyof Settings;
 
@@ -449,6 +462,46 @@ export const SETTINGS: { [K in SettingName]: Setting<Settings[K]> } = {
         "Append the daemon's log to this file instead of stderr (a relative path is taken from the project root); at 10 MB it moves to FILE.1, replacing the older one, and starts anew; null for stderr",
       parse: asIs,
     },
+  ),
+  claims: choiceSetting(
+    { flag: 'claims', env: 'ENGINE_CLAIMS', key: 'claims' },
+    CLAIMS_KINDS,
+    'Where claims are kept: local (the request files of this tree, one daemon), or git (claim refs on the shared remote, so that daemons on several hosts share one queue: docs/MANY-HOSTS.md)',
+  ),
+  claimsRemote: textSetting(
+    { flag: 'claims-remote', env: 'ENGINE_CLAIMS_REMOTE', key: 'claimsRemote' },
+    {
+      unit: 'text',
+      default: 'origin',
+      expected: 'the name of a git remote',
+      describe: 'With --claims git: the git remote the hosts share',
+      parse: asIs,
+    },
+  ),
+  claimsBranch: textSetting(
+    { flag: 'claims-branch', env: 'ENGINE_CLAIMS_BRANCH', key: 'claimsBranch' },
+    {
+      unit: 'text',
+      default: null,
+      expected: 'a branch name, or null',
+      describe:
+        "With --claims git: the shared branch the request files live on; null for the remote's default branch",
+      parse: asIs,
+    },
+  ),
+  claimsFetchMs: numberSetting(
+    { flag: 'claims-fetch-ms', env: 'ENGINE_CLAIMS_FETCH_MS', key: 'claimsFetchMs' },
+    'milliseconds',
+    5000,
+    milliseconds(100),
+    'With --claims git: how often the shared branch and the claims are fetched (each wait jittered by a fifth)',
+  ),
+  claimsLeaseMs: numberSetting(
+    { flag: 'claims-lease-ms', env: 'ENGINE_CLAIMS_LEASE_MS', key: 'claimsLeaseMs' },
+    'milliseconds',
+    60_000,
+    milliseconds(1000),
+    "With --claims git: a claim's lease; its holder renews it every third of it, and another host takes it over only after it ran out unrenewed",
   ),
 };
 

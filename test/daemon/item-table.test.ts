@@ -26,6 +26,7 @@ const SAMPLE: Record<Exclude<RowKind, typeof ABSENT>, ItemState> = {
   running: { kind: 'running', session: 'sessions/s1' },
   ending: { kind: 'ending', session: 'sessions/s1' },
   claimed: { kind: 'claimed' },
+  elsewhere: { kind: 'elsewhere', host: 'build-box' },
   'not-dispatchable': { kind: 'not-dispatchable', why: 'no row' },
 };
 
@@ -34,6 +35,7 @@ const OTHER: Partial<Record<RowKind, ItemState>> = {
   blocked: { kind: 'blocked', by: ['sessions/b.md'] },
   parked: { kind: 'parked', until: 9000, why: 'not-before' },
   'waiting-slot': { kind: 'waiting-slot', for: 'pause' },
+  elsewhere: { kind: 'elsewhere', host: 'laptop' },
   'not-dispatchable': { kind: 'not-dispatchable', why: 'marked not dispatchable' },
 };
 

@@ -92,6 +92,11 @@ describe('settings precedence: flag > environment variable > engine.json > defau
       notify: 'notify-me {event} {file}',
       notifyVia: 'tmux',
       logFile: 'logs/daemon.log',
+      claims: 'git',
+      claimsRemote: 'upstream',
+      claimsBranch: 'queue',
+      claimsFetchMs: 2000,
+      claimsLeaseMs: 30_000,
     };
     expect(Object.keys(json).sort()).toEqual(SETTING_NAMES.map((n) => SETTINGS[n].key).sort());
     const { settings, from } = await resolveFrom(json);

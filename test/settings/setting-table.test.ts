@@ -48,6 +48,11 @@ const TYPED: Record<SettingName, string | number | boolean> = {
   notify: 'notify-me {event}',
   notifyVia: 'tmux',
   logFile: 'logs/daemon.log',
+  claims: 'git',
+  claimsRemote: 'upstream',
+  claimsBranch: 'queue',
+  claimsFetchMs: 2000,
+  claimsLeaseMs: 30_000,
 };
 
 /** What `engine run` makes of `argv`, through its own builder. */

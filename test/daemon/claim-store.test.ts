@@ -1,0 +1,77 @@
+/**
+ * The claim store seam (src/daemon/claim-store.ts), in-process with a fake runner: the launch
+ * claims through the context's store, and an item another host holds waits as `elsewhere(host)`
+ * without a slot, so the next item takes it.
+ */
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { localClaimStore, type ClaimStore } from '../../src/daemon/claim-store.js';
+import { Daemon } from '../../src/daemon/daemon.js';
+import type { AgentLaunch, Runner } from '../../src/runners/runner.js';
+import { inProcessContext } from '../helpers/in-process-context.js';
+import { fakeProbe } from '../process/fake-probe.js';
+
+const roots: string[] = [];
+afterEach(async () => {
+  for (const dir of roots.splice(0)) await rm(dir, { recursive: true, force: true });
+});
+
+const FIX = { noun: 'fix', skill: '/fix', mode: 'agent', priority: 3, dispatchable: true };
+
+async function daemonWith(claims: ClaimStore, maxAgents: number) {
+  const root = await mkdtemp(join(tmpdir(), 'engine-claim-store-'));
+  roots.push(root);
+  await mkdir(join(root, 'sessions'));
+  const launched: string[] = [];
+  const lines: string[] = [];
+  const runner = {
+    kind: 'tmux',
+    launch: async (request: AgentLaunch) => {
+      launched.push(request.env.ENGINE_REQUEST_FILE?.split('/').pop() ?? '');
+      return { pid: 1, windowName: request.name, target: '%1' };
+    },
+    close: async () => undefined,
+  } as unknown as Runner;
+  const ctx = inProcessContext(root, {
+    options: { maxAgents },
+    log: (_level, message) => lines.push(message),
+    routes: {
+      route: (noun) => (noun === 'fix' ? FIX : null),
+      cap: () => undefined,
+      watch: () => undefined,
+      close: async () => undefined,
+    },
+    runner,
+    now: () => new Date(Date.now() + 3600_000),
+    probe: fakeProbe(),
+    claims,
+  });
+  return { root, daemon: new Daemon(ctx), launched, lines };
+}
+
+describe('the claim store seam', () => {
+  it('claims through the store; an item held by another host waits elsewhere, with no slot', async () => {
+    const asked: string[] = [];
+    const claims: ClaimStore = {
+      ...localClaimStore,
+      claim: async (item, session) => {
+        asked.push(item.file.split('/').pop() ?? '');
+        if (item.file.endsWith('A.md')) return { kind: 'elsewhere', host: 'build-box' };
+        return localClaimStore.claim(item, session);
+      },
+    };
+    const { root, daemon, launched, lines } = await daemonWith(claims, 1);
+    await writeFile(join(root, 'sessions', 'A.md'), '# A\n**Tags**: #delegated-fix #P0\n');
+    await writeFile(join(root, 'sessions', 'B.md'), '# B\n**Tags**: #delegated-fix\n');
+    await daemon.runOnce();
+    await daemon.stop();
+    expect(asked).toEqual(['A.md', 'B.md']);
+    expect(launched).toEqual(['B.md']);
+    expect(lines.some((l) => /A\.md #fix: launching → elsewhere\(build-box\)/.test(l))).toBe(true);
+    // Written by the store only: A is still approved here, B claimed.
+    expect(await readFile(join(root, 'sessions', 'A.md'), 'utf8')).toContain('#delegated-fix');
+    expect(await readFile(join(root, 'sessions', 'B.md'), 'utf8')).toContain('#claimed-fix');
+  });
+});
