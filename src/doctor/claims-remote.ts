@@ -5,12 +5,9 @@
  * then its delete, each by compare-and-swap, tells before a daemon depends on it.
  */
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { checkRemote, ENGINE_IDENTITY, PUSH_FLAGS, pushUrl } from '../claims/claim-refs.js';
-import { claimsSetupOf, cloneTop } from '../claims/claims-view.js';
 import { messageOf } from '../errors.js';
-import { gitOk, oneLine, runGit } from '../process/run-git.js';
-import { ENGINE_JSON } from '../settings/setting-table.js';
+import { cloneTop, gitOk, oneLine, runGit } from '../process/run-git.js';
 import {
   fail,
   pass,
@@ -81,11 +78,10 @@ const ALLOW =
 export async function checkClaimsRemote(ctx: DoctorContext): Promise<CheckResult> {
   const id = 'claims-remote';
   if (ctx.root === null) return skip(id, 'no engine project here');
-  const setup = claimsSetupOf(
-    await ctx.probe.readText(join(ctx.root, ENGINE_JSON)).catch(() => null),
-  );
-  if (setup.mode === 'local')
-    return skip(id, 'claims are local (engine.json "claims" is not "git")');
+  if (ctx.settingsError !== null) return skip(id, 'the settings cannot be read (see settings)');
+  const setup = { remote: ctx.settings.claimsRemote };
+  if (ctx.settings.claims === 'local')
+    return skip(id, 'claims are local (the "claims" setting is not "git")');
   const where = `remote "${setup.remote}"`;
   const outcome = await ctx.probe.pushTestRefs(ctx.root, setup.remote);
   switch (outcome.kind) {

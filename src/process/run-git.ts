@@ -83,6 +83,12 @@ export function serialized<T>(key: string, work: () => Promise<T>): Promise<T> {
   return next;
 }
 
+/** The top directory of the clone `dir` is in; null when it is in none. */
+export async function cloneTop(dir: string): Promise<string | null> {
+  const run = await runGit(dir, ['rev-parse', '--show-toplevel']);
+  return run.code === 0 ? run.stdout.trim() : null;
+}
+
 /** git's message on one line: it may end a claim as the Reason of a Recovery entry. */
 export function oneLine(text: string): string {
   return text.trim().replace(/\s*\n\s*/g, '; ');

@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { checkClaimsRemote, testPushRefs } from '../../src/doctor/claims-remote.js';
 import { gitDaemon } from '../claims/git-daemon.js';
 import { sharedRemote, type SharedRemote } from '../claims/git-remote.js';
+import { loadSettings } from '../../src/settings/load-settings.js';
 import { contextOf, probeOf } from './doctor-context.js';
 
 let remote: SharedRemote;
@@ -17,8 +18,12 @@ function engineJson(keys: Record<string, string>): void {
   writeFileSync(join(clone, 'directives', 'engine.json'), JSON.stringify(keys));
 }
 
-const check = () =>
-  checkClaimsRemote(contextOf({ root: clone, probe: probeOf({}, { pushTestRefs: testPushRefs }) }));
+/** The check as doctor runs it: the settings loaded from the clone's engine.json and `env`. */
+async function check(env: NodeJS.ProcessEnv = {}) {
+  const { settings } = await loadSettings(clone, {}, env);
+  const probe = probeOf({}, { pushTestRefs: testPushRefs });
+  return checkClaimsRemote(contextOf({ root: clone, settings, probe }));
+}
 const refsLeft = () =>
   remote.git(remote.bare, 'for-each-ref', '--format=%(refname)', 'refs/engine/');
 
@@ -73,6 +78,12 @@ describe('doctor: the remote accepts engine refs', () => {
       status: 'FAIL',
       fix: 'git remote add shared URL, or set "claimsRemote"',
     });
+  });
+
+  it('reads the mode and remote from the settings: ENGINE_CLAIMS and ENGINE_CLAIMS_REMOTE too', async () => {
+    remote.git(clone, 'remote', 'add', 'shared', remote.bare);
+    const result = await check({ ENGINE_CLAIMS: 'git', ENGINE_CLAIMS_REMOTE: 'shared' });
+    expect(result.summary).toMatch(/^remote "shared" accepts engine's refs/);
   });
 
   it('pushes to claimsRemote', async () => {
