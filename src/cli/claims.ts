@@ -108,7 +108,7 @@ async function itemOf(given: string, repo: string): Promise<string> {
   const id = await itemIdOf(repo, 'HEAD', path);
   if (id === null)
     throw new EngineError(
-      `${given}: not in the history of HEAD, so it names no item (engine claims list shows the item ids)`,
+      `${given}: not a file in HEAD's tree, so it names no item (engine claims list shows the item ids)`,
     );
   return id;
 }

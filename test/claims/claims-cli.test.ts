@@ -141,6 +141,15 @@ describe('engine claims release', () => {
     expect(remoteRefs()).not.toContain(item);
   });
 
+  it('refuses a directory: it names no item, and no claim under it is touched', async () => {
+    const item = (await itemIdOf(human, 'HEAD', 'sessions/fix-login.md'))!;
+    await done(laptop, item);
+    const run = await claims(['release', 'sessions/']);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("sessions/: not a file in HEAD's tree, so it names no item");
+    expect(remoteRefs()).toContain(item);
+  });
+
   it('finds the item of a file named through a symlinked directory', async () => {
     const item = (await itemIdOf(human, 'HEAD', 'sessions/fix-login.md'))!;
     await done(laptop, item);
@@ -192,7 +201,7 @@ describe('engine claims release', () => {
     expect(none.stderr).toContain('no claim of fix-z on remote "origin"');
     const stray = await claims(['release', 'sessions/new.md']);
     expect(stray.code).toBe(1);
-    expect(stray.stderr).toContain('not in the history of HEAD');
+    expect(stray.stderr).toContain("not a file in HEAD's tree");
   });
 });
 
