@@ -48,13 +48,12 @@ export function viewOf(claim: SeenClaim, wallNow: number): ClaimView {
 }
 
 /**
- * Held and renewed within its lease by the record's clock, or held by a record engine cannot
- * read: a claim a person must not take from its holder without saying so (`--force`).
+ * Held, or a record engine cannot read: a claim a person must not take from its holder without
+ * saying so (`--force`). Its age is no evidence: the record's renewal time is on the holder's
+ * clock, which may run behind ours, and one fetch cannot see a lease run out (lease.ts); pure.
  */
-export function mayBeLive(claim: SeenClaim, wallNow: number): boolean {
-  const r = claim.record;
-  if (r === null) return true;
-  return r.state === 'held' && wallNow - r.renewedAt < r.leaseMs;
+export function needsForce(claim: SeenClaim): boolean {
+  return claim.record === null || claim.record.state === 'held';
 }
 
 /** What one look at the claims gave: the claims, and when they were fetched (null: unknown). */

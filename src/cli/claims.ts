@@ -129,7 +129,7 @@ const RE_APPROVE =
 const releaseCommand: CommandModule<object, ReleaseArgs> = {
   command: 'release <item>',
   describe:
-    "Delete an item's claim ref on the shared remote by compare-and-swap from the value just read; a claim that may be live needs --force. The shared branch is not touched",
+    "Delete an item's claim ref on the shared remote by compare-and-swap from the value just read; a held claim needs --force. The shared branch is not touched",
   builder: (yargs) =>
     common(yargs)
       .positional('item', {
@@ -141,9 +141,9 @@ const releaseCommand: CommandModule<object, ReleaseArgs> = {
         type: 'boolean',
         default: false,
         describe:
-          "Release a claim held by a lease that may be live (renewed within its lease by the record's clock, or unreadable): its holder's work is then fenced",
+          "Release a held claim (which may be live however old its record says it is: that is the holder's clock) or an unreadable one: its holder's work is then fenced",
       })
-      .example('$0 claims release sessions/fix-login.md', 'Release a done or stale claim')
+      .example('$0 claims release sessions/fix-login.md', 'Release a done or released claim')
       .example(
         '$0 claims release fix-login-1a2b3c4d5e6f7a8b --force',
         'Take a live claim from its holder',
@@ -152,7 +152,7 @@ const releaseCommand: CommandModule<object, ReleaseArgs> = {
     const where = await claimRemoteOf(args);
     const item = await itemOf(args.item, where.repo);
     const now = new Date();
-    const outcome = await releaseClaim(where, item, { force: args.force, wallNow: now.getTime() });
+    const outcome = await releaseClaim(where, item, { force: args.force });
     switch (outcome.kind) {
       case 'released':
         return printLine(
@@ -160,7 +160,7 @@ const releaseCommand: CommandModule<object, ReleaseArgs> = {
         );
       case 'live':
         throw new EngineError(
-          `not released: ${whose(outcome.claim, now)}. It may be live: --force releases it, and fences its holder's work`,
+          `not released: ${whose(outcome.claim, now)}. It is held, so it may be live whatever its record's clock says: --force releases it, and fences its holder's work`,
         );
       case 'lost':
         throw new EngineError(
