@@ -10,7 +10,7 @@
  * or submodules, and one fetch runs at a time per clone.
  */
 import { gitOk, oneLine, runGit, serialized } from '../process/run-git.js';
-import { claimRefOf, decodeLease, encodeLease, type LeaseRecord } from './lease.js';
+import { claimRefOf, decodeLease, encodeLease, isItemId, type LeaseRecord } from './lease.js';
 
 /** Where the claims live: a local clone (`repo`) and the name of its shared remote. */
 export interface ClaimRemote {
@@ -206,7 +206,11 @@ async function readSeen(repo: string, pattern: string): Promise<SeenClaim[]> {
   for (const entry of out.split('\0\n')) {
     const [name, commit, message] = entry.split('\0');
     if (!name || !commit || message === undefined) continue;
-    claims.push({ item: name.slice(prefix.length), commit, record: decodeLease(message) });
+    const item = name.slice(prefix.length);
+    const record = decodeLease(message);
+    // A stray ref (a name no item has, or another item's record) is nobody's claim: unreadable.
+    const own = isItemId(item) && record?.item === item;
+    claims.push({ item, commit, record: own ? record : null });
   }
   return claims;
 }

@@ -7,7 +7,9 @@ import { chmodSync, symlinkSync, writeFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GitClaimStore } from '../../src/claims/git-claim-store.js';
 import { itemIdOf } from '../../src/claims/item-id.js';
-import type { Holder } from '../../src/claims/lease.js';
+import { decodeLease, type Holder } from '../../src/claims/lease.js';
+import { fetchClaims } from '../../src/claims/claim-refs.js';
+import { pruneClaims } from '../../src/claims/prune-claims.js';
 import type { ClaimView } from '../../src/claims/claims-view.js';
 import { runCli } from '../helpers/run-cli.js';
 import { gitDaemon } from './git-daemon.js';
@@ -220,6 +222,34 @@ describe('engine claims prune', () => {
     expect(again.stdout).toBe('No done claims older than 2 h on remote "origin" (2 claims).\n');
     expect((await claims(['prune', '--older-than', '0'])).stdout).toBe('pruned fix-new\n');
     expect(remoteRefs()).toContain('fix-held');
+  });
+
+  it("keeps stray refs (a name no item has, another item's record) as unreadable, no stack trace", async () => {
+    await done(laptop, 'fix-x', 25 * HOUR);
+    const commit = remote.git(remote.bare, 'rev-parse', 'refs/engine/claims/fix-x').trim();
+    remote.git(remote.bare, 'update-ref', 'refs/engine/claims/Bad_Name', commit);
+    remote.git(remote.bare, 'update-ref', 'refs/engine/claims/fix-y', commit);
+    const run = await claims(['prune']);
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toBe('pruned fix-x\n');
+    expect(remoteRefs()).toContain('refs/engine/claims/Bad_Name');
+    expect(remoteRefs()).toContain('refs/engine/claims/fix-y');
+    const list = JSON.parse((await claims(['list', '--json'])).stdout) as { claims: ClaimView[] };
+    expect(list.claims.map((c) => [c.item, c.state])).toEqual([
+      ['Bad_Name', 'unreadable'],
+      ['fix-y', 'unreadable'],
+    ]);
+    // Given such a claim anyway, pruneClaims says why it cannot, and goes on with the others.
+    const [record] = (await fetchClaims({ repo: human, remote: 'origin' }))!;
+    const results = await pruneClaims({ repo: human, remote: 'origin' }, [
+      {
+        ...record!,
+        record: { ...decodeLease(remote.git(remote.bare, 'log', '-1', '--format=%B', commit))! },
+      },
+    ]);
+    expect(results).toEqual([
+      { item: 'Bad_Name', outcome: { kind: 'refused', message: 'not an item id: "Bad_Name"' } },
+    ]);
   });
 
   it('over git daemon that refuses pushes: nothing pruned, the refusal said, exit 1', async () => {
