@@ -9,13 +9,20 @@
  * left them), pushes go to the remote's URL (so no remote-tracking ref moves) and carry no tags
  * or submodules, and one fetch runs at a time per clone.
  */
-import { gitOk, oneLine, runGit, serialized } from '../process/run-git.js';
+import { gitOk, networkOptions, oneLine, runGit, serialized } from '../process/run-git.js';
 import { claimRefOf, decodeLease, encodeLease, isItemId, type LeaseRecord } from './lease.js';
 
 /** Where the claims live: a local clone (`repo`) and the name of its shared remote. */
 export interface ClaimRemote {
   repo: string;
   remote: string;
+  /** How long one fetch, push or ls-remote may take (default NETWORK_DEADLINE_MS). */
+  deadlineMs?: number;
+}
+
+/** The options of a git run that talks to the remote: a deadline, no credential prompt. */
+function network(where: ClaimRemote) {
+  return networkOptions(where.deadlineMs);
 }
 
 /**
@@ -61,17 +68,21 @@ export async function fetchInto(
 ): Promise<boolean> {
   checkRemote(where.remote);
   const run = await serialized(where.repo, () =>
-    runGit(where.repo, [
-      'fetch',
-      '--quiet',
-      ...(prune ? ['--prune'] : []),
-      '--no-tags',
-      '--no-write-fetch-head',
-      '--no-recurse-submodules',
-      '--refmap=',
-      where.remote,
-      refspec,
-    ]),
+    runGit(
+      where.repo,
+      [
+        'fetch',
+        '--quiet',
+        ...(prune ? ['--prune'] : []),
+        '--no-tags',
+        '--no-write-fetch-head',
+        '--no-recurse-submodules',
+        '--refmap=',
+        where.remote,
+        refspec,
+      ],
+      network(where),
+    ),
   );
   return run.code === 0;
 }
@@ -120,13 +131,17 @@ export async function swapClaimRef(
   const ref = claimRefOf(item);
   const url = await pushUrl(where);
   if (url === null) return { kind: 'refused', message: `no remote ${where.remote}` };
-  const run = await runGit(where.repo, [
-    'push',
-    ...PUSH_FLAGS,
-    `--force-with-lease=${ref}:${expected ?? ''}`,
-    url,
-    `${commit ?? ''}:${ref}`,
-  ]);
+  const run = await runGit(
+    where.repo,
+    [
+      'push',
+      ...PUSH_FLAGS,
+      `--force-with-lease=${ref}:${expected ?? ''}`,
+      url,
+      `${commit ?? ''}:${ref}`,
+    ],
+    network(where),
+  );
   const line = run.stdout.split('\n').find((l) => l.split('\t')[1]?.endsWith(`:${ref}`));
   if (line === undefined) {
     return { kind: 'unreachable', message: oneLine(run.stderr) || `git push exited ${run.code}` };
@@ -152,7 +167,11 @@ export async function remoteValue(
   where: ClaimRemote,
   ref: string,
 ): Promise<string | null | undefined> {
-  const run = await runGit(where.repo, ['ls-remote', '--exit-code', where.remote, ref]);
+  const run = await runGit(
+    where.repo,
+    ['ls-remote', '--exit-code', where.remote, ref],
+    network(where),
+  );
   if (run.code === 2) return null;
   if (run.code !== 0) return undefined;
   return run.stdout.split('\t')[0]?.trim() || null;

@@ -7,7 +7,15 @@
 import { randomBytes } from 'node:crypto';
 import { checkRemote, ENGINE_IDENTITY, PUSH_FLAGS, pushUrl } from '../claims/claim-refs.js';
 import { messageOf } from '../errors.js';
-import { cloneTop, gitOk, oneLine, runGit } from '../process/run-git.js';
+import {
+  cloneTop,
+  gitOk,
+  NETWORK_DEADLINE_MS,
+  networkOptions,
+  oneLine,
+  runGit,
+  type GitOptions,
+} from '../process/run-git.js';
 import {
   fail,
   pass,
@@ -19,7 +27,11 @@ import {
 } from './doctor-check.js';
 
 /** Pushes a commit to a new ref of engine's namespace and deletes it; the real probe's. */
-export async function testPushRefs(dir: string, remote: string): Promise<RefPushOutcome> {
+export async function testPushRefs(
+  dir: string,
+  remote: string,
+  deadlineMs = NETWORK_DEADLINE_MS,
+): Promise<RefPushOutcome> {
   const repo = await cloneTop(dir);
   if (repo === null) return { kind: 'no-clone', message: `${dir} is not in a git clone` };
   try {
@@ -36,15 +48,16 @@ export async function testPushRefs(dir: string, remote: string): Promise<RefPush
       env: ENGINE_IDENTITY,
     })
   ).trim();
-  const push = await pushRef(repo, url, ref, '', commit);
+  const net = networkOptions(deadlineMs);
+  const push = await pushRef(repo, url, ref, '', commit, net);
   if (push.kind !== 'done') {
     // No answer for the ref: a server that answers a read refused the push itself.
     const reads =
-      push.kind === 'silent' && (await runGit(repo, ['ls-remote', url, ref])).code === 0;
+      push.kind === 'silent' && (await runGit(repo, ['ls-remote', url, ref], net)).code === 0;
     const kind = push.kind === 'rejected' || reads ? 'refused' : 'unreachable';
     return { kind, ref, message: push.message };
   }
-  const removed = await pushRef(repo, url, ref, commit, '');
+  const removed = await pushRef(repo, url, ref, commit, '', net);
   return removed.kind === 'done'
     ? { kind: 'accepted', ref, message: '' }
     : { kind: 'left', ref, message: removed.message };
@@ -57,14 +70,13 @@ async function pushRef(
   ref: string,
   expected: string,
   value: string,
+  net: GitOptions,
 ): Promise<{ kind: 'done' | 'rejected' | 'silent'; message: string }> {
-  const run = await runGit(repo, [
-    'push',
-    ...PUSH_FLAGS,
-    `--force-with-lease=${ref}:${expected}`,
-    url,
-    `${value}:${ref}`,
-  ]);
+  const run = await runGit(
+    repo,
+    ['push', ...PUSH_FLAGS, `--force-with-lease=${ref}:${expected}`, url, `${value}:${ref}`],
+    net,
+  );
   const line = run.stdout.split('\n').find((l) => l.split('\t')[1]?.endsWith(`:${ref}`));
   const message = oneLine(run.stderr) || `git push exited ${run.code}`;
   if (line === undefined) return { kind: 'silent', message };

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { checkClaimsRemote, testPushRefs } from '../../src/doctor/claims-remote.js';
 import { gitDaemon } from '../claims/git-daemon.js';
+import { silentServer } from '../claims/silent-server.js';
 import { sharedRemote, type SharedRemote } from '../claims/git-remote.js';
 import { loadSettings } from '../../src/settings/load-settings.js';
 import { contextOf, probeOf } from './doctor-context.js';
@@ -84,6 +85,23 @@ describe('doctor: the remote accepts engine refs', () => {
     remote.git(clone, 'remote', 'add', 'shared', remote.bare);
     const result = await check({ ENGINE_CLAIMS: 'git', ENGINE_CLAIMS_REMOTE: 'shared' });
     expect(result.summary).toMatch(/^remote "shared" accepts engine's refs/);
+  });
+
+  it('WARNs at the deadline when the remote accepts and never answers', async () => {
+    engineJson({ claims: 'git' });
+    const server = await silentServer();
+    try {
+      remote.git(clone, 'remote', 'set-url', 'origin', server.url);
+      const { settings } = await loadSettings(clone, {}, {});
+      const probe = probeOf({}, { pushTestRefs: (dir, name) => testPushRefs(dir, name, 1000) });
+      const started = Date.now();
+      const result = await checkClaimsRemote(contextOf({ root: clone, settings, probe }));
+      expect(result.status).toBe('WARN');
+      expect(result.summary).toContain('no answer within 1 s');
+      expect(Date.now() - started).toBeLessThan(10_000);
+    } finally {
+      await server.stop();
+    }
   });
 
   it('pushes to claimsRemote', async () => {
