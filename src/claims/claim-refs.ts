@@ -167,14 +167,23 @@ export async function remoteValue(
   where: ClaimRemote,
   ref: string,
 ): Promise<string | null | undefined> {
+  const read = await readRemoteRef(where, ref);
+  return 'value' in read ? read.value : undefined;
+}
+
+/** The ref's commit on the remote (null: it does not exist), or git's message. */
+export async function readRemoteRef(
+  where: ClaimRemote,
+  ref: string,
+): Promise<{ value: string | null } | { error: string }> {
   const run = await runGit(
     where.repo,
     ['ls-remote', '--exit-code', where.remote, ref],
     network(where),
   );
-  if (run.code === 2) return null;
-  if (run.code !== 0) return undefined;
-  return run.stdout.split('\t')[0]?.trim() || null;
+  if (run.code === 2) return { value: null };
+  if (run.code !== 0) return { error: oneLine(run.stderr) || `git ls-remote exited ${run.code}` };
+  return { value: run.stdout.split('\t')[0]?.trim() || null };
 }
 
 /** One claim as last fetched: its ref's commit and the record in it (null: not readable). */

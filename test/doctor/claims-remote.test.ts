@@ -104,6 +104,32 @@ describe('doctor: the remote accepts engine refs', () => {
     }
   });
 
+  it('FAILs when the remote takes the test ref but hides it from reads (uploadpack.hideRefs)', async () => {
+    engineJson({ claims: 'git' });
+    remote.git(remote.bare, 'config', 'uploadpack.hideRefs', 'refs/engine');
+    const result = await check();
+    expect(result.status).toBe('FAIL');
+    expect(result.summary).toMatch(/hides it from reads .*: no host would see another's claims$/);
+    expect(result.fix).toContain('uploadpack.hideRefs');
+    expect(refsLeft()).toBe('');
+  });
+
+  it('pushes one ref name per clone, over what a server that denies deletes kept', async () => {
+    engineJson({ claims: 'git' });
+    const hook = join(remote.bare, 'hooks', 'pre-receive');
+    writeFileSync(
+      hook,
+      '#!/bin/sh\nwhile read old new ref; do case "$new" in 0000000000000000000000000000000000000000) exit 1;; esac; done\n',
+    );
+    chmodSync(hook, 0o755);
+    const first = await check();
+    expect(first.status).toBe('WARN');
+    const left = refsLeft();
+    expect(left).toMatch(/^refs\/engine\/doctor\/[0-9a-f]{12}\n$/);
+    expect((await check()).status).toBe('WARN');
+    expect(refsLeft()).toBe(left);
+  });
+
   it('pushes to claimsRemote', async () => {
     engineJson({ claims: 'git', claimsRemote: 'shared' });
     remote.git(clone, 'remote', 'add', 'shared', remote.bare);
