@@ -128,7 +128,25 @@ export async function swapClaimRef(
   expected: string | null,
   commit: string | null,
 ): Promise<SwapOutcome> {
-  const ref = claimRefOf(item);
+  const outcome = await swapRef(where, claimRefOf(item), expected, commit);
+  if (outcome.kind === 'done' && commit === null && expected !== null) {
+    // The claim is gone: so is this clone's copy of it, unless a fetch moved that since.
+    const seen = `${seenClaims(where)}/${item}`;
+    await runGit(where.repo, ['update-ref', '-d', seen, expected]);
+  }
+  return outcome;
+}
+
+/**
+ * Moves `ref` on the remote from `expected` (null: the ref must not exist) to `commit` (null:
+ * delete it), or learns that it could not.
+ */
+export async function swapRef(
+  where: ClaimRemote,
+  ref: string,
+  expected: string | null,
+  commit: string | null,
+): Promise<SwapOutcome> {
   const url = await pushUrl(where);
   if (url === null) return { kind: 'refused', message: `no remote ${where.remote}` };
   const run = await runGit(

@@ -46,6 +46,8 @@ async function done(me: Holder, item: string, agoMs = 0) {
 const claims = (cmd: string[], cwd = human) => runCli(['claims', ...cmd], { cwd });
 /** The text with its wrapped lines joined again. */
 const flat = (text: string) => text.replace(/\s*\n\s+/g, ' ');
+const seenRefs = () =>
+  remote.git(human, 'for-each-ref', '--format=%(refname)', 'refs/engine/seen/');
 const remoteRefs = () => remote.git(remote.bare, 'for-each-ref', '--format=%(refname)');
 
 beforeEach(() => {
@@ -137,10 +139,14 @@ describe('engine claims release', () => {
   it('releases a done claim, named by its file, without --force', async () => {
     const item = (await itemIdOf(human, 'HEAD', 'sessions/fix-login.md'))!;
     await done(laptop, item);
+    await claims(['list']);
+    expect(seenRefs()).toContain(item);
     const run = await claims(['release', 'fix-login.md'], join(human, 'sessions'));
     expect(run.stderr).toBe('');
     expect(run.stdout).toContain(`released ${item}`);
     expect(remoteRefs()).not.toContain(item);
+    // engine status reads the seen refs: a released claim is gone from them too.
+    expect(seenRefs()).not.toContain(item);
   });
 
   it('refuses a directory: it names no item, and no claim under it is touched', async () => {
@@ -217,6 +223,8 @@ describe('engine claims prune', () => {
     expect(run.stderr).toBe('');
     expect(run.stdout).toBe('pruned fix-old\n');
     expect(remoteRefs()).not.toContain('fix-old');
+    expect(seenRefs()).not.toContain('fix-old');
+    expect(seenRefs()).toContain('fix-new');
     expect(remoteRefs()).toContain('fix-new');
     const again = await claims(['prune', '--older-than', '2']);
     expect(again.stdout).toBe('No done claims older than 2 h on remote "origin" (2 claims).\n');
