@@ -14,7 +14,7 @@ import { PRUNE_AFTER_MS, prunable, pruneClaims } from '../claims/prune-claims.js
 import { releaseClaim } from '../claims/release-claim.js';
 import { EngineError, messageOf } from '../errors.js';
 import { numberOption, rootOption } from './arguments.js';
-import { claimText, claimViewLines } from './claim-lines.js';
+import { claimNames, claimText, claimViewLines } from './claim-lines.js';
 import { duration, relativeTime, wrap } from './fit-width.js';
 import { printJson, printLine } from './output.js';
 import { projectRoot } from './project-root.js';
@@ -115,7 +115,8 @@ async function itemOf(given: string, repo: string): Promise<string> {
 
 function whose(claim: SeenClaim, now: Date): string {
   const v = viewOf(claim, now.getTime());
-  return `${v.item} (${v.file ?? '?'} #${v.noun ?? '?'}): ${claimText(v, now)}`;
+  const { item, file, noun } = claimNames(v);
+  return `${item} (${file} #${noun}): ${claimText(v, now)}`;
 }
 
 interface ReleaseArgs extends CommonArgs {

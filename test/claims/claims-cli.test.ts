@@ -46,6 +46,9 @@ async function done(me: Holder, item: string, agoMs = 0) {
 const claims = (cmd: string[], cwd = human) => runCli(['claims', ...cmd], { cwd });
 /** The text with its wrapped lines joined again. */
 const flat = (text: string) => text.replace(/\s*\n\s+/g, ' ');
+/** The characters of `text` a terminal would act on, but newlines. */
+const rawControls = (text: string) =>
+  [...text].filter((c) => c !== '\n' && /[\p{Cc}\p{Zl}\p{Zp}]/u.test(c));
 const seenRefs = () =>
   remote.git(human, 'for-each-ref', '--format=%(refname)', 'refs/engine/seen/');
 const remoteRefs = () => remote.git(remote.bare, 'for-each-ref', '--format=%(refname)');
@@ -86,6 +89,21 @@ describe('engine claims list', () => {
       ['fix-b', 'done', 'laptop', 1],
     ]);
     expect(json.claims[0]!.renewedAgoMs).toBeGreaterThanOrEqual(5 * 60_000);
+  });
+
+  it("shows a record's control characters and line separators as such, never raw", async () => {
+    const evil = { host: 'evil\u001b[2J\u2028forged', instance: 'i\rj', boot: 'b\u2029' };
+    const store = hostStore(evil);
+    expect((await store.claim('fix-e', 'sessions/e\nforged.md', 'fix\u0007')).won).toBe(true);
+    const run = await claims(['list']);
+    expect(rawControls(run.stdout)).toEqual([]);
+    expect(flat(run.stdout)).toContain('fix-e  sessions/e \u21b5 forged.md  #fix\uFFFD');
+    expect(flat(run.stdout)).toContain(
+      'by evil\uFFFD[2J\uFFFDforged (instance i\uFFFDj, boot b\uFFFD)',
+    );
+    const refused = await claims(['release', 'fix-e']);
+    expect(rawControls(refused.stderr)).toEqual([]);
+    expect(flat(refused.stderr)).toContain('fix-e (sessions/e \u21b5 forged.md #fix\uFFFD)');
   });
 
   it('an unreachable remote is an error and exit 1, never an empty list', async () => {
