@@ -13,6 +13,7 @@ import { isItemId } from '../claims/lease.js';
 import { PRUNE_AFTER_MS, prunable, pruneClaims } from '../claims/prune-claims.js';
 import { releaseClaim } from '../claims/release-claim.js';
 import { EngineError, messageOf } from '../errors.js';
+import { loadSettings } from '../settings/load-settings.js';
 import { numberOption, rootOption } from './arguments.js';
 import { claimNames, claimText, claimViewLines } from './claim-lines.js';
 import { duration, relativeTime, wrap } from './fit-width.js';
@@ -21,7 +22,7 @@ import { projectRoot } from './project-root.js';
 
 interface CommonArgs {
   root?: string;
-  remote: string;
+  remote?: string;
 }
 
 function common<T>(yargs: Argv<T>): Argv<T> {
@@ -29,8 +30,8 @@ function common<T>(yargs: Argv<T>): Argv<T> {
     .option('root', rootOption('Project root, in a clone of the shared remote'))
     .option('remote', {
       type: 'string',
-      default: 'origin',
-      describe: 'The git remote the claims are shared on',
+      describe:
+        'The git remote the claims are shared on (default: the claimsRemote setting, origin unless engine.json or ENGINE_CLAIMS_REMOTE says otherwise)',
     }) as never;
 }
 
@@ -39,14 +40,15 @@ async function claimRemoteOf(args: CommonArgs): Promise<ClaimRemote> {
   const root = await projectRoot(args.root);
   const repo = await cloneTop(root);
   if (repo === null) throw new EngineError(`${root} is not in a git clone: no claims to look at`);
+  const remote = args.remote ?? (await loadSettings(root, {}, process.env)).settings.claimsRemote;
   try {
-    checkRemote(args.remote);
+    checkRemote(remote);
   } catch (error) {
     throw new EngineError(`--remote: ${messageOf(error)}`);
   }
-  const where = { repo, remote: args.remote };
+  const where = { repo, remote };
   if ((await pushUrl(where)) === null)
-    throw new EngineError(`${repo} has no remote "${args.remote}" (git remote -v lists them)`);
+    throw new EngineError(`${repo} has no remote "${remote}" (git remote -v lists them)`);
   return where;
 }
 

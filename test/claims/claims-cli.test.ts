@@ -106,6 +106,17 @@ describe('engine claims list', () => {
     expect(flat(refused.stderr)).toContain('fix-e (sessions/e \u21b5 forged.md #fix\uFFFD)');
   });
 
+  it("uses engine.json's claimsRemote unless --remote says otherwise", async () => {
+    await held(buildBox, 'fix-a');
+    writeFileSync(join(human, 'directives', 'engine.json'), '{"claimsRemote": "shared"}\n');
+    remote.git(human, 'remote', 'add', 'shared', remote.bare);
+    remote.git(human, 'remote', 'set-url', 'origin', join(remote.dir, 'gone.git'));
+    const run = await claims(['list']);
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toContain('Claims on remote "shared" (1, fetched');
+    expect((await claims(['list', '--remote', 'origin'])).code).toBe(1);
+  });
+
   it('an unreachable remote is an error and exit 1, never an empty list', async () => {
     await held(buildBox, 'fix-a');
     remote.git(human, 'remote', 'set-url', 'origin', join(remote.dir, 'gone.git'));
