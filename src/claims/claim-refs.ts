@@ -9,13 +9,20 @@
  * left them), pushes go to the remote's URL (so no remote-tracking ref moves) and carry no tags
  * or submodules, and one fetch runs at a time per clone.
  */
-import { gitOk, oneLine, runGit, serialized } from '../process/run-git.js';
-import { claimRefOf, decodeLease, encodeLease, type LeaseRecord } from './lease.js';
+import { gitOk, networkOptions, oneLine, runGit, serialized } from '../process/run-git.js';
+import { claimRefOf, decodeLease, encodeLease, isItemId, type LeaseRecord } from './lease.js';
 
 /** Where the claims live: a local clone (`repo`) and the name of its shared remote. */
 export interface ClaimRemote {
   repo: string;
   remote: string;
+  /** How long one fetch, push or ls-remote may take (default NETWORK_DEADLINE_MS). */
+  deadlineMs?: number;
+}
+
+/** The options of a git run that talks to the remote: a deadline, no credential prompt. */
+function network(where: ClaimRemote) {
+  return networkOptions(where.deadlineMs);
 }
 
 /**
@@ -61,17 +68,21 @@ export async function fetchInto(
 ): Promise<boolean> {
   checkRemote(where.remote);
   const run = await serialized(where.repo, () =>
-    runGit(where.repo, [
-      'fetch',
-      '--quiet',
-      ...(prune ? ['--prune'] : []),
-      '--no-tags',
-      '--no-write-fetch-head',
-      '--no-recurse-submodules',
-      '--refmap=',
-      where.remote,
-      refspec,
-    ]),
+    runGit(
+      where.repo,
+      [
+        'fetch',
+        '--quiet',
+        ...(prune ? ['--prune'] : []),
+        '--no-tags',
+        '--no-write-fetch-head',
+        '--no-recurse-submodules',
+        '--refmap=',
+        where.remote,
+        refspec,
+      ],
+      network(where),
+    ),
   );
   return run.code === 0;
 }
@@ -117,16 +128,38 @@ export async function swapClaimRef(
   expected: string | null,
   commit: string | null,
 ): Promise<SwapOutcome> {
-  const ref = claimRefOf(item);
+  const outcome = await swapRef(where, claimRefOf(item), expected, commit);
+  if (outcome.kind === 'done' && commit === null && expected !== null) {
+    // The claim is gone: so is this clone's copy of it, unless a fetch moved that since.
+    const seen = `${seenClaims(where)}/${item}`;
+    await runGit(where.repo, ['update-ref', '-d', seen, expected]);
+  }
+  return outcome;
+}
+
+/**
+ * Moves `ref` on the remote from `expected` (null: the ref must not exist) to `commit` (null:
+ * delete it), or learns that it could not.
+ */
+export async function swapRef(
+  where: ClaimRemote,
+  ref: string,
+  expected: string | null,
+  commit: string | null,
+): Promise<SwapOutcome> {
   const url = await pushUrl(where);
   if (url === null) return { kind: 'refused', message: `no remote ${where.remote}` };
-  const run = await runGit(where.repo, [
-    'push',
-    ...PUSH_FLAGS,
-    `--force-with-lease=${ref}:${expected ?? ''}`,
-    url,
-    `${commit ?? ''}:${ref}`,
-  ]);
+  const run = await runGit(
+    where.repo,
+    [
+      'push',
+      ...PUSH_FLAGS,
+      `--force-with-lease=${ref}:${expected ?? ''}`,
+      url,
+      `${commit ?? ''}:${ref}`,
+    ],
+    network(where),
+  );
   const line = run.stdout.split('\n').find((l) => l.split('\t')[1]?.endsWith(`:${ref}`));
   if (line === undefined) {
     return { kind: 'unreachable', message: oneLine(run.stderr) || `git push exited ${run.code}` };
@@ -152,10 +185,23 @@ export async function remoteValue(
   where: ClaimRemote,
   ref: string,
 ): Promise<string | null | undefined> {
-  const run = await runGit(where.repo, ['ls-remote', '--exit-code', where.remote, ref]);
-  if (run.code === 2) return null;
-  if (run.code !== 0) return undefined;
-  return run.stdout.split('\t')[0]?.trim() || null;
+  const read = await readRemoteRef(where, ref);
+  return 'value' in read ? read.value : undefined;
+}
+
+/** The ref's commit on the remote (null: it does not exist), or git's message. */
+export async function readRemoteRef(
+  where: ClaimRemote,
+  ref: string,
+): Promise<{ value: string | null } | { error: string }> {
+  const run = await runGit(
+    where.repo,
+    ['ls-remote', '--exit-code', where.remote, ref],
+    network(where),
+  );
+  if (run.code === 2) return { value: null };
+  if (run.code !== 0) return { error: oneLine(run.stderr) || `git ls-remote exited ${run.code}` };
+  return { value: run.stdout.split('\t')[0]?.trim() || null };
 }
 
 /** One claim as last fetched: its ref's commit and the record in it (null: not readable). */
@@ -206,7 +252,11 @@ async function readSeen(repo: string, pattern: string): Promise<SeenClaim[]> {
   for (const entry of out.split('\0\n')) {
     const [name, commit, message] = entry.split('\0');
     if (!name || !commit || message === undefined) continue;
-    claims.push({ item: name.slice(prefix.length), commit, record: decodeLease(message) });
+    const item = name.slice(prefix.length);
+    const record = decodeLease(message);
+    // A stray ref (a name no item has, or another item's record) is nobody's claim: unreadable.
+    const own = isItemId(item) && record?.item === item;
+    claims.push({ item, commit, record: own ? record : null });
   }
   return claims;
 }

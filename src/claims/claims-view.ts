@@ -10,7 +10,7 @@
  */
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
-import { gitOk, runGit } from '../process/run-git.js';
+import { gitOk } from '../process/run-git.js';
 import { checkRemote, fetchClaims, type ClaimRemote, type SeenClaim } from './claim-refs.js';
 import { decodeLease, type Holder, type LeaseState } from './lease.js';
 
@@ -48,13 +48,12 @@ export function viewOf(claim: SeenClaim, wallNow: number): ClaimView {
 }
 
 /**
- * Held and renewed within its lease by the record's clock, or held by a record engine cannot
- * read: a claim a person must not take from its holder without saying so (`--force`).
+ * Held, or a record engine cannot read: a claim a person must not take from its holder without
+ * saying so (`--force`). Its age is no evidence: the record's renewal time is on the holder's
+ * clock, which may run behind ours, and one fetch cannot see a lease run out (lease.ts); pure.
  */
-export function mayBeLive(claim: SeenClaim, wallNow: number): boolean {
-  const r = claim.record;
-  if (r === null) return true;
-  return r.state === 'held' && wallNow - r.renewedAt < r.leaseMs;
+export function needsForce(claim: SeenClaim): boolean {
+  return claim.record === null || claim.record.state === 'held';
 }
 
 /** What one look at the claims gave: the claims, and when they were fetched (null: unknown). */
@@ -115,39 +114,4 @@ async function readStamp(where: ClaimRemote): Promise<string | null> {
   const text = await readFile(await stampPath(where), 'utf8').catch(() => null);
   const at = text?.trim() ?? '';
   return Number.isNaN(Date.parse(at)) ? null : at;
-}
-
-/** The clone's top directory; null when `dir` is in none. */
-export async function cloneTop(dir: string): Promise<string | null> {
-  const run = await runGit(dir, ['rev-parse', '--show-toplevel']);
-  return run.code === 0 ? run.stdout.trim() : null;
-}
-
-/** Where claims are kept: this daemon's files (`local`), or a shared remote (`git`). */
-export interface ClaimsSetup {
-  mode: 'local' | 'git';
-  remote: string;
-}
-
-/**
- * engine.json's `claims` and `claimsRemote` keys, read raw from its text (null: no file), so that
- * status and doctor know the mode whether or not the settings table has those rows; pure. Text
- * that is not a JSON object is `local` here: the settings' own validation reports it.
- */
-export function claimsSetupOf(engineJson: string | null): ClaimsSetup {
-  let parsed: unknown = null;
-  try {
-    parsed = engineJson === null ? null : JSON.parse(engineJson);
-  } catch {
-    parsed = null;
-  }
-  const keys = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Record<
-    string,
-    unknown
-  >;
-  const remote =
-    typeof keys.claimsRemote === 'string' && keys.claimsRemote !== ''
-      ? keys.claimsRemote
-      : 'origin';
-  return { mode: keys.claims === 'git' ? 'git' : 'local', remote };
 }

@@ -23,10 +23,13 @@ export function itemIdFrom(addedBy: string, addedAs: string): string {
 }
 
 /**
- * The id of the file at `path` in `commit`'s history; null when the history does not hold the
- * file (or git cannot read it): the caller must not claim what it cannot name.
+ * The id of the file at `path` in `commit`'s history; null when `commit`'s tree holds no regular
+ * file there (a directory, a symlink, a submodule, nothing) or git cannot read it: the caller
+ * must not claim what it cannot name.
  */
 export async function itemIdOf(repo: string, commit: string, path: string): Promise<string | null> {
+  // Only a file names an item: `log --follow` of a directory would follow its newest file.
+  if (!(await isRegularFile(repo, commit, path))) return null;
   const run = await runGit(repo, [
     '--literal-pathspecs',
     'log',
@@ -49,4 +52,16 @@ export async function itemIdOf(repo: string, commit: string, path: string): Prom
   if (!hash || !status) return null;
   const name = status.startsWith('C') ? parts[4] : parts[3];
   return name ? itemIdFrom(hash, name) : null;
+}
+
+/** Whether `path` is a regular file (mode 100644 or 100755) in `commit`'s tree. */
+async function isRegularFile(repo: string, commit: string, path: string): Promise<boolean> {
+  const run = await runGit(repo, ['--literal-pathspecs', 'ls-tree', '-z', commit, '--', path]);
+  if (run.code !== 0) return false;
+  const entries = run.stdout.split('\0').filter((e) => e !== '');
+  const [entry] = entries;
+  if (entries.length !== 1 || entry === undefined) return false;
+  const tab = entry.indexOf('\t');
+  const mode = entry.slice(0, entry.indexOf(' '));
+  return entry.slice(tab + 1) === path && (mode === '100644' || mode === '100755');
 }

@@ -5,6 +5,7 @@
  * seen, so a claim that changed since is kept. `engine claims prune` runs it; a daemon may call
  * `pruneClaims(where, prunable(claims, now))` after a refresh (docs/MANY-HOSTS.md).
  */
+import { messageOf } from '../errors.js';
 import { swapClaimRef, type ClaimRemote, type SeenClaim, type SwapOutcome } from './claim-refs.js';
 
 export const PRUNE_AFTER_MS = 24 * 3600_000;
@@ -32,10 +33,11 @@ export async function pruneClaims(
 ): Promise<PruneResult[]> {
   const results: PruneResult[] = [];
   for (const claim of claims) {
-    results.push({
-      item: claim.item,
-      outcome: await swapClaimRef(where, claim.item, claim.commit, null),
-    });
+    // One claim that cannot be deleted (a name git refuses) does not stop the others.
+    const outcome = await swapClaimRef(where, claim.item, claim.commit, null).catch(
+      (error: unknown): SwapOutcome => ({ kind: 'refused', message: messageOf(error) }),
+    );
+    results.push({ item: claim.item, outcome });
   }
   return results;
 }

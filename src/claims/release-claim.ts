@@ -1,17 +1,17 @@
 /**
  * A person's release of a claim (`engine claims release`): the claim ref deleted by
  * compare-and-swap from the value just read, never blindly, so that a renewal or takeover landing
- * in between wins over the release. A claim that may be live (held and renewed within its lease
- * by the record's clock, or unreadable) is released only when forced: its holder's next write is
+ * in between wins over the release. A held claim, whatever its record's age (the record's
+ * clock is the holder's), or an unreadable one is released only when forced: its holder's next write is
  * then refused (the ref moved) and its work fenced. The shared branch is not touched.
  */
 import { fetchClaim, swapClaimRef, type ClaimRemote, type SeenClaim } from './claim-refs.js';
-import { mayBeLive } from './claims-view.js';
+import { needsForce } from './claims-view.js';
 
 /**
  * - `released`: the ref is gone.
  * - `absent`: the remote has no claim for the item.
- * - `live`: held by a lease that may be live; nothing done without `force`.
+ * - `live`: held (or unreadable), so it may be live; nothing done without `force`.
  * - `lost`: the ref moved since it was read (a renewal, a takeover): nothing done.
  * - `refused`, `unreachable`: the remote refused the delete, or could not be reached.
  */
@@ -23,12 +23,12 @@ export type ReleaseOutcome =
 export async function releaseClaim(
   where: ClaimRemote,
   item: string,
-  { force, wallNow }: { force: boolean; wallNow: number },
+  { force }: { force: boolean },
 ): Promise<ReleaseOutcome> {
   const claim = await fetchClaim(where, item);
   if (claim === null) return { kind: 'unreachable', message: `cannot reach ${where.remote}` };
   if (claim === 'absent') return { kind: 'absent' };
-  if (!force && mayBeLive(claim, wallNow)) return { kind: 'live', claim };
+  if (!force && needsForce(claim)) return { kind: 'live', claim };
   const outcome = await swapClaimRef(where, item, claim.commit, null);
   if (outcome.kind === 'done') return { kind: 'released', claim };
   if (outcome.kind === 'lost') return { kind: 'lost', claim };

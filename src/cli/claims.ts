@@ -6,21 +6,23 @@ import { realpath } from 'node:fs/promises';
 import { relative, resolve, sep } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
 import { checkRemote, pushUrl, type ClaimRemote, type SeenClaim } from '../claims/claim-refs.js';
-import { cloneTop, fetchClaimsSeen, viewOf, type ClaimView } from '../claims/claims-view.js';
+import { fetchClaimsSeen, viewOf, type ClaimView } from '../claims/claims-view.js';
+import { cloneTop } from '../process/run-git.js';
 import { itemIdOf } from '../claims/item-id.js';
 import { isItemId } from '../claims/lease.js';
 import { PRUNE_AFTER_MS, prunable, pruneClaims } from '../claims/prune-claims.js';
 import { releaseClaim } from '../claims/release-claim.js';
 import { EngineError, messageOf } from '../errors.js';
+import { loadSettings } from '../settings/load-settings.js';
 import { numberOption, rootOption } from './arguments.js';
-import { claimText, claimViewLines } from './claim-lines.js';
+import { claimNames, claimText, claimViewLines } from './claim-lines.js';
 import { duration, relativeTime, wrap } from './fit-width.js';
 import { printJson, printLine } from './output.js';
 import { projectRoot } from './project-root.js';
 
 interface CommonArgs {
   root?: string;
-  remote: string;
+  remote?: string;
 }
 
 function common<T>(yargs: Argv<T>): Argv<T> {
@@ -28,8 +30,8 @@ function common<T>(yargs: Argv<T>): Argv<T> {
     .option('root', rootOption('Project root, in a clone of the shared remote'))
     .option('remote', {
       type: 'string',
-      default: 'origin',
-      describe: 'The git remote the claims are shared on',
+      describe:
+        'The git remote the claims are shared on (default: the claimsRemote setting, origin unless engine.json or ENGINE_CLAIMS_REMOTE says otherwise)',
     }) as never;
 }
 
@@ -38,14 +40,15 @@ async function claimRemoteOf(args: CommonArgs): Promise<ClaimRemote> {
   const root = await projectRoot(args.root);
   const repo = await cloneTop(root);
   if (repo === null) throw new EngineError(`${root} is not in a git clone: no claims to look at`);
+  const remote = args.remote ?? (await loadSettings(root, {}, process.env)).settings.claimsRemote;
   try {
-    checkRemote(args.remote);
+    checkRemote(remote);
   } catch (error) {
     throw new EngineError(`--remote: ${messageOf(error)}`);
   }
-  const where = { repo, remote: args.remote };
+  const where = { repo, remote };
   if ((await pushUrl(where)) === null)
-    throw new EngineError(`${repo} has no remote "${args.remote}" (git remote -v lists them)`);
+    throw new EngineError(`${repo} has no remote "${remote}" (git remote -v lists them)`);
   return where;
 }
 
@@ -107,14 +110,15 @@ async function itemOf(given: string, repo: string): Promise<string> {
   const id = await itemIdOf(repo, 'HEAD', path);
   if (id === null)
     throw new EngineError(
-      `${given}: not in the history of HEAD, so it names no item (engine claims list shows the item ids)`,
+      `${given}: not a file in HEAD's tree, so it names no item (engine claims list shows the item ids)`,
     );
   return id;
 }
 
 function whose(claim: SeenClaim, now: Date): string {
   const v = viewOf(claim, now.getTime());
-  return `${v.item} (${v.file ?? '?'} #${v.noun ?? '?'}): ${claimText(v, now)}`;
+  const { item, file, noun } = claimNames(v);
+  return `${item} (${file} #${noun}): ${claimText(v, now)}`;
 }
 
 interface ReleaseArgs extends CommonArgs {
@@ -128,7 +132,7 @@ const RE_APPROVE =
 const releaseCommand: CommandModule<object, ReleaseArgs> = {
   command: 'release <item>',
   describe:
-    "Delete an item's claim ref on the shared remote by compare-and-swap from the value just read; a claim that may be live needs --force. The shared branch is not touched",
+    "Delete an item's claim ref on the shared remote by compare-and-swap from the value just read; a held claim needs --force. The shared branch is not touched",
   builder: (yargs) =>
     common(yargs)
       .positional('item', {
@@ -140,9 +144,9 @@ const releaseCommand: CommandModule<object, ReleaseArgs> = {
         type: 'boolean',
         default: false,
         describe:
-          "Release a claim held by a lease that may be live (renewed within its lease by the record's clock, or unreadable): its holder's work is then fenced",
+          "Release a held claim (which may be live however old its record says it is: that is the holder's clock) or an unreadable one: its holder's work is then fenced",
       })
-      .example('$0 claims release sessions/fix-login.md', 'Release a done or stale claim')
+      .example('$0 claims release sessions/fix-login.md', 'Release a done or released claim')
       .example(
         '$0 claims release fix-login-1a2b3c4d5e6f7a8b --force',
         'Take a live claim from its holder',
@@ -151,7 +155,7 @@ const releaseCommand: CommandModule<object, ReleaseArgs> = {
     const where = await claimRemoteOf(args);
     const item = await itemOf(args.item, where.repo);
     const now = new Date();
-    const outcome = await releaseClaim(where, item, { force: args.force, wallNow: now.getTime() });
+    const outcome = await releaseClaim(where, item, { force: args.force });
     switch (outcome.kind) {
       case 'released':
         return printLine(
@@ -159,7 +163,7 @@ const releaseCommand: CommandModule<object, ReleaseArgs> = {
         );
       case 'live':
         throw new EngineError(
-          `not released: ${whose(outcome.claim, now)}. It may be live: --force releases it, and fences its holder's work`,
+          `not released: ${whose(outcome.claim, now)}. It is held, so it may be live whatever its record's clock says: --force releases it, and fences its holder's work`,
         );
       case 'lost':
         throw new EngineError(

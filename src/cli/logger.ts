@@ -37,8 +37,9 @@ function toFile(file: LogFile): (line: string) => void {
 
 /**
  * A message as one line: it may quote what an agent or a file said (a question, a reason), and a
- * line ending or control character there must not forge a line of the log.
+ * line ending, control character or line separator there must not forge a line of the log (or of
+ * a listing: claim-lines.ts shows other hosts' claim records through it).
  */
 export function oneLine(message: string): string {
-  return message.replace(/\r?\n/g, ' \u21b5 ').replace(/\p{Cc}/gu, '\uFFFD');
+  return message.replace(/\r?\n/g, ' \u21b5 ').replace(/[\p{Cc}\p{Zl}\p{Zp}]/gu, '\uFFFD');
 }

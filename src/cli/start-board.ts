@@ -10,7 +10,7 @@ import type { StatusQuery } from '../control/control-client.js';
 import type { LogFn } from '../daemon/daemon-context.js';
 import { parseDispatchTable } from '../dispatch/dispatch-table.js';
 import { messageOf } from '../errors.js';
-import { judgeOptionsOf } from '../settings/load-settings.js';
+import { hostsRemoteOf, judgeOptionsOf } from '../settings/load-settings.js';
 import type { Settings } from '../settings/setting-table.js';
 import { isReal } from './ask-daemon.js';
 import { printLine } from './output.js';
@@ -91,6 +91,7 @@ async function boardSource(
     debounceMs: settings.debounceMs,
     maxAgents: settings.maxAgents,
     agingMs: settings.agingMs,
+    hostsRemote: hostsRemoteOf(settings),
   };
   const files = await fileBoardSource({
     root,

@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
 import type { CommandModule } from 'yargs';
-import { judgeOptionsOf, loadSettings } from '../settings/load-settings.js';
+import { hostsRemoteOf, judgeOptionsOf, loadSettings } from '../settings/load-settings.js';
 import { parseDispatchTable } from '../dispatch/dispatch-table.js';
 import { printLine } from './output.js';
 import { rootOption } from './arguments.js';
@@ -61,6 +61,7 @@ export async function engineStatus(args: StatusArgs): Promise<void> {
     debounceMs: settings.debounceMs,
     maxAgents: settings.maxAgents,
     agingMs: settings.agingMs,
+    hostsRemote: hostsRemoteOf(settings),
   };
   const shown = { path: used.path, shipped: used.shipped };
   // The daemon renders the text: the client parses no report of several MB and renders nothing.

@@ -227,6 +227,7 @@ export class ControlServer {
         debounceMs: judging.debounceMs,
         maxAgents: judging.maxAgents,
         agingMs: judging.agingMs,
+        hostsRemote: judging.hostsRemote ?? null,
       },
       {
         list: (dir) => index.filesBelow(dir),

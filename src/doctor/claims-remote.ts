@@ -1,16 +1,31 @@
 /**
  * The `claims-remote` check: with `"claims": "git"`, the daemons share claims through refs in
  * engine's own namespace on the remote, which a server may refuse (a hook, a protected-ref rule,
- * a read-only URL) while it takes branch pushes. A test push of `refs/engine/doctor/<random>`,
- * then its delete, each by compare-and-swap, tells before a daemon depends on it.
+ * a read-only URL) or hide from reads (uploadpack.hideRefs) while it takes branch pushes. A test
+ * push of this clone's `refs/engine/doctor/<id>`, a read of it, then its delete, each push by
+ * compare-and-swap, tells before a daemon depends on it.
  */
-import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
-import { checkRemote, ENGINE_IDENTITY, PUSH_FLAGS, pushUrl } from '../claims/claim-refs.js';
-import { claimsSetupOf, cloneTop } from '../claims/claims-view.js';
+import { createHash } from 'node:crypto';
+import { hostname } from 'node:os';
+import { isAbsolute, join } from 'node:path';
+import {
+  checkRemote,
+  ENGINE_IDENTITY,
+  PUSH_FLAGS,
+  pushUrl,
+  readRemoteRef,
+  remoteValue,
+} from '../claims/claim-refs.js';
 import { messageOf } from '../errors.js';
-import { gitOk, oneLine, runGit } from '../process/run-git.js';
-import { ENGINE_JSON } from '../settings/setting-table.js';
+import {
+  cloneTop,
+  gitOk,
+  NETWORK_DEADLINE_MS,
+  networkOptions,
+  oneLine,
+  runGit,
+  type GitOptions,
+} from '../process/run-git.js';
 import {
   fail,
   pass,
@@ -21,8 +36,17 @@ import {
   type RefPushOutcome,
 } from './doctor-check.js';
 
-/** Pushes a commit to a new ref of engine's namespace and deletes it; the real probe's. */
-export async function testPushRefs(dir: string, remote: string): Promise<RefPushOutcome> {
+/**
+ * Pushes a commit to this clone's test ref, reads it back through the fetch URL and deletes it;
+ * the real probe's. The ref's name is the same at each run of a clone (doctorRefOf), and is
+ * pushed over its value now: a server that denies deletes keeps one ref per clone, not one per
+ * run.
+ */
+export async function testPushRefs(
+  dir: string,
+  remote: string,
+  deadlineMs = NETWORK_DEADLINE_MS,
+): Promise<RefPushOutcome> {
   const repo = await cloneTop(dir);
   if (repo === null) return { kind: 'no-clone', message: `${dir} is not in a git clone` };
   try {
@@ -32,25 +56,46 @@ export async function testPushRefs(dir: string, remote: string): Promise<RefPush
   }
   const url = await pushUrl({ repo, remote });
   if (url === null) return { kind: 'no-remote', message: `${repo} has no remote "${remote}"` };
-  const ref = `refs/engine/doctor/${randomBytes(6).toString('hex')}`;
-  const tree = (await gitOk(repo, ['mktree'], { input: '' })).trim();
-  const commit = (
-    await gitOk(repo, ['commit-tree', tree, '-m', 'engine doctor: a test push'], {
-      env: ENGINE_IDENTITY,
-    })
-  ).trim();
-  const push = await pushRef(repo, url, ref, '', commit);
+  const where = { repo, remote, deadlineMs };
+  const ref = await doctorRefOf(repo);
+  const before = await readRemoteRef(where, ref);
+  if ('error' in before) return { kind: 'unreachable', ref, message: before.error };
+  const commit = await testCommit(repo);
+  const net = networkOptions(deadlineMs);
+  const push = await pushRef(repo, url, ref, before.value ?? '', commit, net);
   if (push.kind !== 'done') {
     // No answer for the ref: a server that answers a read refused the push itself.
-    const reads =
-      push.kind === 'silent' && (await runGit(repo, ['ls-remote', url, ref])).code === 0;
+    const reads = push.kind === 'silent' && 'value' in (await readRemoteRef(where, ref));
     const kind = push.kind === 'rejected' || reads ? 'refused' : 'unreachable';
     return { kind, ref, message: push.message };
   }
-  const removed = await pushRef(repo, url, ref, commit, '');
+  // A server may take the ref and hide it from reads (uploadpack.hideRefs): no host would see
+  // another's claims.
+  const seen = await remoteValue(where, ref);
+  const removed = await pushRef(repo, url, ref, commit, '', net);
+  if (seen !== commit) return { kind: 'hidden', ref, message: readBack(seen) };
   return removed.kind === 'done'
     ? { kind: 'accepted', ref, message: '' }
     : { kind: 'left', ref, message: removed.message };
+}
+
+function readBack(seen: string | null | undefined): string {
+  if (seen === undefined) return 'it could not be read back';
+  return seen === null ? 'a read of the remote does not show it' : `a read shows ${seen}`;
+}
+
+/** This clone's test ref: named by the host and the clone's git directory, the same each run. */
+async function doctorRefOf(repo: string): Promise<string> {
+  const dir = (await gitOk(repo, ['rev-parse', '--git-common-dir'])).trim();
+  const common = isAbsolute(dir) ? dir : join(repo, dir);
+  const id = createHash('sha256').update(`${hostname()}\0${common}`).digest('hex');
+  return `refs/engine/doctor/${id.slice(0, 12)}`;
+}
+
+async function testCommit(repo: string): Promise<string> {
+  const tree = (await gitOk(repo, ['mktree'], { input: '' })).trim();
+  const args = ['commit-tree', tree, '-m', 'engine doctor: a test push'];
+  return (await gitOk(repo, args, { env: ENGINE_IDENTITY })).trim();
 }
 
 /** One compare-and-swap push of `ref` from `expected` to `value` ('' : none). */
@@ -60,14 +105,13 @@ async function pushRef(
   ref: string,
   expected: string,
   value: string,
+  net: GitOptions,
 ): Promise<{ kind: 'done' | 'rejected' | 'silent'; message: string }> {
-  const run = await runGit(repo, [
-    'push',
-    ...PUSH_FLAGS,
-    `--force-with-lease=${ref}:${expected}`,
-    url,
-    `${value}:${ref}`,
-  ]);
+  const run = await runGit(
+    repo,
+    ['push', ...PUSH_FLAGS, `--force-with-lease=${ref}:${expected}`, url, `${value}:${ref}`],
+    net,
+  );
   const line = run.stdout.split('\n').find((l) => l.split('\t')[1]?.endsWith(`:${ref}`));
   const message = oneLine(run.stderr) || `git push exited ${run.code}`;
   if (line === undefined) return { kind: 'silent', message };
@@ -81,11 +125,10 @@ const ALLOW =
 export async function checkClaimsRemote(ctx: DoctorContext): Promise<CheckResult> {
   const id = 'claims-remote';
   if (ctx.root === null) return skip(id, 'no engine project here');
-  const setup = claimsSetupOf(
-    await ctx.probe.readText(join(ctx.root, ENGINE_JSON)).catch(() => null),
-  );
-  if (setup.mode === 'local')
-    return skip(id, 'claims are local (engine.json "claims" is not "git")');
+  if (ctx.settingsError !== null) return skip(id, 'the settings cannot be read (see settings)');
+  const setup = { remote: ctx.settings.claimsRemote };
+  if (ctx.settings.claims === 'local')
+    return skip(id, 'claims are local (the "claims" setting is not "git")');
   const where = `remote "${setup.remote}"`;
   const outcome = await ctx.probe.pushTestRefs(ctx.root, setup.remote);
   switch (outcome.kind) {
@@ -102,6 +145,12 @@ export async function checkClaimsRemote(ctx: DoctorContext): Promise<CheckResult
         id,
         `cannot reach ${where}: ${outcome.message}`,
         `check the network and the URL (git ls-remote ${setup.remote}); daemons claim nothing while it is unreachable`,
+      );
+    case 'hidden':
+      return fail(
+        id,
+        `${where} took a push of ${outcome.ref} but hides it from reads (${outcome.message}): no host would see another's claims`,
+        'let reads show refs/engine/*: drop it from uploadpack.hideRefs and transfer.hideRefs on the server (or its ref filter), or fetch from a URL that shows them',
       );
     case 'left':
       return warn(

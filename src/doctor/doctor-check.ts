@@ -34,7 +34,11 @@ export type RunOutcome = { ok: true; stdout: string } | { ok: false; reason: str
  * - `no-clone`, `no-remote`: nothing to push from, or to.
  */
 export type RefPushOutcome =
-  | { kind: 'accepted' | 'left' | 'refused' | 'unreachable'; ref: string; message: string }
+  | {
+      kind: 'accepted' | 'left' | 'hidden' | 'refused' | 'unreachable';
+      ref: string;
+      message: string;
+    }
   | { kind: 'no-clone' | 'no-remote'; message: string };
 
 /** Everything a check reads from the machine. */

@@ -1,8 +1,8 @@
 /**
- * git, run with `execFile` (never through a shell) in a given directory: the one way engine runs
+ * git, run as a program (never through a shell) in a given directory: the one way engine runs
  * git, for worktrees and for the claim refs of many hosts.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { EngineError } from '../errors.js';
 
 export interface GitRun {
@@ -16,28 +16,69 @@ export interface GitOptions {
   env?: Record<string, string>;
   /** Given to git on its standard input. */
   input?: string;
+  /**
+   * A deadline: git and every process it started (ssh, a remote helper) are killed at it, and
+   * the run fails with code 124. git runs in a session of its own, with no terminal to ask on.
+   */
+  deadlineMs?: number;
+}
+
+/** How long a fetch, push or ls-remote may take before its remote counts as unreachable. */
+export const NETWORK_DEADLINE_MS = 30_000;
+
+/**
+ * The options of a git run that talks to a remote: a deadline (a server that accepts and never
+ * answers must not hang a command), and no credential prompt (no terminal, no askpass program:
+ * engine runs unattended; a remote needing a password fails, and the caller says so).
+ */
+export function networkOptions(deadlineMs = NETWORK_DEADLINE_MS): GitOptions {
+  return {
+    deadlineMs,
+    env: { GIT_TERMINAL_PROMPT: '0', GCM_INTERACTIVE: 'never', SSH_ASKPASS_REQUIRE: 'never' },
+  };
 }
 
 export function runGit(cwd: string, args: string[], options: GitOptions = {}): Promise<GitRun> {
+  const { deadlineMs } = options;
   return new Promise((resolve) => {
-    const child = execFile(
-      'git',
-      ['-C', cwd, ...args],
-      {
-        encoding: 'utf8',
-        maxBuffer: 64 * 1024 * 1024,
-        ...(options.env ? { env: { ...process.env, ...options.env } } : {}),
-      },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : 127) : 0;
-        resolve({ code, stdout, stderr: stderr || (error && code === 127 ? error.message : '') });
-      },
-    );
+    const child = spawn('git', ['-C', cwd, ...args], {
+      detached: deadlineMs !== undefined,
+      ...(options.env ? { env: { ...process.env, ...options.env } } : {}),
+    });
+    let stdout = '';
+    let stderr = '';
+    let timedOut = false;
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const timer =
+      deadlineMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            timedOut = true;
+            // The whole group: a remote helper or ssh holding the pipes would keep them open.
+            if (child.pid !== undefined) killGroup(child.pid);
+          }, deadlineMs);
+    const done = (code: number, extra: string) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr: stderr ? (extra ? `${stderr}\n${extra}` : stderr) : extra });
+    };
+    child.once('error', (error) => done(127, error.message));
+    child.once('close', (code) => {
+      if (timedOut) done(124, `no answer within ${deadlineMs! / 1000} s (git ${args[0]} stopped)`);
+      else done(code ?? 128, '');
+    });
     // git may exit before it reads its input (a failed command): its exit code says so.
-    child.stdin?.on('error', () => undefined);
-    if (options.input === undefined) child.stdin?.end();
-    else child.stdin?.end(options.input);
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(options.input);
   });
+}
+
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // Already gone.
+  }
 }
 
 /** git's stdout as bytes (a blob need not be UTF-8); null when git failed. */
@@ -81,6 +122,12 @@ export function serialized<T>(key: string, work: () => Promise<T>): Promise<T> {
     if (queues.get(key) === settled) queues.delete(key);
   });
   return next;
+}
+
+/** The top directory of the clone `dir` is in; null when it is in none. */
+export async function cloneTop(dir: string): Promise<string | null> {
+  const run = await runGit(dir, ['rev-parse', '--show-toplevel']);
+  return run.code === 0 ? run.stdout.trim() : null;
 }
 
 /** git's message on one line: it may end a claim as the Reason of a Recovery entry. */

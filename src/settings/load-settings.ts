@@ -144,6 +144,11 @@ export function judgeOptionsOf(settings: Settings): JudgeOptions {
   return { claimGraceMs: settings.claimGraceMs, staleAfterMs: settings.staleAfterMs };
 }
 
+/** The shared remote whose claims `engine status` lists: with `"claims": "git"` only, else null. */
+export function hostsRemoteOf(settings: Settings): string | null {
+  return settings.claims === 'git' ? settings.claimsRemote : null;
+}
+
 /** How the daemon of the project at `root` judges claims, unless its flags say otherwise. */
 export async function projectJudgeOptions(
   root: string,

@@ -90,6 +90,8 @@ export interface StatusJudging {
   maxAgents: number;
   /** The daemon's --aging, in ms; 0: off. */
   agingMs: number;
+  /** With git claims, the remote whose claims every host holds (hosts-claims.ts); else null. */
+  hostsRemote?: string | null;
 }
 
 const DAY_MS = 24 * 3600_000;
@@ -148,7 +150,7 @@ export async function collectStatus(
   const current = new Set(claims.map((c) => itemKey(c.file, c.noun)));
   const done = doneItems(events, judging.now.getTime() - DAY_MS, current);
   const waits = running.map(inputWait).filter((n) => n !== null);
-  const hosts = await hostsClaimsOf(root, judging.now);
+  const hosts = await hostsClaimsOf(root, judging.now, judging.hostsRemote ?? null);
   return {
     root,
     paths,

@@ -1,14 +1,11 @@
 /**
- * The claims of every host for `engine status`, when engine.json says `"claims": "git"`: the claim
+ * The claims of every host for `engine status`, with `"claims": "git"` in the settings: the claim
  * refs as last fetched into the clone (`refs/engine/seen/<remote>/claims/`) and when, never a
  * fetch: status answers with no network on its path. Undefined in local mode, so that the report
  * there is what it always was.
  */
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { claimsSetupOf, lastSeenClaims, viewOf, type ClaimView } from '../claims/claims-view.js';
+import { lastSeenClaims, viewOf, type ClaimView } from '../claims/claims-view.js';
 import { messageOf } from '../errors.js';
-import { ENGINE_JSON } from '../settings/setting-table.js';
 
 export interface HostsClaims {
   remote: string;
@@ -19,10 +16,13 @@ export interface HostsClaims {
   error: string | null;
 }
 
-export async function hostsClaimsOf(root: string, now: Date): Promise<HostsClaims | undefined> {
-  const text = await readFile(join(root, ENGINE_JSON), 'utf8').catch(() => null);
-  const { mode, remote } = claimsSetupOf(text);
-  if (mode === 'local') return undefined;
+/** `remote`: the settings' claimsRemote with git claims (load-settings hostsRemoteOf), else null. */
+export async function hostsClaimsOf(
+  root: string,
+  now: Date,
+  remote: string | null,
+): Promise<HostsClaims | undefined> {
+  if (remote === null) return undefined;
   const none = { remote, fetchedAt: null, claims: [] };
   try {
     const seen = await lastSeenClaims({ repo: root, remote });

@@ -7,7 +7,9 @@ import { chmodSync, symlinkSync, writeFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GitClaimStore } from '../../src/claims/git-claim-store.js';
 import { itemIdOf } from '../../src/claims/item-id.js';
-import type { Holder } from '../../src/claims/lease.js';
+import { decodeLease, type Holder } from '../../src/claims/lease.js';
+import { fetchClaims } from '../../src/claims/claim-refs.js';
+import { pruneClaims } from '../../src/claims/prune-claims.js';
 import type { ClaimView } from '../../src/claims/claims-view.js';
 import { runCli } from '../helpers/run-cli.js';
 import { gitDaemon } from './git-daemon.js';
@@ -44,6 +46,11 @@ async function done(me: Holder, item: string, agoMs = 0) {
 const claims = (cmd: string[], cwd = human) => runCli(['claims', ...cmd], { cwd });
 /** The text with its wrapped lines joined again. */
 const flat = (text: string) => text.replace(/\s*\n\s+/g, ' ');
+/** The characters of `text` a terminal would act on, but newlines. */
+const rawControls = (text: string) =>
+  [...text].filter((c) => c !== '\n' && /[\p{Cc}\p{Zl}\p{Zp}]/u.test(c));
+const seenRefs = () =>
+  remote.git(human, 'for-each-ref', '--format=%(refname)', 'refs/engine/seen/');
 const remoteRefs = () => remote.git(remote.bare, 'for-each-ref', '--format=%(refname)');
 
 beforeEach(() => {
@@ -84,6 +91,32 @@ describe('engine claims list', () => {
     expect(json.claims[0]!.renewedAgoMs).toBeGreaterThanOrEqual(5 * 60_000);
   });
 
+  it("shows a record's control characters and line separators as such, never raw", async () => {
+    const evil = { host: 'evil\u001b[2J\u2028forged', instance: 'i\rj', boot: 'b\u2029' };
+    const store = hostStore(evil);
+    expect((await store.claim('fix-e', 'sessions/e\nforged.md', 'fix\u0007')).won).toBe(true);
+    const run = await claims(['list']);
+    expect(rawControls(run.stdout)).toEqual([]);
+    expect(flat(run.stdout)).toContain('fix-e  sessions/e \u21b5 forged.md  #fix\uFFFD');
+    expect(flat(run.stdout)).toContain(
+      'by evil\uFFFD[2J\uFFFDforged (instance i\uFFFDj, boot b\uFFFD)',
+    );
+    const refused = await claims(['release', 'fix-e']);
+    expect(rawControls(refused.stderr)).toEqual([]);
+    expect(flat(refused.stderr)).toContain('fix-e (sessions/e \u21b5 forged.md #fix\uFFFD)');
+  });
+
+  it("uses engine.json's claimsRemote unless --remote says otherwise", async () => {
+    await held(buildBox, 'fix-a');
+    writeFileSync(join(human, 'directives', 'engine.json'), '{"claimsRemote": "shared"}\n');
+    remote.git(human, 'remote', 'add', 'shared', remote.bare);
+    remote.git(human, 'remote', 'set-url', 'origin', join(remote.dir, 'gone.git'));
+    const run = await claims(['list']);
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toContain('Claims on remote "shared" (1, fetched');
+    expect((await claims(['list', '--remote', 'origin'])).code).toBe(1);
+  });
+
   it('an unreachable remote is an error and exit 1, never an empty list', async () => {
     await held(buildBox, 'fix-a');
     remote.git(human, 'remote', 'set-url', 'origin', join(remote.dir, 'gone.git'));
@@ -121,7 +154,7 @@ describe('engine claims release', () => {
     const refused = await claims(['release', 'fix-a']);
     expect(refused.code).toBe(1);
     expect(flat(refused.stderr)).toMatch(
-      /not released: fix-a \(sessions\/fix-a\.md #fix\): held, attempt 1, by build-box \(instance inst-b, boot boot-b\).*renewed (just now|\d+ s ago) by the record's clock\. It may be live: --force/,
+      /not released: fix-a \(sessions\/fix-a\.md #fix\): held, attempt 1, by build-box \(instance inst-b, boot boot-b\).*renewed (just now|\d+ s ago) by the record's clock\. It is held, so it may be live whatever its record's clock says: --force/,
     );
     expect(remoteRefs()).toContain('refs/engine/claims/fix-a');
     const forced = await claims(['release', 'fix-a', '--force']);
@@ -135,10 +168,23 @@ describe('engine claims release', () => {
   it('releases a done claim, named by its file, without --force', async () => {
     const item = (await itemIdOf(human, 'HEAD', 'sessions/fix-login.md'))!;
     await done(laptop, item);
+    await claims(['list']);
+    expect(seenRefs()).toContain(item);
     const run = await claims(['release', 'fix-login.md'], join(human, 'sessions'));
     expect(run.stderr).toBe('');
     expect(run.stdout).toContain(`released ${item}`);
     expect(remoteRefs()).not.toContain(item);
+    // engine status reads the seen refs: a released claim is gone from them too.
+    expect(seenRefs()).not.toContain(item);
+  });
+
+  it('refuses a directory: it names no item, and no claim under it is touched', async () => {
+    const item = (await itemIdOf(human, 'HEAD', 'sessions/fix-login.md'))!;
+    await done(laptop, item);
+    const run = await claims(['release', 'sessions/']);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("sessions/: not a file in HEAD's tree, so it names no item");
+    expect(remoteRefs()).toContain(item);
   });
 
   it('finds the item of a file named through a symlinked directory', async () => {
@@ -151,11 +197,12 @@ describe('engine claims release', () => {
     expect(run.stdout).toContain(`released ${item}`);
   });
 
-  it("releases a held claim whose renewal is a lease old by its record's clock without --force", async () => {
+  it("refuses a held claim however old its record's clock says it is: the holder's clock may run behind", async () => {
     await held(buildBox, 'fix-a', 2 * 60_000);
     const run = await claims(['release', 'fix-a']);
-    expect(run.code).toBe(0);
-    expect(remoteRefs()).not.toContain('refs/engine/claims/fix-a');
+    expect(run.code).toBe(1);
+    expect(flat(run.stderr)).toContain('It is held, so it may be live');
+    expect(remoteRefs()).toContain('refs/engine/claims/fix-a');
   });
 
   it('reports a lost race (the ref moved between its read and the delete), exit 1, ref kept', async () => {
@@ -178,7 +225,7 @@ describe('engine claims release', () => {
       `#!/bin/sh\nenv -u GIT_QUARANTINE_PATH git update-ref refs/engine/claims/fix-a ${renewal}\n`,
     );
     chmodSync(hook, 0o755);
-    const run = await claims(['release', 'fix-a']);
+    const run = await claims(['release', 'fix-a', '--force']);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain(
       'not released: the claim of fix-a changed while it was being released',
@@ -192,7 +239,7 @@ describe('engine claims release', () => {
     expect(none.stderr).toContain('no claim of fix-z on remote "origin"');
     const stray = await claims(['release', 'sessions/new.md']);
     expect(stray.code).toBe(1);
-    expect(stray.stderr).toContain('not in the history of HEAD');
+    expect(stray.stderr).toContain("not a file in HEAD's tree");
   });
 });
 
@@ -205,11 +252,41 @@ describe('engine claims prune', () => {
     expect(run.stderr).toBe('');
     expect(run.stdout).toBe('pruned fix-old\n');
     expect(remoteRefs()).not.toContain('fix-old');
+    expect(seenRefs()).not.toContain('fix-old');
+    expect(seenRefs()).toContain('fix-new');
     expect(remoteRefs()).toContain('fix-new');
     const again = await claims(['prune', '--older-than', '2']);
     expect(again.stdout).toBe('No done claims older than 2 h on remote "origin" (2 claims).\n');
     expect((await claims(['prune', '--older-than', '0'])).stdout).toBe('pruned fix-new\n');
     expect(remoteRefs()).toContain('fix-held');
+  });
+
+  it("keeps stray refs (a name no item has, another item's record) as unreadable, no stack trace", async () => {
+    await done(laptop, 'fix-x', 25 * HOUR);
+    const commit = remote.git(remote.bare, 'rev-parse', 'refs/engine/claims/fix-x').trim();
+    remote.git(remote.bare, 'update-ref', 'refs/engine/claims/Bad_Name', commit);
+    remote.git(remote.bare, 'update-ref', 'refs/engine/claims/fix-y', commit);
+    const run = await claims(['prune']);
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toBe('pruned fix-x\n');
+    expect(remoteRefs()).toContain('refs/engine/claims/Bad_Name');
+    expect(remoteRefs()).toContain('refs/engine/claims/fix-y');
+    const list = JSON.parse((await claims(['list', '--json'])).stdout) as { claims: ClaimView[] };
+    expect(list.claims.map((c) => [c.item, c.state])).toEqual([
+      ['Bad_Name', 'unreadable'],
+      ['fix-y', 'unreadable'],
+    ]);
+    // Given such a claim anyway, pruneClaims says why it cannot, and goes on with the others.
+    const [record] = (await fetchClaims({ repo: human, remote: 'origin' }))!;
+    const results = await pruneClaims({ repo: human, remote: 'origin' }, [
+      {
+        ...record!,
+        record: { ...decodeLease(remote.git(remote.bare, 'log', '-1', '--format=%B', commit))! },
+      },
+    ]);
+    expect(results).toEqual([
+      { item: 'Bad_Name', outcome: { kind: 'refused', message: 'not an item id: "Bad_Name"' } },
+    ]);
   });
 
   it('over git daemon that refuses pushes: nothing pruned, the refusal said, exit 1', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SeenClaim } from '../../src/claims/claim-refs.js';
-import { mayBeLive, viewOf } from '../../src/claims/claims-view.js';
+import { needsForce, viewOf } from '../../src/claims/claims-view.js';
 import type { LeaseRecord } from '../../src/claims/lease.js';
 import { prunable } from '../../src/claims/prune-claims.js';
 
@@ -41,14 +41,13 @@ describe('a claim as a person reads it', () => {
     });
   });
 
-  it('may be live: held and renewed within its lease, or unreadable; never done or released', () => {
-    expect(mayBeLive(claim('a', 'held', NOW - 59_999), NOW)).toBe(true);
-    expect(mayBeLive(claim('a', 'held', NOW - 60_000), NOW)).toBe(false);
-    // A holder whose clock runs ahead: its renewal is in our future, and it may well live.
-    expect(mayBeLive(claim('a', 'held', NOW + DAY), NOW)).toBe(true);
-    expect(mayBeLive(claim('a', null, 0), NOW)).toBe(true);
-    expect(mayBeLive(claim('a', 'done', NOW), NOW)).toBe(false);
-    expect(mayBeLive(claim('a', 'released', NOW), NOW)).toBe(false);
+  it('needs --force for a held or unreadable claim, however old its record says it is', () => {
+    expect(needsForce(claim('a', 'held', NOW - 59_999))).toBe(true);
+    // A holder whose clock runs behind: its renewal looks a day old, and it may well live.
+    expect(needsForce(claim('a', 'held', NOW - DAY))).toBe(true);
+    expect(needsForce(claim('a', null, 0))).toBe(true);
+    expect(needsForce(claim('a', 'done', NOW))).toBe(false);
+    expect(needsForce(claim('a', 'released', NOW))).toBe(false);
   });
 });
 

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, beforeEach, expect, it } from 'vitest';
@@ -55,6 +55,15 @@ it('names no id for a file the history does not hold', async () => {
   expect(await id('sessions/none.md')).toBeNull();
   write('sessions/new.md', TEXT);
   expect(await id('sessions/new.md')).toBeNull();
+});
+
+it('names no id for a directory, a symlink or the top: only a regular file is an item', async () => {
+  commit('a symlink', () => symlinkSync('fix-login.md', join(clone, 'sessions/link.md')));
+  expect(await id('sessions/fix-login.md')).toMatch(/^fix-login-/);
+  expect(await id('sessions')).toBeNull();
+  expect(await id('sessions/')).toBeNull();
+  expect(await id('sessions/link.md')).toBeNull();
+  expect(await id('.')).toBeNull();
 });
 
 it('always makes a valid id, whatever the file name', () => {

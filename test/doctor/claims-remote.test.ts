@@ -7,7 +7,9 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { checkClaimsRemote, testPushRefs } from '../../src/doctor/claims-remote.js';
 import { gitDaemon } from '../claims/git-daemon.js';
+import { silentServer } from '../claims/silent-server.js';
 import { sharedRemote, type SharedRemote } from '../claims/git-remote.js';
+import { loadSettings } from '../../src/settings/load-settings.js';
 import { contextOf, probeOf } from './doctor-context.js';
 
 let remote: SharedRemote;
@@ -17,8 +19,12 @@ function engineJson(keys: Record<string, string>): void {
   writeFileSync(join(clone, 'directives', 'engine.json'), JSON.stringify(keys));
 }
 
-const check = () =>
-  checkClaimsRemote(contextOf({ root: clone, probe: probeOf({}, { pushTestRefs: testPushRefs }) }));
+/** The check as doctor runs it: the settings loaded from the clone's engine.json and `env`. */
+async function check(env: NodeJS.ProcessEnv = {}) {
+  const { settings } = await loadSettings(clone, {}, env);
+  const probe = probeOf({}, { pushTestRefs: testPushRefs });
+  return checkClaimsRemote(contextOf({ root: clone, settings, probe }));
+}
 const refsLeft = () =>
   remote.git(remote.bare, 'for-each-ref', '--format=%(refname)', 'refs/engine/');
 
@@ -73,6 +79,55 @@ describe('doctor: the remote accepts engine refs', () => {
       status: 'FAIL',
       fix: 'git remote add shared URL, or set "claimsRemote"',
     });
+  });
+
+  it('reads the mode and remote from the settings: ENGINE_CLAIMS and ENGINE_CLAIMS_REMOTE too', async () => {
+    remote.git(clone, 'remote', 'add', 'shared', remote.bare);
+    const result = await check({ ENGINE_CLAIMS: 'git', ENGINE_CLAIMS_REMOTE: 'shared' });
+    expect(result.summary).toMatch(/^remote "shared" accepts engine's refs/);
+  });
+
+  it('WARNs at the deadline when the remote accepts and never answers', async () => {
+    engineJson({ claims: 'git' });
+    const server = await silentServer();
+    try {
+      remote.git(clone, 'remote', 'set-url', 'origin', server.url);
+      const { settings } = await loadSettings(clone, {}, {});
+      const probe = probeOf({}, { pushTestRefs: (dir, name) => testPushRefs(dir, name, 1000) });
+      const started = Date.now();
+      const result = await checkClaimsRemote(contextOf({ root: clone, settings, probe }));
+      expect(result.status).toBe('WARN');
+      expect(result.summary).toContain('no answer within 1 s');
+      expect(Date.now() - started).toBeLessThan(10_000);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('FAILs when the remote takes the test ref but hides it from reads (uploadpack.hideRefs)', async () => {
+    engineJson({ claims: 'git' });
+    remote.git(remote.bare, 'config', 'uploadpack.hideRefs', 'refs/engine');
+    const result = await check();
+    expect(result.status).toBe('FAIL');
+    expect(result.summary).toMatch(/hides it from reads .*: no host would see another's claims$/);
+    expect(result.fix).toContain('uploadpack.hideRefs');
+    expect(refsLeft()).toBe('');
+  });
+
+  it('pushes one ref name per clone, over what a server that denies deletes kept', async () => {
+    engineJson({ claims: 'git' });
+    const hook = join(remote.bare, 'hooks', 'pre-receive');
+    writeFileSync(
+      hook,
+      '#!/bin/sh\nwhile read old new ref; do case "$new" in 0000000000000000000000000000000000000000) exit 1;; esac; done\n',
+    );
+    chmodSync(hook, 0o755);
+    const first = await check();
+    expect(first.status).toBe('WARN');
+    const left = refsLeft();
+    expect(left).toMatch(/^refs\/engine\/doctor\/[0-9a-f]{12}\n$/);
+    expect((await check()).status).toBe('WARN');
+    expect(refsLeft()).toBe(left);
   });
 
   it('pushes to claimsRemote', async () => {

@@ -11,7 +11,9 @@ import { GitClaimStore } from '../../src/claims/git-claim-store.js';
 import type { Holder } from '../../src/claims/lease.js';
 import { statusLines } from '../../src/cli/status-lines.js';
 import type { DispatchTable } from '../../src/dispatch/dispatch-table.js';
+import { hostsRemoteOf, loadSettings } from '../../src/settings/load-settings.js';
 import { collectStatus } from '../../src/status/collect-status.js';
+import { runCli } from '../helpers/run-cli.js';
 import { sharedRemote, type SharedRemote } from '../claims/git-remote.js';
 
 const buildBox: Holder = { host: 'build-box', instance: 'inst-b', boot: 'boot-b' };
@@ -34,8 +36,16 @@ async function claimOn(host: string, item: string): Promise<void> {
   expect((await store.claim(item, `sessions/${item}.md`, 'fix')).won).toBe(true);
 }
 
-const status = (now = new Date()) =>
-  collectStatus(human, [join(human, 'sessions')], TABLE, { now, options: OPTIONS });
+/** A status as `engine status` collects it: the hosts' remote from the clone's settings. */
+async function status(now = new Date(), root = human) {
+  const { settings } = await loadSettings(root, {}, {});
+  const hostsRemote = hostsRemoteOf(settings);
+  return collectStatus(root, [join(root, 'sessions')], TABLE, {
+    now,
+    options: OPTIONS,
+    hostsRemote,
+  });
+}
 
 function engineJson(keys: object): void {
   writeFileSync(join(human, 'directives', 'engine.json'), JSON.stringify(keys));
@@ -102,7 +112,25 @@ describe("engine status: every host's claims", () => {
     const outside = join(remote.dir, 'outside');
     mkdirSync(join(outside, 'directives'), { recursive: true });
     writeFileSync(join(outside, 'directives', 'engine.json'), '{"claims":"git"}');
-    const report = await collectStatus(outside, [], TABLE, { options: OPTIONS });
+    const report = await status(new Date(), outside);
     expect(report.hosts?.error).toMatch(/not a git repository/);
+  });
+
+  it('engine status shows them, with the mode and remote from engine.json or the environment', async () => {
+    await claimOn('build-box', 'fix-a');
+    await fetchClaimsSeen({ repo: human, remote: 'origin' }, new Date());
+    const env = { ...process.env, ENGINE_ASK_DAEMON: '0' };
+    const local = await runCli(['status'], { cwd: human, env });
+    expect(local.stdout).not.toContain('Claims of every host');
+    const byEnv = await runCli(['status'], { cwd: human, env: { ...env, ENGINE_CLAIMS: 'git' } });
+    expect(byEnv.stderr).toBe('');
+    expect(byEnv.stdout).toMatch(
+      /Claims of every host on remote "origin" \(1, fetched (just now|\d+ s ago)\):/,
+    );
+    engineJson({ claims: 'git' });
+    const byFile = await runCli(['status', '--json'], { cwd: human, env });
+    expect(byFile.code).toBe(0);
+    const report = JSON.parse(byFile.stdout) as { hosts: { claims: { item: string }[] } };
+    expect(report.hosts.claims.map((c) => c.item)).toEqual(['fix-a']);
   });
 });
