@@ -224,7 +224,12 @@ export async function fetchClaims(where: ClaimRemote): Promise<SeenClaim[] | nul
   const seen = seenClaims(where);
   // --prune is per refspec: the seen refs of claims deleted on the remote go too.
   if (!(await fetchInto(where, `+refs/engine/claims/*:${seen}/*`, true))) return null;
-  return readSeen(where.repo, `${seen}/`);
+  return lastFetchedClaims(where);
+}
+
+/** The claims as the last fetch left them in this clone, read without the network. */
+export function lastFetchedClaims(where: ClaimRemote): Promise<SeenClaim[]> {
+  return readSeen(where.repo, `${seenClaims(where)}/`);
 }
 
 /** One claim, fetched again; null when unreachable, `absent` when the ref is gone. */

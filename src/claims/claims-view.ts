@@ -11,8 +11,14 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import { gitOk } from '../process/run-git.js';
-import { checkRemote, fetchClaims, type ClaimRemote, type SeenClaim } from './claim-refs.js';
-import { decodeLease, type Holder, type LeaseState } from './lease.js';
+import {
+  checkRemote,
+  fetchClaims,
+  lastFetchedClaims,
+  type ClaimRemote,
+  type SeenClaim,
+} from './claim-refs.js';
+import type { Holder, LeaseState } from './lease.js';
 
 export interface ClaimView {
   item: string;
@@ -77,18 +83,7 @@ export async function fetchClaimsSeen(where: ClaimRemote, now: Date): Promise<Cl
 /** The claims as last fetched into this clone, with no network; null when none were fetched. */
 export async function lastSeenClaims(where: ClaimRemote): Promise<ClaimsSeen | null> {
   checkRemote(where.remote);
-  const prefix = `refs/engine/seen/${where.remote}/claims/`;
-  const out = await gitOk(where.repo, [
-    'for-each-ref',
-    '--format=%(refname)%00%(objectname)%00%(contents)%00',
-    prefix,
-  ]);
-  const claims: SeenClaim[] = [];
-  for (const entry of out.split('\0\n')) {
-    const [name, commit, message] = entry.split('\0');
-    if (!name || !commit || message === undefined) continue;
-    claims.push({ item: name.slice(prefix.length), commit, record: decodeLease(message) });
-  }
+  const claims = await lastFetchedClaims(where);
   const fetchedAt = await readStamp(where);
   if (fetchedAt === null && claims.length === 0) return null;
   return { remote: where.remote, fetchedAt, claims };
