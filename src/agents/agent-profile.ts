@@ -40,6 +40,8 @@ export interface AgentTask {
    * prior session is only named to the agent.
    */
   resume: boolean;
+  /** The other items running now, on any host (running-note.ts); null when none. */
+  running: string | null;
 }
 
 export interface AgentRun {
@@ -71,6 +73,7 @@ export function agentRun(
       tag: task.tag,
       agent_session: agentSessionId ?? '',
       prior_agent_session: task.priorAgentSession ?? '',
+      running: task.running ?? '',
     });
     return { argv, agentSessionId };
   }
@@ -83,6 +86,7 @@ export function agentRun(
     '--settings',
     claudeSettingsPath(task.sessionDir),
     ...priorSessionArgs(task),
+    ...systemPromptArgs(task),
   ];
   // `--` ends the options: `--allowedTools` takes every word up to the next option, and would
   // swallow a prompt placed right after it.
@@ -102,13 +106,25 @@ export function agentRun(
 
 /**
  * A resume forks the prior conversation into this run's own `--session-id` (Claude Code 2.1.330
- * gives the fork that id). A fresh run after a prior attempt is told its id in the system prompt,
- * not in the prompt, whose words after a slash command are the command's arguments.
+ * gives the fork that id).
  */
 function priorSessionArgs(task: AgentTask): string[] {
-  if (task.priorAgentSession === null) return [];
-  if (task.resume) return ['--resume', task.priorAgentSession, '--fork-session'];
-  return ['--append-system-prompt', priorSessionNote(task.priorAgentSession)];
+  if (task.priorAgentSession === null || !task.resume) return [];
+  return ['--resume', task.priorAgentSession, '--fork-session'];
+}
+
+/**
+ * What the system prompt is told, in one `--append-system-prompt`: a fresh run after a prior
+ * attempt is told its id here, not in the prompt, whose words after a slash command are the
+ * command's arguments; and every run, the other items running now.
+ */
+function systemPromptArgs(task: AgentTask): string[] {
+  const prior =
+    task.priorAgentSession !== null && !task.resume
+      ? priorSessionNote(task.priorAgentSession)
+      : null;
+  const notes = [prior, task.running].filter((note): note is string => note !== null);
+  return notes.length === 0 ? [] : ['--append-system-prompt', notes.join('\n\n')];
 }
 
 export function priorSessionNote(priorAgentSession: string): string {

@@ -1,7 +1,7 @@
 /**
  * The board as the page shows it: the status report's items as cards in four lanes, attention
  * first (Needs you, Waiting, Running, Done), each card with its facts, why it is where it is,
- * the actions it offers and the CLI command each equals. Pure: the report, the facts read from
+ * the actions it offers and the CLI command each equals; with git claims, every host's claims. Pure: the report, the facts read from
  * the files, the transcript tails and the clock are given.
  */
 import { relative } from 'node:path';
@@ -13,6 +13,7 @@ import { duration, relativeTime } from '../status/relative-time.js';
 import { waitText } from '../status/wait-text.js';
 import type { ReportOrigin } from './board-source.js';
 import type { CardFacts } from './card-facts.js';
+import { hostsSection, type HostsSection } from './hosts-section.js';
 import type { ApprovalPlace, ItemRef } from './item-ids.js';
 
 export const ACTIONS = ['approve', 'next', 'cancel', 'retry', 'close'] as const;
@@ -76,6 +77,8 @@ export interface Board {
   /** `engine resume`, offered while paused and not read-only. */
   resume: string | null;
   lanes: Lane[];
+  /** With `"claims": "git"` only: every host's claims as last fetched (hosts-section.ts). */
+  hosts?: HostsSection;
 }
 
 export interface ViewInputs {
@@ -120,6 +123,7 @@ export function boardView(inputs: ViewInputs): Board {
     paused: paused && `${paused.reason}; lifts ${relativeTime(paused.until, now)}`,
     resume: paused && !readOnly ? 'engine resume' : null,
     lanes: LANES.map((name) => ({ name, title: LANE_TITLES[name], cards: lanes[name] })),
+    ...(report.hosts && { hosts: hostsSection(report.hosts, now) }),
   };
 }
 

@@ -9,6 +9,7 @@ import { hostname } from 'node:os';
 import PQueue from 'p-queue';
 import { agentRun, isClaudeProfile, type AgentProfile } from '../agents/agent-profile.js';
 import { writeClaudeSettings } from '../agents/claude-settings.js';
+import { runningNote } from '../agents/running-note.js';
 import { engineBinDir, pathWith } from '../agents/engine-shim.js';
 import { EngineError, messageOf, PreconditionError } from '../errors.js';
 import type { WorkItem } from '../dispatch/work-items.js';
@@ -35,6 +36,7 @@ import { checkClaim } from './claim-check.js';
 import { claimStoreOf } from './claim-store.js';
 import type { DaemonShared } from './daemon-shared.js';
 import { failpoint } from './failpoint.js';
+import { otherRunningItems } from './running-items.js';
 import type { DaemonOptions } from './daemon-context.js';
 import type { RequestReader } from './read-requests.js';
 import type { PlannedItem } from './request-snapshot.js';
@@ -237,7 +239,7 @@ export class Launcher {
   private async spawn(claimed: Claimed, plan: ResumePlan): Promise<string | null> {
     const { ctx } = this.shared;
     const { item, ref, dir } = claimed;
-    const state = this.record(claimed, plan);
+    const state = this.record(claimed, plan, await this.runningNote(item));
     try {
       // Written right before its own launch, so the grace period for a wrapper to start counts
       // from the launch, not from the time spent waiting for a launch slot.
@@ -311,8 +313,25 @@ export class Launcher {
     return null;
   }
 
-  /** The session's record as it starts (`starting`). */
-  private record({ item, ref, dir, profile, worktree }: Claimed, plan: ResumePlan): SessionState {
+  /** The other items running now, for the agent's prompt; a failure only leaves it out. */
+  private async runningNote(item: PlannedItem): Promise<string | null> {
+    try {
+      return runningNote(await otherRunningItems(this.shared, item));
+    } catch (error) {
+      this.shared.ctx.log(
+        'debug',
+        `no note of the running items for ${item.file}: ${messageOf(error)}`,
+      );
+      return null;
+    }
+  }
+
+  /** The session's record as it starts (`starting`); `running`: the running-items note. */
+  private record(
+    { item, ref, dir, profile, worktree }: Claimed,
+    plan: ResumePlan,
+    running: string | null,
+  ): SessionState {
     const { options } = this.shared.ctx;
     const { argv: agentArgv, agentSessionId } = agentRun(profile, {
       skill: item.skill,
@@ -322,6 +341,7 @@ export class Launcher {
       tag: lifecycleTag('claimed', item.noun),
       priorAgentSession: plan.priorAgentSession,
       resume: plan.kind === 'resume',
+      running,
     });
     return {
       ...RECORD_START,

@@ -16,6 +16,7 @@ export const PLACEHOLDERS = [
   'tag',
   'agent_session',
   'prior_agent_session',
+  'running',
 ] as const;
 export type Placeholder = (typeof PLACEHOLDERS)[number];
 const PLACEHOLDER = /\{([a-z_]+)\}/g;

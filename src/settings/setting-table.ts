@@ -285,7 +285,7 @@ export const SETTINGS: { [K in SettingName]: Setting<Settings[K]> } = {
       default: null,
       expected: 'a command template, or null',
       describe:
-        'A custom agent: its command template ({skill} {noun} {file} {session} {tag} {agent_session} {prior_agent_session}); null for none',
+        'A custom agent: its command template ({skill} {noun} {file} {session} {tag} {agent_session} {prior_agent_session} {running}); null for none',
       parse: (text) => (splitTemplate(text), text),
     },
   ),

@@ -23,6 +23,7 @@ const task = (over: Partial<AgentTask> = {}): AgentTask => ({
   tag: '#claimed-fix',
   priorAgentSession: null,
   resume: false,
+  running: null,
   ...over,
 });
 
@@ -91,6 +92,42 @@ describe('agent profiles', () => {
       expect(run.argv).not.toContain('--resume');
       expect(run.argv.slice(-2)).toEqual(['--', `/fix ${HOSTILE}`]);
     }
+  });
+
+  it('names the other running items in the system prompt, beside the prior-session note, in both profiles', () => {
+    const prior = '11111111-2222-4333-8444-555555555555';
+    const running = 'Other items run now (1): sessions/a.md (noun fix, host h1).';
+    for (const kind of ['claude', 'claude-print'] as const) {
+      const alone = agentRun({ kind, claudeBin: 'claude' }, task({ running }));
+      const at = alone.argv.indexOf('--append-system-prompt');
+      expect(alone.argv[at + 1]).toBe(running);
+      const both = agentRun(
+        { kind, claudeBin: 'claude' },
+        task({ running, priorAgentSession: prior }),
+      );
+      const appended = both.argv.filter((word) => word === '--append-system-prompt');
+      expect(appended).toHaveLength(1);
+      const note = both.argv[both.argv.indexOf('--append-system-prompt') + 1];
+      expect(note).toBe(`${priorSessionNote(prior)}\n\n${running}`);
+      const resumed = agentRun(
+        { kind, claudeBin: 'claude' },
+        task({ running, priorAgentSession: prior, resume: true }),
+      );
+      expect(resumed.argv[resumed.argv.indexOf('--append-system-prompt') + 1]).toBe(running);
+      expect(resumed.argv.slice(-2)).toEqual(['--', `/fix ${HOSTILE}`]);
+    }
+  });
+
+  it('custom: {running} is the note, one argument, empty when nothing else runs', () => {
+    const template = splitTemplate(`agent --context {running} {file}`);
+    const running = 'Other items run now (1): sessions/a b.md (noun fix, host h1).';
+    expect(agentRun({ kind: 'custom', template }, task({ running })).argv).toEqual([
+      'agent',
+      '--context',
+      running,
+      HOSTILE,
+    ]);
+    expect(agentRun({ kind: 'custom', template }, task()).argv[2]).toBe('');
   });
 
   it('gives each run its own session id', () => {

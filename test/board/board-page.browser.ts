@@ -91,6 +91,8 @@ describe('the board in chromium', () => {
     await expect.poll(() => page.locator('#connection').textContent()).toMatch(/^Live/);
     await card('needs-you', 'login.md').waitFor();
     await expect.poll(() => card('needs-you', 'login.md').textContent()).toContain('P1');
+    // Local claims: no table of every host's claims (docs/BOARD.md).
+    expect(await page.locator('#hosts').isHidden()).toBe(true);
   });
 
   it('reads nothing without the token, or with a wrong one', async () => {

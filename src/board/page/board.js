@@ -69,6 +69,29 @@ function render(board) {
     );
   const lanes = board.lanes.map(laneOf);
   $('lanes').replaceChildren(...lanes);
+  renderHosts(board.hosts ?? null);
+}
+
+/** Every host's claims (git claims only; absent in local mode, and the section stays hidden). */
+function renderHosts(hosts) {
+  $('hosts').hidden = hosts === null;
+  if (hosts === null) return;
+  $('hosts-title').textContent = hosts.title;
+  $('hosts-fetched').textContent = hosts.fetched;
+  $('hosts-error').hidden = hosts.error === null;
+  $('hosts-error').textContent = hosts.error ?? '';
+  const columns = ['host', 'item', 'file', 'noun', 'state', 'attempt', 'lease', 'renewed'];
+  const rows = hosts.claims.map((claim) => {
+    const row = el('tr', null, { 'data-item': claim.item });
+    for (const column of columns) row.append(el('td', claim[column]));
+    return row;
+  });
+  if (rows.length === 0 && hosts.error === null) {
+    const none = el('td', 'No claims.', { colspan: String(columns.length) });
+    rows.push(el('tr', null, { class: 'empty' }));
+    rows[0].append(none);
+  }
+  $('hosts-claims').replaceChildren(...rows);
 }
 
 function laneOf(lane) {
