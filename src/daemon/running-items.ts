@@ -6,8 +6,9 @@
  */
 import { hostname } from 'node:os';
 import { dirname, relative } from 'node:path';
-import { cloneTop, lastSeenClaims } from '../claims/claims-view.js';
+import { lastSeenClaims } from '../claims/claims-view.js';
 import type { RunningItem } from '../agents/running-note.js';
+import { cloneTop } from '../process/run-git.js';
 import { resolveSessionRef } from '../sessions/session-dir.js';
 import { readSessionState } from '../sessions/session-state.js';
 import type { DaemonShared } from './daemon-shared.js';

@@ -14,7 +14,7 @@ import type { Board } from '../../src/board/board-view.js';
 import { fetchClaimsSeen } from '../../src/claims/claims-view.js';
 import { GitClaimStore } from '../../src/claims/git-claim-store.js';
 import { parseDispatchTable } from '../../src/dispatch/dispatch-table.js';
-import { judgeOptionsOf, loadSettings } from '../../src/settings/load-settings.js';
+import { hostsRemoteOf, judgeOptionsOf, loadSettings } from '../../src/settings/load-settings.js';
 import { collectStatus } from '../../src/status/collect-status.js';
 import { sharedRemote, type SharedRemote } from '../claims/git-remote.js';
 import { TEST_TAGS_MD } from '../helpers/daemon-harness.js';
@@ -47,6 +47,7 @@ async function board(): Promise<Board> {
     collect: () =>
       collectStatus(human, [sessions], parseDispatchTable(TEST_TAGS_MD, 'TAGS.md'), {
         options: judgeOptionsOf(settings),
+        hostsRemote: hostsRemoteOf(settings),
       }),
   });
   server = await startBoardServer({
