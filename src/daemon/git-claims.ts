@@ -58,6 +58,7 @@ export class GitClaims implements ClaimStore {
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
   private reachable = true;
+  private syncFault: string | null = null;
 
   private constructor(
     private readonly place: GitPlace,
@@ -307,12 +308,17 @@ export class GitClaims implements ClaimStore {
         const mayDiffer = new Set([...this.held.values()].map((held) => held.path));
         const synced = await this.place.checkout.sync(mayDiffer);
         if ('unreachable' in synced) return false;
+        for (const path of synced.reset)
+          this.log('warn', `claims: ${path} was written in the checkout with no lease held: reset`);
         this.tip = synced.tip;
+        this.syncFault = null;
         return true;
       } catch (error) {
-        // An agent's done not yet published keeps the checkout changed: moved once it is.
-        this.log('debug', `claims: checkout not moved: ${messageOf(error)}`);
-        return true;
+        // Said once until a sync succeeds: the queue is not followed meanwhile.
+        const fault = `claims: the checkout could not be moved: ${messageOf(error)}`;
+        if (fault !== this.syncFault) this.log('warn', fault);
+        this.syncFault = fault;
+        return false;
       }
     };
     const next = this.syncs.then(run, run);
@@ -322,8 +328,11 @@ export class GitClaims implements ClaimStore {
 
   /** The checkout's copy of a published file, as the branch has it: the next sync moves it. */
   private async restore(path: string): Promise<void> {
-    const dir = this.place.checkout.dir;
-    await runGit(dir, ['checkout', '--quiet', '--', path]);
+    await this.place.checkout
+      .restore([path])
+      .catch((error: unknown) =>
+        this.log('warn', `claims: ${path} not restored: ${messageOf(error)}`),
+      );
     await this.sync();
   }
 

@@ -3,6 +3,7 @@
  * docs/MANY-HOSTS.md), all real: a bare repository as the remote, a clone per host, each with
  * its own daemon (the built CLI), tmux server, state directory and the scriptable test agent.
  */
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -168,6 +169,29 @@ describe('daemons of several hosts on one git remote', () => {
     expect(onBranch(shared, 1)[0]).toContain('#done-fix');
     expect(events(a.root).filter((e) => e.event === 'done')).toEqual([]);
     expect(events(b.root).filter((e) => e.event === 'done')).toHaveLength(1);
+  });
+
+  it('resets a late write to a request whose lease ended, and keeps following the queue', async () => {
+    const shared = queueOf(1);
+    const a = await host(shared, 'a');
+    const [first] = await a.waitForAgents(1);
+    await waitFor(() => events(a.root).some((e) => e.event === 'done'), {
+      timeoutMs: 60_000,
+      message: () => `the first done; a:\n${tail(a)}`,
+    });
+    // The agent writes to its request after its done: no lease is behind that write any more.
+    writeFileSync(first!.file, '# Item 1\n**Tags**: #done-fix\n\nA late note.\n');
+    const human = shared.host('human');
+    writeFileSync(join(human, 'sessions/item-2.md'), '# Item 2\n**Tags**: #delegated-fix\n');
+    shared.git(human, 'add', '.');
+    shared.git(human, 'commit', '-qm', 'approve item 2');
+    shared.git(human, 'push', '-q', 'origin', 'main');
+    await waitFor(() => a.agents().length === 2, {
+      timeoutMs: 60_000,
+      message: () => `a runs the item approved next; a:\n${tail(a)}`,
+    });
+    expect(a.daemons[0]!.output()).toMatch(/sessions\/item-1\.md was written in the checkout/);
+    expect(readFileSync(first!.file, 'utf8')).not.toContain('A late note.');
   });
 });
 
