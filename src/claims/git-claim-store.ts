@@ -116,10 +116,11 @@ export class GitClaimStore {
 
   /**
    * Takes over a claim last seen by `refresh` as expired or free, over that same commit, with
-   * the attempt raised; refuses one that is not (yet) expired on this host's observation.
+   * the attempt raised; refuses one that is not (yet) expired on this host's observation. A
+   * `mine` is taken over only as an orphan: a lease of this holder that its caller does not keep.
    */
   async takeOver(seen: JudgedClaim): Promise<ClaimResult> {
-    if (seen.judgement !== 'expired' && seen.judgement !== 'free') {
+    if (seen.judgement !== 'expired' && seen.judgement !== 'free' && seen.judgement !== 'mine') {
       return { won: false, outcome: { kind: 'not-expired' } };
     }
     const previous: LeaseRecord = seen.record ?? {

@@ -7,9 +7,9 @@
  * session is open; a done is published with the lease's end, in one atomic push.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { readFile, realpath } from 'node:fs/promises';
+import { mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { basename, isAbsolute, join, relative, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { checkRemote } from '../claims/claim-refs.js';
 import { GitClaimStore, type HeldLease, type JudgedClaim } from '../claims/git-claim-store.js';
 import { itemIdOf } from '../claims/item-id.js';
@@ -94,12 +94,9 @@ export class GitClaims implements ClaimStore {
     const remote = options.claimsRemote;
     const branch =
       options.claimsBranch ?? (await untilReached(options, log, () => defaultBranch(repo, remote)));
-    const me = {
-      host: probe.hostname(),
-      instance: randomBytes(8).toString('hex'),
-      boot: probe.bootId(),
-    };
     const dir = checkoutDir(repo, remote, branch);
+    const boot = probe.bootId();
+    const me = { host: probe.hostname(), instance: await instanceOf(dir, boot), boot };
     const checkout = new SharedCheckout({ repo, remote, branch }, dir);
     const claims = new GitClaims({ repo, remote, branch, me, checkout }, options, log);
     await untilReached(options, log, async () => ((await claims.tick()) ? true : null));
@@ -134,7 +131,8 @@ export class GitClaims implements ClaimStore {
     if (!won.won && won.outcome.kind === 'lost') {
       const judged = await this.judged(at.item);
       if (judged === null) return this.unreachable('the remote could not be reached');
-      if (judged.judgement !== 'expired' && judged.judgement !== 'free')
+      const orphan = judged.judgement === 'mine' && !this.keeper.current(at.item);
+      if (!orphan && judged.judgement !== 'expired' && judged.judgement !== 'free')
         return { kind: 'elsewhere', host: holderOf(judged) };
       won = await this.store.takeOver(judged);
       if (!won.won && won.outcome.kind === 'lost')
@@ -210,7 +208,7 @@ export class GitClaims implements ClaimStore {
   }
 
   async publishDone(item: DoneItem): Promise<DoneWrite> {
-    const at = this.held.get(item.session);
+    const at = this.held.get(item.session) ?? (await this.adopt(item.file, item.session));
     if (!at) return { counted: false, why: `this daemon holds no lease of ${item.session}` };
     const { from, to } = transitionTags('finish', item.noun);
     const edit = orNull((text) => swapTags(text, [from], to));
@@ -251,7 +249,12 @@ export class GitClaims implements ClaimStore {
     if (this.seen === null) return { kind: 'unknown', reason: 'the remote could not be reached' };
     const judged = this.seen.get(at.item);
     // No claim ref: a claim made by hand, or by a daemon of local claims: judged as today.
-    if (!judged || judged.judgement === 'mine') return { kind: 'here' };
+    if (!judged) return { kind: 'here' };
+    if (judged.judgement === 'mine') {
+      if (this.keeper.current(at.item) || (await this.adopt(file, session)))
+        return { kind: 'here' };
+      return { kind: 'elsewhere', host: 'another host' };
+    }
     if (judged.judgement === 'held' || judged.judgement === 'done')
       return { kind: 'elsewhere', host: holderOf(judged) };
     const taken = await this.store.takeOver(judged);
@@ -263,6 +266,27 @@ export class GitClaims implements ClaimStore {
       kind: 'taken-over',
       reason: `the lease of ${was ? was.holder.host : 'its holder'} ran out unrenewed (attempt ${was?.attempt ?? 0}); taken over as attempt ${taken.lease.record.attempt}`,
     };
+  }
+
+  /**
+   * A lease of this daemon's own identity it does not keep (its earlier start on this boot, or
+   * a release that failed): taken over by compare-and-swap (attempt + 1) and kept for
+   * `session`, whose processes the claim check judges as always. Undefined when not won.
+   */
+  private async adopt(file: string, session: string): Promise<Held | undefined> {
+    const at = await this.itemAt(file);
+    if ('failed' in at) return undefined;
+    const judged = this.seen?.get(at.item);
+    if (judged?.judgement !== 'mine' || this.keeper.current(at.item)) return undefined;
+    const taken = await this.store.takeOver(judged);
+    if (!taken.won) return undefined;
+    this.log(
+      'info',
+      `claims: ${at.path}: this daemon's earlier lease adopted as attempt ${taken.lease.record.attempt}`,
+    );
+    this.held.set(session, at);
+    this.keeper.hold(taken.lease);
+    return at;
   }
 
   private writeFenced(
@@ -419,6 +443,23 @@ async function untilReached<T>(
     log('warn', `claims: ${options.claimsRemote} cannot be reached; trying again`);
     await new Promise((resolve) => setTimeout(resolve, options.claimsFetchMs));
   }
+}
+
+/**
+ * This daemon's instance id: one per boot and checkout, kept beside the checkout, so that a
+ * daemon restarted on the same boot knows its earlier leases as its own (`mine`) and adopts
+ * them. Two daemons never share it: the daemon lock keeps one per root, the checkout is per
+ * repository, remote and branch.
+ */
+async function instanceOf(checkout: string, boot: string): Promise<string> {
+  const file = `${checkout}.instance`;
+  const kept = await readFile(file, 'utf8').catch(() => '');
+  const [keptBoot, instance] = kept.trim().split(' ');
+  if (keptBoot === boot && instance && /^[0-9a-f]{16}$/.test(instance)) return instance;
+  const made = randomBytes(8).toString('hex');
+  await mkdir(dirname(file), { recursive: true });
+  await writeFile(file, `${boot} ${made}\n`);
+  return made;
 }
 
 /**

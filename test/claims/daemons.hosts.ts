@@ -193,6 +193,28 @@ describe('daemons of several hosts on one git remote', () => {
     expect(a.daemons[0]!.output()).toMatch(/sessions\/item-1\.md was written in the checkout/);
     expect(readFileSync(first!.file, 'utf8')).not.toContain('A late note.');
   });
+
+  it('a daemon restarted while its agent runs adopts its own lease, and counts the done once', async () => {
+    const shared = queueOf(1);
+    const env = { XDG_STATE_HOME: join(shared.dir, 'state-a'), TEST_AGENT_MODE: 'hold' };
+    const a = await host(shared, 'a', [], env);
+    const [held] = await a.waitForAgents(1);
+    await a.daemons[0]!.stop();
+    const again = a.start([], env);
+    await waitForReady(again, 60_000);
+    await release(held!.session);
+    await waitFor(() => events(a.root).some((e) => e.event === 'done'), {
+      timeoutMs: 60_000,
+      message: () => `the done counted; a:\n${again.output()}`,
+    });
+    await waitFor(() => onBranch(shared, 1)[0]!.includes('#done-fix'), {
+      timeoutMs: 30_000,
+      message: () => `done on the branch; a:\n${again.output()}`,
+    });
+    expect(again.output()).toMatch(/earlier lease adopted as attempt 2/);
+    expect(a.agents()).toHaveLength(1);
+    expect(events(a.root).filter((e) => e.event === 'done')).toHaveLength(1);
+  });
 });
 
 /** A local port nothing listens on (it was just closed). */
