@@ -147,7 +147,8 @@ export class GitClaimStore {
   /**
    * Edits a request file on the shared branch fenced by this lease: the branch moves only with
    * the lease (renewed, or ended as `done`), in one atomic push; `fenced` when the lease moved
-   * on. A `done` whose edit had nothing to write still ends the lease.
+   * on. A `done` whose edit had nothing to write still ends the lease (`released` when the
+   * edit no longer applies); the lease returned is the ended one only when its end won.
    */
   async writeFenced(
     lease: HeldLease,
@@ -175,7 +176,12 @@ export class GitClaimStore {
         return { outcome, lease: current };
       }
       if (state === 'done' && outcome.kind !== 'unreachable') {
-        const ended = await this.end(current, 'done');
+        // A done that no longer applies (a human moved the tag meanwhile) leaves the item free
+        // for its next approval; `done` would refuse every later claim.
+        const ended = await this.end(
+          current,
+          outcome.kind === 'not-applicable' ? 'released' : 'done',
+        );
         return { outcome, lease: ended.won ? ended.lease : current };
       }
       return { outcome, lease: current };

@@ -16,6 +16,7 @@ import { itemIdOf } from '../claims/item-id.js';
 import { LeaseKeeper } from '../claims/lease-keeper.js';
 import type { Holder } from '../claims/lease.js';
 import type { BranchEditOutcome, TextEdit } from '../claims/shared-branch.js';
+import { fetchTip } from '../claims/shared-branch.js';
 import { SharedCheckout } from '../claims/shared-checkout.js';
 import { EngineError, messageOf, PreconditionError } from '../errors.js';
 import type { TextEdit as FileEdit } from '../files/update-request-file.js';
@@ -42,6 +43,8 @@ interface GitPlace {
 interface Held {
   item: string;
   path: string;
+  /** The branch's tip the path was read at: a rename since is followed from there. */
+  tip: string;
 }
 
 export class GitClaims implements ClaimStore {
@@ -212,15 +215,18 @@ export class GitClaims implements ClaimStore {
     if (!at) return { counted: false, why: `this daemon holds no lease of ${item.session}` };
     const { from, to } = transitionTags('finish', item.noun);
     const edit = orNull((text) => swapTags(text, [from], to));
-    const message = `engine: done ${at.path} (${to})`;
     // Tried until published or its lease is over (then another host takes the item over).
     const until = Date.now() + this.options.claimsLeaseMs;
     for (;;) {
-      const outcome = await this.keeper.use(at.item, async (lease) => {
-        const written = await this.writeFenced(lease, at.path, edit, message, 'done');
-        return { lease: written.lease, value: written.outcome };
+      // Where the item is now: a human may have renamed its file on the branch meanwhile.
+      const path = await this.pathNow(at);
+      const message = `engine: done ${path} (${to})`;
+      const written = await this.keeper.use(at.item, async (lease) => {
+        const fenced = await this.writeFenced(lease, path, edit, message, 'done');
+        return { lease: fenced.lease, value: fenced };
       });
-      const done = doneOf(outcome);
+      const outcome = written?.outcome;
+      const done = doneOf(written);
       if (done !== null) {
         this.held.delete(item.session);
         await this.keeper.drop(at.item);
@@ -266,6 +272,28 @@ export class GitClaims implements ClaimStore {
       kind: 'taken-over',
       reason: `the lease of ${was ? was.holder.host : 'its holder'} ran out unrenewed (attempt ${was?.attempt ?? 0}); taken over as attempt ${taken.lease.record.attempt}`,
     };
+  }
+
+  /** The path of a held item on the branch's tip as fetched now, following a rename since. */
+  private async pathNow(at: Held): Promise<string> {
+    const tip = await fetchTip(this.place);
+    if (tip === null || tip === at.tip) return at.path;
+    // Commit by commit: the claim's own edit of a small file would hide a rename over the whole.
+    const args = [
+      'log',
+      '--reverse',
+      '--format=',
+      '--name-status',
+      '-z',
+      '-M',
+      `${at.tip}..${tip}`,
+    ];
+    const log = await runGit(this.place.repo, args);
+    const fields = log.stdout.split('\0').map((field) => field.replace(/^\n+/, ''));
+    let path = at.path;
+    for (let i = 0; i + 2 < fields.length; i++)
+      if (fields[i]!.startsWith('R') && fields[i + 1] === path) path = fields[i + 2]!;
+    return path;
   }
 
   /**
@@ -368,7 +396,7 @@ export class GitClaims implements ClaimStore {
       return { failed: `${file} is not in the checkout of the shared branch` };
     const item = await itemIdOf(top, this.tip, path.split(sep).join('/'));
     if (item === null) return { failed: `${path} has no history on ${this.place.branch}` };
-    return { item, path: path.split(sep).join('/') };
+    return { item, path: path.split(sep).join('/'), tip: this.tip };
   }
 
   /** The claim as the remote holds it now (refreshed); null when unreachable. */
@@ -396,13 +424,18 @@ function orNull(edit: FileEdit): TextEdit {
   };
 }
 
-function doneOf(outcome: BranchEditOutcome | undefined): DoneWrite | null {
-  if (outcome === undefined) return { counted: false, why: 'its lease moved on to another host' };
+/** A done counts only when its lease's end won (with the edit, or after it, alone). */
+function doneOf(
+  written: { outcome: BranchEditOutcome; lease: HeldLease } | undefined,
+): DoneWrite | null {
+  if (written === undefined) return { counted: false, why: 'its lease moved on to another host' };
+  const { outcome, lease } = written;
   switch (outcome.kind) {
     case 'pushed':
     case 'unchanged':
     case 'gone':
-      return { counted: true };
+      if (lease.record.state === 'done') return { counted: true };
+      return { counted: false, why: 'its lease moved on to another host' };
     case 'fenced':
       return { counted: false, why: 'its lease moved on to another host' };
     case 'not-applicable':

@@ -5,7 +5,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   DaemonHarness,
@@ -214,6 +214,31 @@ describe('daemons of several hosts on one git remote', () => {
     expect(again.output()).toMatch(/earlier lease adopted as attempt 2/);
     expect(a.agents()).toHaveLength(1);
     expect(events(a.root).filter((e) => e.event === 'done')).toHaveLength(1);
+  });
+
+  it('publishes the done of a request renamed on the branch while claimed at its new path', async () => {
+    const shared = queueOf(1);
+    const a = await host(shared, 'a', [], { TEST_AGENT_MODE: 'hold' });
+    const [held] = await a.waitForAgents(1);
+    await waitFor(() => onBranch(shared, 1)[0]!.includes('#claimed-fix'), { timeoutMs: 30_000 });
+    const human = shared.host('human');
+    shared.git(human, 'mv', 'sessions/item-1.md', 'sessions/renamed.md');
+    shared.git(human, 'commit', '-qm', 'rename');
+    shared.git(human, 'push', '-q', 'origin', 'main');
+    // The agent, following its request, marks done at the new path in the checkout.
+    await waitFor(() => /its claim moves with it/.test(a.daemons[0]!.output()), {
+      timeoutMs: 30_000,
+      message: () => `the move followed; a:\n${tail(a)}`,
+    });
+    const moved = join(dirname(held!.file), 'renamed.md');
+    writeFileSync(moved, readFileSync(moved, 'utf8').replace('#claimed-fix', '#done-fix'));
+    await waitFor(() => events(a.root).some((e) => e.event === 'done'), {
+      timeoutMs: 60_000,
+      message: () => `the done counted; a:\n${tail(a)}`,
+    });
+    const text = shared.git(shared.bare, 'show', 'main:sessions/renamed.md');
+    expect(text).toContain('#done-fix');
+    expect(text).not.toContain('#claimed-fix');
   });
 });
 
