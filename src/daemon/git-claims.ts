@@ -97,6 +97,9 @@ export class GitClaims implements ClaimStore {
     const remote = options.claimsRemote;
     const branch =
       options.claimsBranch ?? (await untilReached(options, log, () => defaultBranch(repo, remote)));
+    // A wrong name is said at once, never taken for a remote out of reach.
+    if (!(await untilReached(options, log, () => hasBranch(repo, remote, branch))).found)
+      throw new EngineError(`--claims-branch: ${remote} has no branch ${branch}`);
     const dir = checkoutDir(repo, remote, branch);
     const boot = probe.bootId();
     const me = { host: probe.hostname(), instance: await instanceOf(dir, boot), boot };
@@ -464,16 +467,27 @@ async function defaultBranch(repo: string, remote: string): Promise<string | nul
   return match[1]!;
 }
 
-/** Asks until the remote answers (`ask` gives non-null), saying so in the log meanwhile. */
+/** Whether the remote has the branch; null when it cannot be reached. */
+async function hasBranch(
+  repo: string,
+  remote: string,
+  branch: string,
+): Promise<{ found: boolean } | null> {
+  const run = await runGit(repo, ['ls-remote', '--heads', remote, `refs/heads/${branch}`]);
+  if (run.code !== 0) return null;
+  return { found: run.stdout.trim() !== '' };
+}
+
+/** Asks until the remote answers (`ask` gives non-null), saying so in the log once meanwhile. */
 async function untilReached<T>(
   options: DaemonOptions,
   log: LogFn,
   ask: () => Promise<T | null>,
 ): Promise<T> {
-  for (;;) {
+  for (let tries = 0; ; tries++) {
     const answer = await ask();
     if (answer !== null) return answer;
-    log('warn', `claims: ${options.claimsRemote} cannot be reached; trying again`);
+    if (tries === 0) log('warn', `claims: ${options.claimsRemote} cannot be reached; trying again`);
     await new Promise((resolve) => setTimeout(resolve, options.claimsFetchMs));
   }
 }
