@@ -116,10 +116,11 @@ export class GitClaimStore {
 
   /**
    * Takes over a claim last seen by `refresh` as expired or free, over that same commit, with
-   * the attempt raised; refuses one that is not (yet) expired on this host's observation.
+   * the attempt raised; refuses one that is not (yet) expired on this host's observation. A
+   * `mine` is taken over only as an orphan: a lease of this holder that its caller does not keep.
    */
   async takeOver(seen: JudgedClaim): Promise<ClaimResult> {
-    if (seen.judgement !== 'expired' && seen.judgement !== 'free') {
+    if (seen.judgement !== 'expired' && seen.judgement !== 'free' && seen.judgement !== 'mine') {
       return { won: false, outcome: { kind: 'not-expired' } };
     }
     const previous: LeaseRecord = seen.record ?? {
@@ -146,7 +147,8 @@ export class GitClaimStore {
   /**
    * Edits a request file on the shared branch fenced by this lease: the branch moves only with
    * the lease (renewed, or ended as `done`), in one atomic push; `fenced` when the lease moved
-   * on. A `done` whose edit had nothing to write still ends the lease.
+   * on. A `done` whose edit had nothing to write still ends the lease (`released` when the
+   * edit no longer applies); the lease returned is the ended one only when its end won.
    */
   async writeFenced(
     lease: HeldLease,
@@ -174,7 +176,12 @@ export class GitClaimStore {
         return { outcome, lease: current };
       }
       if (state === 'done' && outcome.kind !== 'unreachable') {
-        const ended = await this.end(current, 'done');
+        // A done that no longer applies (a human moved the tag meanwhile) leaves the item free
+        // for its next approval; `done` would refuse every later claim.
+        const ended = await this.end(
+          current,
+          outcome.kind === 'not-applicable' ? 'released' : 'done',
+        );
         return { outcome, lease: ended.won ? ended.lease : current };
       }
       return { outcome, lease: current };

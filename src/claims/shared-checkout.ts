@@ -3,6 +3,8 @@
  * only fetches move, so the daemon reads the queue from the shared branch with its usual
  * watch-and-read stages and never from, or into, the human's working tree. The daemon never
  * edits it: its writes go to the remote (shared-branch.ts) and come back with the next fetch.
+ * Only an agent of a held lease may change its request here; any other change (a late write
+ * after the lease ended) is reset from the tip at the next sync, and named in `reset`.
  */
 import { realpath } from 'node:fs/promises';
 import { EngineError } from '../errors.js';
@@ -10,7 +12,8 @@ import { gitOk, runGit } from '../process/run-git.js';
 import { fetchTip, type SharedBranch } from './shared-branch.js';
 import { pathExists as exists } from '../files/path-exists.js';
 
-export type SyncOutcome = { tip: string; changed: boolean } | { unreachable: true };
+export type SyncOutcome =
+  { tip: string; changed: boolean; reset: string[] } | { unreachable: true };
 
 export class SharedCheckout {
   private tip: string | null = null;
@@ -28,31 +31,43 @@ export class SharedCheckout {
   async sync(mayDiffer: ReadonlySet<string> = new Set()): Promise<SyncOutcome> {
     const tip = await fetchTip(this.where);
     if (tip === null) return { unreachable: true };
-    if (tip === this.tip) return { tip, changed: false };
-    if (await exists(this.dir)) {
-      await this.checkOwn(mayDiffer);
-      await gitOk(this.dir, ['checkout', '--quiet', '--detach', tip]);
-    } else {
+    if (!(await exists(this.dir))) {
       await gitOk(this.where.repo, ['worktree', 'add', '--quiet', '--detach', this.dir, tip]);
+      this.tip = tip;
+      return { tip, changed: true, reset: [] };
     }
+    const reset = await this.checkOwn(mayDiffer);
+    await this.restore(reset);
+    if (tip === this.tip) return { tip, changed: false, reset };
+    await gitOk(this.dir, ['checkout', '--quiet', '--detach', tip]);
     this.tip = tip;
-    return { tip, changed: true };
+    return { tip, changed: true, reset };
+  }
+
+  /**
+   * The checkout's copies of `paths` (from the top) as its tip has them. Literal pathspecs: a
+   * `*` or `:` in a request's name names that file only.
+   */
+  async restore(paths: readonly string[]): Promise<void> {
+    if (paths.length === 0) return;
+    await this.checkOwn(new Set(paths));
+    await gitOk(this.dir, ['--literal-pathspecs', 'checkout', '--quiet', '--', ...paths]);
   }
 
   /** Removes the checkout (its files are the remote's: nothing is lost). */
   async remove(): Promise<void> {
     if (!(await exists(this.dir))) return;
-    await this.checkOwn();
+    await this.checkOwn(new Set(), true);
     await gitOk(this.where.repo, ['worktree', 'remove', '--force', this.dir]);
     this.tip = null;
   }
 
   /**
-   * The directory must be this repository's worktree at its own top, with no change in it:
-   * else git would work in whatever repository encloses it (the human's), or carry a change
-   * over. Either is a fault to report, never something to act on.
+   * The directory must be this repository's worktree at its own top: else git would work in
+   * whatever repository encloses it (the human's), a fault to report, never to act on. Gives the
+   * paths changed in it besides `mayDiffer` (`strict`: refused when there are any).
    */
-  private async checkOwn(mayDiffer: ReadonlySet<string> = new Set()): Promise<void> {
+  private async checkOwn(mayDiffer: ReadonlySet<string>, strict = false): Promise<string[]> {
     const dir = await realpath(this.dir);
     const list = await gitOk(this.where.repo, ['worktree', 'list', '--porcelain', '-z']);
     const worktrees = list.split('\0').filter((f) => f.startsWith('worktree '));
@@ -66,11 +81,12 @@ export class SharedCheckout {
     const status = await gitOk(this.dir, ['status', '--porcelain', '--untracked-files=no', '-z']);
     // Each entry: two status letters, a space, the path (a rename's source follows: never ours).
     const changed = status.split('\0').filter((entry) => entry !== '');
-    const unexpected = changed.filter((entry) => !mayDiffer.has(entry.slice(3)));
-    if (unexpected.length > 0) {
+    const unexpected = changed.map((entry) => entry.slice(3)).filter((p) => !mayDiffer.has(p));
+    if (strict && unexpected.length > 0) {
       throw new EngineError(
         `${this.dir}, engine's checkout of the shared branch, was changed: ${unexpected.join(', ')}`,
       );
     }
+    return unexpected;
   }
 }

@@ -7,15 +7,16 @@
  * session is open; a done is published with the lease's end, in one atomic push.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { readFile, realpath } from 'node:fs/promises';
+import { mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { basename, isAbsolute, join, relative, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { checkRemote } from '../claims/claim-refs.js';
 import { GitClaimStore, type HeldLease, type JudgedClaim } from '../claims/git-claim-store.js';
 import { itemIdOf } from '../claims/item-id.js';
 import { LeaseKeeper } from '../claims/lease-keeper.js';
 import type { Holder } from '../claims/lease.js';
 import type { BranchEditOutcome, TextEdit } from '../claims/shared-branch.js';
+import { fetchTip } from '../claims/shared-branch.js';
 import { SharedCheckout } from '../claims/shared-checkout.js';
 import { EngineError, messageOf, PreconditionError } from '../errors.js';
 import type { TextEdit as FileEdit } from '../files/update-request-file.js';
@@ -42,6 +43,8 @@ interface GitPlace {
 interface Held {
   item: string;
   path: string;
+  /** The branch's tip the path was read at: a rename since is followed from there. */
+  tip: string;
 }
 
 export class GitClaims implements ClaimStore {
@@ -58,6 +61,7 @@ export class GitClaims implements ClaimStore {
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
   private reachable = true;
+  private syncFault: string | null = null;
 
   private constructor(
     private readonly place: GitPlace,
@@ -93,12 +97,12 @@ export class GitClaims implements ClaimStore {
     const remote = options.claimsRemote;
     const branch =
       options.claimsBranch ?? (await untilReached(options, log, () => defaultBranch(repo, remote)));
-    const me = {
-      host: probe.hostname(),
-      instance: randomBytes(8).toString('hex'),
-      boot: probe.bootId(),
-    };
+    // A wrong name is said at once, never taken for a remote out of reach.
+    if (!(await untilReached(options, log, () => hasBranch(repo, remote, branch))).found)
+      throw new EngineError(`--claims-branch: ${remote} has no branch ${branch}`);
     const dir = checkoutDir(repo, remote, branch);
+    const boot = probe.bootId();
+    const me = { host: probe.hostname(), instance: await instanceOf(dir, boot), boot };
     const checkout = new SharedCheckout({ repo, remote, branch }, dir);
     const claims = new GitClaims({ repo, remote, branch, me, checkout }, options, log);
     await untilReached(options, log, async () => ((await claims.tick()) ? true : null));
@@ -133,7 +137,8 @@ export class GitClaims implements ClaimStore {
     if (!won.won && won.outcome.kind === 'lost') {
       const judged = await this.judged(at.item);
       if (judged === null) return this.unreachable('the remote could not be reached');
-      if (judged.judgement !== 'expired' && judged.judgement !== 'free')
+      const orphan = judged.judgement === 'mine' && !this.keeper.current(at.item);
+      if (!orphan && judged.judgement !== 'expired' && judged.judgement !== 'free')
         return { kind: 'elsewhere', host: holderOf(judged) };
       won = await this.store.takeOver(judged);
       if (!won.won && won.outcome.kind === 'lost')
@@ -209,19 +214,22 @@ export class GitClaims implements ClaimStore {
   }
 
   async publishDone(item: DoneItem): Promise<DoneWrite> {
-    const at = this.held.get(item.session);
+    const at = this.held.get(item.session) ?? (await this.adopt(item.file, item.session));
     if (!at) return { counted: false, why: `this daemon holds no lease of ${item.session}` };
     const { from, to } = transitionTags('finish', item.noun);
     const edit = orNull((text) => swapTags(text, [from], to));
-    const message = `engine: done ${at.path} (${to})`;
     // Tried until published or its lease is over (then another host takes the item over).
     const until = Date.now() + this.options.claimsLeaseMs;
     for (;;) {
-      const outcome = await this.keeper.use(at.item, async (lease) => {
-        const written = await this.writeFenced(lease, at.path, edit, message, 'done');
-        return { lease: written.lease, value: written.outcome };
+      // Where the item is now: a human may have renamed its file on the branch meanwhile.
+      const path = await this.pathNow(at);
+      const message = `engine: done ${path} (${to})`;
+      const written = await this.keeper.use(at.item, async (lease) => {
+        const fenced = await this.writeFenced(lease, path, edit, message, 'done');
+        return { lease: fenced.lease, value: fenced };
       });
-      const done = doneOf(outcome);
+      const outcome = written?.outcome;
+      const done = doneOf(written);
       if (done !== null) {
         this.held.delete(item.session);
         await this.keeper.drop(at.item);
@@ -250,7 +258,12 @@ export class GitClaims implements ClaimStore {
     if (this.seen === null) return { kind: 'unknown', reason: 'the remote could not be reached' };
     const judged = this.seen.get(at.item);
     // No claim ref: a claim made by hand, or by a daemon of local claims: judged as today.
-    if (!judged || judged.judgement === 'mine') return { kind: 'here' };
+    if (!judged) return { kind: 'here' };
+    if (judged.judgement === 'mine') {
+      if (this.keeper.current(at.item) || (await this.adopt(file, session)))
+        return { kind: 'here' };
+      return { kind: 'elsewhere', host: 'another host' };
+    }
     if (judged.judgement === 'held' || judged.judgement === 'done')
       return { kind: 'elsewhere', host: holderOf(judged) };
     const taken = await this.store.takeOver(judged);
@@ -262,6 +275,49 @@ export class GitClaims implements ClaimStore {
       kind: 'taken-over',
       reason: `the lease of ${was ? was.holder.host : 'its holder'} ran out unrenewed (attempt ${was?.attempt ?? 0}); taken over as attempt ${taken.lease.record.attempt}`,
     };
+  }
+
+  /** The path of a held item on the branch's tip as fetched now, following a rename since. */
+  private async pathNow(at: Held): Promise<string> {
+    const tip = await fetchTip(this.place);
+    if (tip === null || tip === at.tip) return at.path;
+    // Commit by commit: the claim's own edit of a small file would hide a rename over the whole.
+    const args = [
+      'log',
+      '--reverse',
+      '--format=',
+      '--name-status',
+      '-z',
+      '-M',
+      `${at.tip}..${tip}`,
+    ];
+    const log = await runGit(this.place.repo, args);
+    const fields = log.stdout.split('\0').map((field) => field.replace(/^\n+/, ''));
+    let path = at.path;
+    for (let i = 0; i + 2 < fields.length; i++)
+      if (fields[i]!.startsWith('R') && fields[i + 1] === path) path = fields[i + 2]!;
+    return path;
+  }
+
+  /**
+   * A lease of this daemon's own identity it does not keep (its earlier start on this boot, or
+   * a release that failed): taken over by compare-and-swap (attempt + 1) and kept for
+   * `session`, whose processes the claim check judges as always. Undefined when not won.
+   */
+  private async adopt(file: string, session: string): Promise<Held | undefined> {
+    const at = await this.itemAt(file);
+    if ('failed' in at) return undefined;
+    const judged = this.seen?.get(at.item);
+    if (judged?.judgement !== 'mine' || this.keeper.current(at.item)) return undefined;
+    const taken = await this.store.takeOver(judged);
+    if (!taken.won) return undefined;
+    this.log(
+      'info',
+      `claims: ${at.path}: this daemon's earlier lease adopted as attempt ${taken.lease.record.attempt}`,
+    );
+    this.held.set(session, at);
+    this.keeper.hold(taken.lease);
+    return at;
   }
 
   private writeFenced(
@@ -307,12 +363,17 @@ export class GitClaims implements ClaimStore {
         const mayDiffer = new Set([...this.held.values()].map((held) => held.path));
         const synced = await this.place.checkout.sync(mayDiffer);
         if ('unreachable' in synced) return false;
+        for (const path of synced.reset)
+          this.log('warn', `claims: ${path} was written in the checkout with no lease held: reset`);
         this.tip = synced.tip;
+        this.syncFault = null;
         return true;
       } catch (error) {
-        // An agent's done not yet published keeps the checkout changed: moved once it is.
-        this.log('debug', `claims: checkout not moved: ${messageOf(error)}`);
-        return true;
+        // Said once until a sync succeeds: the queue is not followed meanwhile.
+        const fault = `claims: the checkout could not be moved: ${messageOf(error)}`;
+        if (fault !== this.syncFault) this.log('warn', fault);
+        this.syncFault = fault;
+        return false;
       }
     };
     const next = this.syncs.then(run, run);
@@ -322,8 +383,11 @@ export class GitClaims implements ClaimStore {
 
   /** The checkout's copy of a published file, as the branch has it: the next sync moves it. */
   private async restore(path: string): Promise<void> {
-    const dir = this.place.checkout.dir;
-    await runGit(dir, ['checkout', '--quiet', '--', path]);
+    await this.place.checkout
+      .restore([path])
+      .catch((error: unknown) =>
+        this.log('warn', `claims: ${path} not restored: ${messageOf(error)}`),
+      );
     await this.sync();
   }
 
@@ -335,7 +399,7 @@ export class GitClaims implements ClaimStore {
       return { failed: `${file} is not in the checkout of the shared branch` };
     const item = await itemIdOf(top, this.tip, path.split(sep).join('/'));
     if (item === null) return { failed: `${path} has no history on ${this.place.branch}` };
-    return { item, path: path.split(sep).join('/') };
+    return { item, path: path.split(sep).join('/'), tip: this.tip };
   }
 
   /** The claim as the remote holds it now (refreshed); null when unreachable. */
@@ -363,13 +427,18 @@ function orNull(edit: FileEdit): TextEdit {
   };
 }
 
-function doneOf(outcome: BranchEditOutcome | undefined): DoneWrite | null {
-  if (outcome === undefined) return { counted: false, why: 'its lease moved on to another host' };
+/** A done counts only when its lease's end won (with the edit, or after it, alone). */
+function doneOf(
+  written: { outcome: BranchEditOutcome; lease: HeldLease } | undefined,
+): DoneWrite | null {
+  if (written === undefined) return { counted: false, why: 'its lease moved on to another host' };
+  const { outcome, lease } = written;
   switch (outcome.kind) {
     case 'pushed':
     case 'unchanged':
     case 'gone':
-      return { counted: true };
+      if (lease.record.state === 'done') return { counted: true };
+      return { counted: false, why: 'its lease moved on to another host' };
     case 'fenced':
       return { counted: false, why: 'its lease moved on to another host' };
     case 'not-applicable':
@@ -398,18 +467,46 @@ async function defaultBranch(repo: string, remote: string): Promise<string | nul
   return match[1]!;
 }
 
-/** Asks until the remote answers (`ask` gives non-null), saying so in the log meanwhile. */
+/** Whether the remote has the branch; null when it cannot be reached. */
+async function hasBranch(
+  repo: string,
+  remote: string,
+  branch: string,
+): Promise<{ found: boolean } | null> {
+  const run = await runGit(repo, ['ls-remote', '--heads', remote, `refs/heads/${branch}`]);
+  if (run.code !== 0) return null;
+  return { found: run.stdout.trim() !== '' };
+}
+
+/** Asks until the remote answers (`ask` gives non-null), saying so in the log once meanwhile. */
 async function untilReached<T>(
   options: DaemonOptions,
   log: LogFn,
   ask: () => Promise<T | null>,
 ): Promise<T> {
-  for (;;) {
+  for (let tries = 0; ; tries++) {
     const answer = await ask();
     if (answer !== null) return answer;
-    log('warn', `claims: ${options.claimsRemote} cannot be reached; trying again`);
+    if (tries === 0) log('warn', `claims: ${options.claimsRemote} cannot be reached; trying again`);
     await new Promise((resolve) => setTimeout(resolve, options.claimsFetchMs));
   }
+}
+
+/**
+ * This daemon's instance id: one per boot and checkout, kept beside the checkout, so that a
+ * daemon restarted on the same boot knows its earlier leases as its own (`mine`) and adopts
+ * them. Two daemons never share it: the daemon lock keeps one per root, the checkout is per
+ * repository, remote and branch.
+ */
+async function instanceOf(checkout: string, boot: string): Promise<string> {
+  const file = `${checkout}.instance`;
+  const kept = await readFile(file, 'utf8').catch(() => '');
+  const [keptBoot, instance] = kept.trim().split(' ');
+  if (keptBoot === boot && instance && /^[0-9a-f]{16}$/.test(instance)) return instance;
+  const made = randomBytes(8).toString('hex');
+  await mkdir(dirname(file), { recursive: true });
+  await writeFile(file, `${boot} ${made}\n`);
+  return made;
 }
 
 /**

@@ -146,6 +146,20 @@ describe('claims on a shared remote', () => {
     expect(await b.takeOver(seen!)).toEqual({ won: false, outcome: { kind: 'not-expired' } });
   });
 
+  it('ends a done that no longer applies as released: the item may be claimed again', async () => {
+    const repo = remote.host('a');
+    const a = store(repo, hostA, 10_000);
+    const held = await a.claim('item-5', 'README.md', 'fix');
+    if (!held.won) throw new Error('claim lost');
+    const written = await a.writeFenced(held.lease, 'README.md', () => null, 'done', 'done');
+    expect(written.outcome.kind).toBe('not-applicable');
+    expect(written.lease.record.state).toBe('released');
+    const b = store(remote.host('b'), hostB, 10_000);
+    const [seen] = (await b.refresh())!;
+    expect(seen!.judgement).toBe('free');
+    expect((await b.takeOver(seen!)).won).toBe(true);
+  });
+
   it('says the remote is unreachable rather than "no claims" or "lost"', async () => {
     const repo = remote.host('a');
     remote.git(repo, 'remote', 'set-url', 'origin', `${remote.dir}/gone.git`);

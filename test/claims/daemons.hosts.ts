@@ -3,8 +3,9 @@
  * docs/MANY-HOSTS.md), all real: a bare repository as the remote, a clone per host, each with
  * its own daemon (the built CLI), tmux server, state directory and the scriptable test agent.
  */
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   DaemonHarness,
@@ -168,6 +169,76 @@ describe('daemons of several hosts on one git remote', () => {
     expect(onBranch(shared, 1)[0]).toContain('#done-fix');
     expect(events(a.root).filter((e) => e.event === 'done')).toEqual([]);
     expect(events(b.root).filter((e) => e.event === 'done')).toHaveLength(1);
+  });
+
+  it('resets a late write to a request whose lease ended, and keeps following the queue', async () => {
+    const shared = queueOf(1);
+    const a = await host(shared, 'a');
+    const [first] = await a.waitForAgents(1);
+    await waitFor(() => events(a.root).some((e) => e.event === 'done'), {
+      timeoutMs: 60_000,
+      message: () => `the first done; a:\n${tail(a)}`,
+    });
+    // The agent writes to its request after its done: no lease is behind that write any more.
+    writeFileSync(first!.file, '# Item 1\n**Tags**: #done-fix\n\nA late note.\n');
+    const human = shared.host('human');
+    writeFileSync(join(human, 'sessions/item-2.md'), '# Item 2\n**Tags**: #delegated-fix\n');
+    shared.git(human, 'add', '.');
+    shared.git(human, 'commit', '-qm', 'approve item 2');
+    shared.git(human, 'push', '-q', 'origin', 'main');
+    await waitFor(() => a.agents().length === 2, {
+      timeoutMs: 60_000,
+      message: () => `a runs the item approved next; a:\n${tail(a)}`,
+    });
+    expect(a.daemons[0]!.output()).toMatch(/sessions\/item-1\.md was written in the checkout/);
+    expect(readFileSync(first!.file, 'utf8')).not.toContain('A late note.');
+  });
+
+  it('a daemon restarted while its agent runs adopts its own lease, and counts the done once', async () => {
+    const shared = queueOf(1);
+    const env = { XDG_STATE_HOME: join(shared.dir, 'state-a'), TEST_AGENT_MODE: 'hold' };
+    const a = await host(shared, 'a', [], env);
+    const [held] = await a.waitForAgents(1);
+    await a.daemons[0]!.stop();
+    const again = a.start([], env);
+    await waitForReady(again, 60_000);
+    await release(held!.session);
+    await waitFor(() => events(a.root).some((e) => e.event === 'done'), {
+      timeoutMs: 60_000,
+      message: () => `the done counted; a:\n${again.output()}`,
+    });
+    await waitFor(() => onBranch(shared, 1)[0]!.includes('#done-fix'), {
+      timeoutMs: 30_000,
+      message: () => `done on the branch; a:\n${again.output()}`,
+    });
+    expect(again.output()).toMatch(/earlier lease adopted as attempt 2/);
+    expect(a.agents()).toHaveLength(1);
+    expect(events(a.root).filter((e) => e.event === 'done')).toHaveLength(1);
+  });
+
+  it('publishes the done of a request renamed on the branch while claimed at its new path', async () => {
+    const shared = queueOf(1);
+    const a = await host(shared, 'a', [], { TEST_AGENT_MODE: 'hold' });
+    const [held] = await a.waitForAgents(1);
+    await waitFor(() => onBranch(shared, 1)[0]!.includes('#claimed-fix'), { timeoutMs: 30_000 });
+    const human = shared.host('human');
+    shared.git(human, 'mv', 'sessions/item-1.md', 'sessions/renamed.md');
+    shared.git(human, 'commit', '-qm', 'rename');
+    shared.git(human, 'push', '-q', 'origin', 'main');
+    // The agent, following its request, marks done at the new path in the checkout.
+    await waitFor(() => /its claim moves with it/.test(a.daemons[0]!.output()), {
+      timeoutMs: 30_000,
+      message: () => `the move followed; a:\n${tail(a)}`,
+    });
+    const moved = join(dirname(held!.file), 'renamed.md');
+    writeFileSync(moved, readFileSync(moved, 'utf8').replace('#claimed-fix', '#done-fix'));
+    await waitFor(() => events(a.root).some((e) => e.event === 'done'), {
+      timeoutMs: 60_000,
+      message: () => `the done counted; a:\n${tail(a)}`,
+    });
+    const text = shared.git(shared.bare, 'show', 'main:sessions/renamed.md');
+    expect(text).toContain('#done-fix');
+    expect(text).not.toContain('#claimed-fix');
   });
 });
 

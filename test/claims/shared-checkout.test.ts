@@ -49,7 +49,7 @@ it('says the remote is unreachable, and keeps the checkout it has', async () => 
   expect(readFileSync(join(checkout.dir, REQUEST), 'utf8')).toContain('#needs-fix');
 });
 
-it('refuses a directory that is not its checkout, and a checkout someone changed', async () => {
+it('refuses a directory that is not its checkout, and resets a change no lease is behind', async () => {
   const host = remote.host('h1');
   remote.git(host, 'checkout', '-q', '-b', 'feature');
   // A directory inside the human's clone, with no .git of its own: git would find the clone's.
@@ -65,10 +65,15 @@ it('refuses a directory that is not its checkout, and a checkout someone changed
   writeFileSync(join(human, 'README.md'), 'new\n');
   remote.git(human, 'commit', '-qam', 'readme');
   remote.git(human, 'push', '-q', 'origin', 'main');
-  await expect(checkout.sync()).rejects.toThrow(/was changed/);
+  expect(await checkout.sync()).toMatchObject({ changed: true, reset: [REQUEST] });
+  expect(readFileSync(join(checkout.dir, REQUEST), 'utf8')).toContain('#needs-fix');
+  // Reset at a sync with no new tip too: the queue is read as the branch has it.
+  writeFileSync(join(checkout.dir, REQUEST), 'late\n');
+  expect(await checkout.sync()).toMatchObject({ changed: false, reset: [REQUEST] });
+  expect(readFileSync(join(checkout.dir, REQUEST), 'utf8')).toContain('#needs-fix');
 });
 
-it('carries an agent’s mark of a held request over a move, and still refuses any other change', async () => {
+it('carries an agent’s mark of a held request over a move, and resets any other change', async () => {
   const host = remote.host('h1');
   const where = { repo: host, remote: 'origin', branch: 'main' };
   const checkout = new SharedCheckout(where, join(remote.dir, 'h1-shared'));
@@ -86,5 +91,27 @@ it('carries an agent’s mark of a held request over a move, and still refuses a
   writeFileSync(join(human, 'README.md'), 'newer\n');
   remote.git(human, 'commit', '-qam', 'readme again');
   remote.git(human, 'push', '-q', 'origin', 'main');
-  await expect(checkout.sync(new Set([REQUEST]))).rejects.toThrow(/was changed: .*README\.md/);
+  expect(await checkout.sync(new Set([REQUEST]))).toMatchObject({ reset: ['README.md'] });
+  expect(readFileSync(join(checkout.dir, 'README.md'), 'utf8')).toBe('newer\n');
+  expect(readFileSync(join(checkout.dir, REQUEST), 'utf8')).toBe(marked);
+});
+
+it('restores a file by its literal name: a `*` in it names no other file', async () => {
+  const host = remote.host('h1');
+  const human = remote.host('human');
+  writeFileSync(join(human, 'sessions/*.md'), 'star\n');
+  remote.git(human, 'add', '.');
+  remote.git(human, 'commit', '-qm', 'star');
+  remote.git(human, 'push', '-q', 'origin', 'main');
+  const where = { repo: host, remote: 'origin', branch: 'main' };
+  const checkout = new SharedCheckout(where, join(remote.dir, 'h1-shared'));
+  await checkout.sync();
+  writeFileSync(join(checkout.dir, 'sessions/*.md'), 'changed\n');
+  writeFileSync(join(checkout.dir, REQUEST), 'held\n');
+  await checkout.restore(['sessions/*.md']);
+  expect(readFileSync(join(checkout.dir, 'sessions/*.md'), 'utf8')).toBe('star\n');
+  expect(readFileSync(join(checkout.dir, REQUEST), 'utf8')).toBe('held\n');
+  // A name the tip no longer has is no pattern over the names it has.
+  await expect(checkout.restore(['sessions/*-login.md'])).rejects.toThrow();
+  expect(readFileSync(join(checkout.dir, REQUEST), 'utf8')).toBe('held\n');
 });

@@ -138,5 +138,10 @@ describe('the claim store seam', () => {
     const named = await run('--runner', 'pty', '--claims-remote', '../elsewhere');
     expect(named.code).not.toBe(0);
     expect(named.stderr).toMatch(/--claims-remote: not a remote name/);
+    git(root, 'commit', '--quiet', '--allow-empty', '-m', 'seed');
+    git(root, 'remote', 'add', 'origin', root);
+    const branch = await run('--runner', 'pty', '--claims-branch', 'no-such-branch');
+    expect(branch.code).not.toBe(0);
+    expect(branch.stderr).toMatch(/--claims-branch: origin has no branch no-such-branch/);
   });
 });
