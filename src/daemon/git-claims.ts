@@ -10,21 +10,22 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readFile, realpath } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, isAbsolute, join, relative, sep } from 'node:path';
-import { checkRemote } from '../claims/claim-refs.js';
+import { checkRemote, PUSH_FLAGS, pushUrl } from '../claims/claim-refs.js';
 import { GitClaimStore, type HeldLease, type JudgedClaim } from '../claims/git-claim-store.js';
 import { itemIdOf } from '../claims/item-id.js';
 import { LeaseKeeper } from '../claims/lease-keeper.js';
 import type { Holder } from '../claims/lease.js';
-import type { BranchEditOutcome, TextEdit } from '../claims/shared-branch.js';
+import type { BranchEditOutcome, Fence, TextEdit } from '../claims/shared-branch.js';
 import { SharedCheckout } from '../claims/shared-checkout.js';
 import { EngineError, messageOf, PreconditionError } from '../errors.js';
 import type { TextEdit as FileEdit } from '../files/update-request-file.js';
 import { fileSlug } from '../files/file-slug.js';
 import type { ProcProbe } from '../process/proc-probe.js';
-import { runGit } from '../process/run-git.js';
+import { oneLine, runGit } from '../process/run-git.js';
 import { swapTags } from '../tags/edit-tags.js';
 import { claimEdit } from '../tags/lifecycle-edits.js';
 import { transitionTags } from '../tags/tag-name.js';
+import { worktreePlace } from '../worktrees/worktree.js';
 import type { ClaimStore, ClaimWrite, DoneItem, DoneWrite, HolderVerdict } from './claim-store.js';
 import type { DaemonOptions, LogFn } from './daemon-context.js';
 import type { PlannedItem } from './request-snapshot.js';
@@ -36,16 +37,21 @@ interface GitPlace {
   branch: string;
   me: Holder;
   checkout: SharedCheckout;
+  /** The daemon root's counterpart in the checkout: agents' worktrees are made from there. */
+  agentRoot: string;
 }
 
 /** A lease this daemon holds, by the session it was taken for. */
 interface Held {
   item: string;
   path: string;
+  /** The agent's branch (`engine/<noun>/<slug>`), pushed with the done. */
+  branch?: string;
 }
 
 export class GitClaims implements ClaimStore {
   readonly inPlace = false;
+  readonly agentRoot: string;
   private readonly store: GitClaimStore;
   private readonly keeper: LeaseKeeper;
   private readonly held = new Map<string, Held>();
@@ -65,6 +71,7 @@ export class GitClaims implements ClaimStore {
     private readonly log: LogFn,
   ) {
     const { repo, remote, branch, me } = place;
+    this.agentRoot = place.agentRoot;
     this.store = new GitClaimStore({ repo, remote, branch, me, leaseMs: options.claimsLeaseMs });
     this.keeper = new LeaseKeeper(this.store, {
       renewEveryMs: options.claimsLeaseMs / 3,
@@ -100,7 +107,8 @@ export class GitClaims implements ClaimStore {
     };
     const dir = checkoutDir(repo, remote, branch);
     const checkout = new SharedCheckout({ repo, remote, branch }, dir);
-    const claims = new GitClaims({ repo, remote, branch, me, checkout }, options, log);
+    const agentRoot = join(dir, relative(repo, await realpath(options.root)));
+    const claims = new GitClaims({ repo, remote, branch, me, checkout, agentRoot }, options, log);
     await untilReached(options, log, async () => ((await claims.tick()) ? true : null));
     log('info', `claims: git, on ${remote} ${branch}; the queue is read from ${dir}`);
     claims.schedule();
@@ -165,7 +173,8 @@ export class GitClaims implements ClaimStore {
       if (written.outcome.kind === 'unreachable') return this.unreachable(written.outcome.message);
       return { kind: 'failed', message: outcomeText(written.outcome) };
     }
-    this.held.set(session, at);
+    const { branch } = worktreePlace(this.agentRoot, item.noun, item.file);
+    this.held.set(session, { ...at, branch });
     this.keeper.hold(written.lease);
     // The checkout shows the claim before the session is followed there.
     await this.sync();
@@ -214,11 +223,12 @@ export class GitClaims implements ClaimStore {
     const { from, to } = transitionTags('finish', item.noun);
     const edit = orNull((text) => swapTags(text, [from], to));
     const message = `engine: done ${at.path} (${to})`;
+    const also = await this.agentBranch(at);
     // Tried until published or its lease is over (then another host takes the item over).
     const until = Date.now() + this.options.claimsLeaseMs;
     for (;;) {
       const outcome = await this.keeper.use(at.item, async (lease) => {
-        const written = await this.writeFenced(lease, at.path, edit, message, 'done');
+        const written = await this.writeFenced(lease, at.path, edit, message, 'done', also);
         return { lease: written.lease, value: written.outcome };
       });
       const done = doneOf(outcome);
@@ -226,7 +236,8 @@ export class GitClaims implements ClaimStore {
         this.held.delete(item.session);
         await this.keeper.drop(at.item);
         await this.restore(at.path);
-        return done;
+        if (done.counted || !isFenced(outcome)) return done;
+        return { counted: false, why: `${done.why}; ${await this.keepLate(at.item, also)}` };
       }
       this.log(
         'warn',
@@ -262,6 +273,43 @@ export class GitClaims implements ClaimStore {
       kind: 'taken-over',
       reason: `the lease of ${was ? was.holder.host : 'its holder'} ran out unrenewed (attempt ${was?.attempt ?? 0}); taken over as attempt ${taken.lease.record.attempt}`,
     };
+  }
+
+  /** The agent's branch as this clone has it: pushed with the done, in the same atomic push. */
+  private async agentBranch(at: Held): Promise<Fence['also']> {
+    if (at.branch === undefined) return [];
+    const ref = `refs/heads/${at.branch}`;
+    const run = await runGit(this.place.repo, [
+      'rev-parse',
+      '--verify',
+      '--quiet',
+      `${ref}^{commit}`,
+    ]);
+    return run.code === 0 ? [{ ref, commit: run.stdout.trim() }] : [];
+  }
+
+  /**
+   * A fenced done's branch, recorded under a name no one counts (`refs/engine/late/<item>/<this
+   * daemon's instance>`), so that its work is not lost; says where, or why not.
+   */
+  private async keepLate(item: string, also: Fence['also']): Promise<string> {
+    const [agent] = also ?? [];
+    if (agent === undefined) return 'it had no branch to keep';
+    const ref = `refs/engine/late/${item}/${this.place.me.instance}`;
+    const url = await pushUrl(this.place);
+    const run =
+      url === null
+        ? null
+        : await runGit(this.place.repo, [
+            'push',
+            ...PUSH_FLAGS,
+            `--force-with-lease=${ref}:`,
+            url,
+            `${agent.commit}:${ref}`,
+          ]);
+    return run?.code === 0
+      ? `its branch is kept on the remote as ${ref}`
+      : `its branch could not be kept on the remote: ${run ? oneLine(run.stderr) : 'no push URL'}`;
   }
 
   private writeFenced(
@@ -377,6 +425,11 @@ function doneOf(outcome: BranchEditOutcome | undefined): DoneWrite | null {
     default:
       return null;
   }
+}
+
+/** The lease moved on: the write was fenced, or no lease was left to write with. */
+function isFenced(outcome: BranchEditOutcome | undefined): boolean {
+  return outcome === undefined || outcome.kind === 'fenced';
 }
 
 function outcomeText(outcome: BranchEditOutcome): string {

@@ -4,6 +4,7 @@
  * its own daemon (the built CLI), tmux server, state directory and the scriptable test agent.
  */
 import { createServer, type AddressInfo } from 'node:net';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -67,17 +68,33 @@ function onBranch(shared: SharedRemote, count: number): string[] {
   return texts;
 }
 
+/** The items whose agent's branch is on the remote (engine/...), by their work commits' subjects. */
+function branchesOnRemote(shared: SharedRemote): string[] {
+  const subjects = shared.git(
+    shared.bare,
+    'for-each-ref',
+    '--format=%(contents:subject)',
+    'refs/heads/engine/',
+  );
+  return subjects
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => line.replace(/^work on /, ''))
+    .sort();
+}
+
 /** The end of a host's daemon log, for a failure's message. */
 const tail = (h: DaemonHarness): string => h.daemons[0]!.output().split('\n').slice(-40).join('\n');
 
 const nameOf = (start: AgentStart): string => start.file.split('/').pop() ?? '';
 
 describe('daemons of several hosts on one git remote', () => {
-  it('run every approved item exactly once, each ending #done-fix on the shared branch', async () => {
+  it('run every approved item exactly once, each ending #done-fix on the shared branch with its branch on the remote', async () => {
     const count = 10;
     const shared = queueOf(count);
-    const a = await host(shared, 'a');
-    const b = await host(shared, 'b');
+    const commit = { TEST_AGENT_COMMIT: '1' };
+    const a = await host(shared, 'a', [], commit);
+    const b = await host(shared, 'b', [], commit);
     const doneEvents = () =>
       [...events(a.root), ...events(b.root)].filter((e) => e.event === 'done');
     const finished = () =>
@@ -98,6 +115,10 @@ describe('daemons of several hosts on one git remote', () => {
     expect(a.agents().length).toBeGreaterThan(0);
     expect(b.agents().length).toBeGreaterThan(0);
     for (const text of onBranch(shared, count)) expect(text).not.toContain('#claimed-fix');
+    // Each agent ran in its worktree of the shared branch, never in the human's tree, and its
+    // branch reached the remote with its done.
+    expect(branchesOnRemote(shared)).toEqual(names);
+    for (const h of [a, b]) expect(existsSync(join(h.root, '.engine-worktrees'))).toBe(false);
   });
 
   it('takes a killed host’s claim over only after its lease, with a Recovery entry, then runs it', async () => {
@@ -132,15 +153,19 @@ describe('daemons of several hosts on one git remote', () => {
     });
   });
 
-  it('fences the late done of a partitioned host whose item was taken over: done once', async () => {
+  it('fences the late done of a partitioned host whose item was taken over: done once, its branch kept apart', async () => {
     const lease = 4000;
     const shared = queueOf(1);
     const short = ['--claims-lease-ms', `${lease}`];
-    const a = await host(shared, 'a', short, { TEST_AGENT_MODE: 'hold' });
+    const agent = { TEST_AGENT_MODE: 'hold', TEST_AGENT_COMMIT: '1' };
+    const a = await host(shared, 'a', short, agent);
     const [held] = await a.waitForAgents(1);
-    const b = await host(shared, 'b', [...short, '--retries', '1', '--retry-backoff-ms', '0'], {
-      TEST_AGENT_MODE: 'hold',
-    });
+    const b = await host(
+      shared,
+      'b',
+      [...short, '--retries', '1', '--retry-backoff-ms', '0'],
+      agent,
+    );
     // a's remote is a git daemon's port where nothing answers any more.
     const url = `git://127.0.0.1:${await deadPort()}/remote.git`;
     shared.git(a.root, 'remote', 'set-url', 'origin', url);
@@ -160,12 +185,25 @@ describe('daemons of several hosts on one git remote', () => {
       message: () => `a's late done fenced; a:\n${tail(a)}`,
     });
     expect(onBranch(shared, 1)[0]).not.toContain('#done-fix');
+    // Its work is recorded under a name no one counts, never as the item's branch.
+    expect(a.daemons[0]!.output()).toMatch(
+      /its branch is kept on the remote as refs\/engine\/late\//,
+    );
+    const late = shared.git(
+      shared.bare,
+      'for-each-ref',
+      '--format=%(contents:subject)',
+      'refs/engine/late/',
+    );
+    expect(late.trim()).toBe('work on item-1.md');
+    expect(branchesOnRemote(shared)).toEqual([]);
     await release(b.agents()[0]!.session);
     await waitFor(() => events(b.root).some((e) => e.event === 'done'), {
       timeoutMs: 60_000,
       message: () => `b's done; b:\n${tail(b)}`,
     });
     expect(onBranch(shared, 1)[0]).toContain('#done-fix');
+    expect(branchesOnRemote(shared)).toEqual(['item-1.md']);
     expect(events(a.root).filter((e) => e.event === 'done')).toEqual([]);
     expect(events(b.root).filter((e) => e.event === 'done')).toHaveLength(1);
   });
