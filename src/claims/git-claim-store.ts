@@ -25,7 +25,12 @@ import {
   type LeaseState,
   type Observation,
 } from './lease.js';
-import { editOnSharedBranch, type BranchEditOutcome, type TextEdit } from './shared-branch.js';
+import {
+  editOnSharedBranch,
+  type BranchEditOutcome,
+  type Fence,
+  type TextEdit,
+} from './shared-branch.js';
 
 /** A lease this daemon holds: the commit its ref is at, and the record in it. */
 export interface HeldLease {
@@ -148,7 +153,8 @@ export class GitClaimStore {
    * Edits a request file on the shared branch fenced by this lease: the branch moves only with
    * the lease (renewed, or ended as `done`), in one atomic push; `fenced` when the lease moved
    * on. A `done` whose edit had nothing to write still ends the lease (`released` when the
-   * edit no longer applies); the lease returned is the ended one only when its end won.
+   * edit no longer applies); the lease returned is the ended one only when its end won. `also`:
+   * refs pushed in the same atomic push (the agent's branch with its done), fenced alike.
    */
   async writeFenced(
     lease: HeldLease,
@@ -156,12 +162,13 @@ export class GitClaimStore {
     edit: TextEdit,
     message: string,
     state: 'held' | 'done' = 'held',
+    also: Fence['also'] = [],
   ): Promise<{ outcome: BranchEditOutcome; lease: HeldLease }> {
     let current = lease;
     for (let attempt = 0; attempt < 2; attempt++) {
       const record = this.rewritten(current.record, state);
       const commit = await leaseCommit(this.options.repo, record, current.commit);
-      const fence = { item: current.item, expected: current.commit, commit };
+      const fence = { item: current.item, expected: current.commit, commit, also };
       const outcome = await editOnSharedBranch(this.options, path, edit, message, fence);
       if (outcome.kind === 'pushed') {
         this.observed.set(current.item, { commit, seenSince: this.monotonic() });
@@ -175,7 +182,9 @@ export class GitClaimStore {
         }
         return { outcome, lease: current };
       }
-      if (state === 'done' && outcome.kind !== 'unreachable') {
+      // A refused push of the agent's branch keeps the lease: the done is not counted.
+      const branchRefused = outcome.kind === 'refused' && also.length > 0;
+      if (state === 'done' && outcome.kind !== 'unreachable' && !branchRefused) {
         // A done that no longer applies (a human moved the tag meanwhile) leaves the item free
         // for its next approval; `done` would refuse every later claim.
         const ended = await this.end(

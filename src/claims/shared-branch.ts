@@ -33,6 +33,8 @@ export interface Fence {
   item: string;
   expected: string;
   commit: string;
+  /** Refs pushed in the same atomic push, without force (a fast-forward): the agent's branch. */
+  also?: ReadonlyArray<{ ref: string; commit: string }>;
 }
 
 /**
@@ -43,12 +45,12 @@ export interface Fence {
  *   the file is not one engine edits (a symlink, a submodule, text that is not UTF-8).
  * - `fenced`: the lease is not the one given: this host's write does not count.
  * - `refused`: the server refused the push for another reason (a hook, a protected branch).
- * - `unreachable`: git could not fetch or push (or kept losing the race).
+ * - `unreachable`: git could not fetch or push, or (`raced`) kept losing the race to other pushes.
  */
 export type BranchEditOutcome =
   | { kind: 'pushed'; commit: string }
   | { kind: 'unchanged' | 'gone' | 'not-applicable' | 'fenced' }
-  | { kind: 'refused' | 'unreachable'; message: string };
+  | { kind: 'refused' | 'unreachable'; message: string; raced?: true };
 
 /** An edit of a file's text: the new text, or null when it does not apply to this text. */
 export type TextEdit = (text: string) => string | null;
@@ -81,7 +83,7 @@ export async function editOnSharedBranch(
     if (pushed.kind !== 'retry') return pushed;
     last = pushed.message;
   }
-  return { kind: 'unreachable', message: `lost the race ${ATTEMPTS} times: ${last}` };
+  return { kind: 'unreachable', message: `lost the race ${ATTEMPTS} times: ${last}`, raced: true };
 }
 
 function remoteBranch(where: SharedBranch): string {
@@ -158,6 +160,7 @@ async function pushFenced(
   if (fence) args.push(`--force-with-lease=${claimRefOf(fence.item)}:${fence.expected}`);
   args.push(url, `${commit}:${branchRef}`);
   if (fence) args.push(`${fence.commit}:${claimRefOf(fence.item)}`);
+  for (const pushed of fence?.also ?? []) args.push(`${pushed.commit}:${pushed.ref}`);
   const run = await runGit(where.repo, args);
   if (run.code === 0) return { kind: 'pushed', commit };
   const lines = run.stdout.split('\n').filter((l) => l.startsWith('!'));
@@ -166,6 +169,10 @@ async function pushFenced(
     const lease = await remoteValue(where, claimRefOf(fence.item));
     if (lease === undefined) return { kind: 'unreachable', message: oneLine(run.stderr) };
     if (lease !== fence.expected) return { kind: 'fenced' };
+    // A ref pushed along that is not a fast-forward is not mended by a fetch of the branch.
+    const also = lines.find((l) => fence.also?.some((a) => l.includes(`:${a.ref}\t`)));
+    if (also !== undefined && !/atomic push failed/.test(also))
+      return { kind: 'refused', message: also.split('\t').at(-1) ?? also };
   }
   if (lines.every((l) => STALE.test(l))) return { kind: 'retry', message: lines.join('; ') };
   // A "[remote rejected]" (an atomic transaction failed, a ref's lock taken) is a race lost to a

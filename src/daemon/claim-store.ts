@@ -54,6 +54,12 @@ export interface ClaimStore {
    * a live claim is then restored in place), or elsewhere first (git: the remote).
    */
   readonly inPlace: boolean;
+  /**
+   * Where every agent runs in a worktree of its own (worktree.ts), made from that directory's
+   * HEAD (git: the checkout of the shared branch, so never the human's tree); null: the
+   * daemon's root, and only with --worktree.
+   */
+  readonly agentRoot: string | null;
   /** The claim: `#delegated-X` → `#claimed-X` + Session line, only over the text it was read from. */
   claim(item: PlannedItem, session: string): Promise<ClaimWrite>;
   /** The requeue's one write: `edit` over the file's text; PreconditionError when it is refused. */
@@ -70,6 +76,7 @@ class ChangedSinceRead extends Error {}
 /** The request file is the store: each write one compare-and-swap of its text. */
 export const localClaimStore: ClaimStore = {
   inPlace: true,
+  agentRoot: null,
   async claim(item, session) {
     try {
       await editFile(item.file, (text) => {

@@ -10,22 +10,23 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
-import { checkRemote } from '../claims/claim-refs.js';
+import { checkRemote, PUSH_FLAGS, pushUrl } from '../claims/claim-refs.js';
 import { GitClaimStore, type HeldLease, type JudgedClaim } from '../claims/git-claim-store.js';
 import { itemIdOf } from '../claims/item-id.js';
 import { LeaseKeeper } from '../claims/lease-keeper.js';
 import type { Holder } from '../claims/lease.js';
-import type { BranchEditOutcome, TextEdit } from '../claims/shared-branch.js';
+import type { BranchEditOutcome, Fence, TextEdit } from '../claims/shared-branch.js';
 import { fetchTip } from '../claims/shared-branch.js';
 import { SharedCheckout } from '../claims/shared-checkout.js';
 import { EngineError, messageOf, PreconditionError } from '../errors.js';
 import type { TextEdit as FileEdit } from '../files/update-request-file.js';
 import { fileSlug } from '../files/file-slug.js';
 import type { ProcProbe } from '../process/proc-probe.js';
-import { runGit } from '../process/run-git.js';
+import { oneLine, runGit } from '../process/run-git.js';
 import { swapTags } from '../tags/edit-tags.js';
 import { claimEdit } from '../tags/lifecycle-edits.js';
 import { transitionTags } from '../tags/tag-name.js';
+import { worktreePlace } from '../worktrees/worktree.js';
 import type { ClaimStore, ClaimWrite, DoneItem, DoneWrite, HolderVerdict } from './claim-store.js';
 import type { DaemonOptions, LogFn } from './daemon-context.js';
 import type { PlannedItem } from './request-snapshot.js';
@@ -37,6 +38,8 @@ interface GitPlace {
   branch: string;
   me: Holder;
   checkout: SharedCheckout;
+  /** The daemon root's counterpart in the checkout: agents' worktrees are made from there. */
+  agentRoot: string;
 }
 
 /** A lease this daemon holds, by the session it was taken for. */
@@ -45,13 +48,18 @@ interface Held {
   path: string;
   /** The branch's tip the path was read at: a rename since is followed from there. */
   tip: string;
+  /** The agent's branch (`engine/<noun>/<slug>`), pushed with the done. */
+  branch?: string;
 }
 
 export class GitClaims implements ClaimStore {
   readonly inPlace = false;
+  readonly agentRoot: string;
   private readonly store: GitClaimStore;
   private readonly keeper: LeaseKeeper;
   private readonly held = new Map<string, Held>();
+  /** Paths of leases lost while their agents ran: a late mark there is restored, not counted. */
+  private readonly lost = new Set<string>();
   /** The claims as last fetched, by item id; null: the last fetch could not reach the remote. */
   private seen: Map<string, JudgedClaim> | null = null;
   private tip: string | null = null;
@@ -69,14 +77,21 @@ export class GitClaims implements ClaimStore {
     private readonly log: LogFn,
   ) {
     const { repo, remote, branch, me } = place;
+    this.agentRoot = place.agentRoot;
     this.store = new GitClaimStore({ repo, remote, branch, me, leaseMs: options.claimsLeaseMs });
     this.keeper = new LeaseKeeper(this.store, {
       renewEveryMs: options.claimsLeaseMs / 3,
-      onLost: (item) =>
+      onLost: (item) => {
         log(
           'warn',
           `the lease of ${item} moved on to another host: its session's done will not count`,
-        ),
+        );
+        for (const [session, held] of this.held)
+          if (held.item === item) {
+            this.held.delete(session);
+            this.lost.add(held.path);
+          }
+      },
       onUnreachable: (item, message) =>
         log('warn', `could not renew the lease of ${item}: ${message}`),
     });
@@ -104,7 +119,8 @@ export class GitClaims implements ClaimStore {
     const boot = probe.bootId();
     const me = { host: probe.hostname(), instance: await instanceOf(dir, boot), boot };
     const checkout = new SharedCheckout({ repo, remote, branch }, dir);
-    const claims = new GitClaims({ repo, remote, branch, me, checkout }, options, log);
+    const agentRoot = join(dir, relative(repo, await realpath(options.root)));
+    const claims = new GitClaims({ repo, remote, branch, me, checkout, agentRoot }, options, log);
     await untilReached(options, log, async () => ((await claims.tick()) ? true : null));
     log('info', `claims: git, on ${remote} ${branch}; the queue is read from ${dir}`);
     claims.schedule();
@@ -161,7 +177,9 @@ export class GitClaims implements ClaimStore {
   ): Promise<ClaimWrite> {
     const edit = orNull((text) => claimEdit(text, item.noun, session));
     const message = `engine: claim ${at.path} (#claimed-${item.noun}, attempt ${lease.record.attempt})`;
-    const written = await this.writeFenced(lease, at.path, edit, message);
+    const written = await this.branchTurn(() =>
+      this.store.writeFenced(lease, at.path, edit, message),
+    );
     if (written.outcome.kind !== 'pushed') {
       // Not written: the ref is given back, so that no host waits a lease for it.
       await this.store.end(written.lease, 'released');
@@ -170,7 +188,9 @@ export class GitClaims implements ClaimStore {
       if (written.outcome.kind === 'unreachable') return this.unreachable(written.outcome.message);
       return { kind: 'failed', message: outcomeText(written.outcome) };
     }
-    this.held.set(session, at);
+    const { branch } = worktreePlace(this.agentRoot, item.noun, item.file);
+    this.held.set(session, { ...at, branch });
+    this.lost.delete(at.path);
     this.keeper.hold(written.lease);
     // The checkout shows the claim before the session is followed there.
     await this.sync();
@@ -192,10 +212,12 @@ export class GitClaims implements ClaimStore {
     if (local === null || orNull(edit)(local) === null)
       throw new PreconditionError(`${file} no longer shows the claim it was judged by`);
     const message = `engine: requeue ${at.path} (#claimed-${noun})`;
-    const outcome = await this.keeper.use(at.item, async (lease) => {
-      const written = await this.writeFenced(lease, at.path, orNull(edit), message);
-      return { lease: written.lease, value: written.outcome };
-    });
+    const outcome = await this.branchTurn(() =>
+      this.keeper.use(at.item, async (lease) => {
+        const written = await this.store.writeFenced(lease, at.path, orNull(edit), message);
+        return { lease: written.lease, value: written.outcome };
+      }),
+    );
     if (outcome === undefined)
       throw new PreconditionError(`this daemon holds no lease of ${at.path}`);
     if (outcome.kind === 'not-applicable' || outcome.kind === 'fenced' || outcome.kind === 'gone')
@@ -218,28 +240,35 @@ export class GitClaims implements ClaimStore {
     if (!at) return { counted: false, why: `this daemon holds no lease of ${item.session}` };
     const { from, to } = transitionTags('finish', item.noun);
     const edit = orNull((text) => swapTags(text, [from], to));
-    // Tried until published or its lease is over (then another host takes the item over).
-    const until = Date.now() + this.options.claimsLeaseMs;
+    const also = await this.agentBranch(at);
+    // Tried until published or, the remote out of reach, for a lease (then another host takes
+    // the item over). Races lost to other pushes go on: the lease is renewed meanwhile.
+    let until = Date.now() + this.options.claimsLeaseMs;
     for (;;) {
       // Where the item is now: a human may have renamed its file on the branch meanwhile.
       const path = await this.pathNow(at);
       const message = `engine: done ${path} (${to})`;
-      const written = await this.keeper.use(at.item, async (lease) => {
-        const fenced = await this.writeFenced(lease, path, edit, message, 'done');
-        return { lease: fenced.lease, value: fenced };
-      });
+      const written = await this.branchTurn(() =>
+        this.keeper.use(at.item, async (lease) => {
+          const fenced = await this.store.writeFenced(lease, path, edit, message, 'done', also);
+          return { lease: fenced.lease, value: fenced };
+        }),
+      );
       const outcome = written?.outcome;
       const done = doneOf(written);
       if (done !== null) {
         this.held.delete(item.session);
         await this.keeper.drop(at.item);
         await this.restore(at.path);
-        return done;
+        if (done.counted || !isFenced(outcome)) return done;
+        return { counted: false, why: `${done.why}; ${await this.keepLate(at.item, also)}` };
       }
       this.log(
         'warn',
         `could not publish the done of ${at.path}: ${outcomeText(outcome!)}; trying again`,
       );
+      if (outcome?.kind === 'unreachable' && outcome.raced)
+        until = Date.now() + this.options.claimsLeaseMs;
       if (this.closed || Date.now() > until) {
         // Given up: the lease runs out, and another host takes the item over.
         this.held.delete(item.session);
@@ -320,11 +349,50 @@ export class GitClaims implements ClaimStore {
     return at;
   }
 
-  private writeFenced(
-    ...args: Parameters<GitClaimStore['writeFenced']>
-  ): ReturnType<GitClaimStore['writeFenced']> {
-    const run = () => this.store.writeFenced(...args);
-    const next = this.branchWrites.then(run, run);
+  /** The agent's branch as this clone has it: pushed with the done, in the same atomic push. */
+  private async agentBranch(at: Held): Promise<Fence['also']> {
+    if (at.branch === undefined) return [];
+    const ref = `refs/heads/${at.branch}`;
+    const run = await runGit(this.place.repo, [
+      'rev-parse',
+      '--verify',
+      '--quiet',
+      `${ref}^{commit}`,
+    ]);
+    return run.code === 0 ? [{ ref, commit: run.stdout.trim() }] : [];
+  }
+
+  /**
+   * A fenced done's branch, recorded under a name no one counts (`refs/engine/late/<item>/<this
+   * daemon's instance>`), so that its work is not lost; says where, or why not.
+   */
+  private async keepLate(item: string, also: Fence['also']): Promise<string> {
+    const [agent] = also ?? [];
+    if (agent === undefined) return 'it had no branch to keep';
+    const ref = `refs/engine/late/${item}/${this.place.me.instance}`;
+    const url = await pushUrl(this.place);
+    const run =
+      url === null
+        ? null
+        : await runGit(this.place.repo, [
+            'push',
+            ...PUSH_FLAGS,
+            `--force-with-lease=${ref}:`,
+            url,
+            `${agent.commit}:${ref}`,
+          ]);
+    return run?.code === 0
+      ? `its branch is kept on the remote as ${ref}`
+      : `its branch could not be kept on the remote: ${run ? oneLine(run.stderr) : 'no push URL'}`;
+  }
+
+  /**
+   * One write of the shared branch at a time. Its turn is waited for before the lease's own
+   * turn (keeper.use): a write queued behind others never holds up its lease's renewals (which
+   * under load let leases run out while their dones waited, seen with 3 hosts and 60 items).
+   */
+  private branchTurn<T>(write: () => Promise<T>): Promise<T> {
+    const next = this.branchWrites.then(write, write);
     this.branchWrites = next.catch(() => undefined);
     return next;
   }
@@ -360,6 +428,7 @@ export class GitClaims implements ClaimStore {
   private sync(): Promise<boolean> {
     const run = async (): Promise<boolean> => {
       try {
+        await this.restoreLost();
         const mayDiffer = new Set([...this.held.values()].map((held) => held.path));
         const synced = await this.place.checkout.sync(mayDiffer);
         if ('unreachable' in synced) return false;
@@ -379,6 +448,30 @@ export class GitClaims implements ClaimStore {
     const next = this.syncs.then(run, run);
     this.syncs = next.catch(() => undefined);
     return next;
+  }
+
+  /**
+   * An agent's mark in the checkout's copy of a request whose lease moved on (the copy may
+   * already show the new holder's claim): not counted, said, and the copy restored, so that
+   * the checkout keeps moving.
+   */
+  private async restoreLost(): Promise<void> {
+    for (const path of this.lost) {
+      const diff = await runGit(this.place.checkout.dir, [
+        '--literal-pathspecs',
+        'diff',
+        '--quiet',
+        '--',
+        path,
+      ]);
+      if (diff.code !== 1) continue;
+      this.log(
+        'warn',
+        `${path} was marked after this host's lease of it moved on to another host: not counted; the checkout's copy is restored`,
+      );
+      await this.place.checkout.restore([path]);
+      this.lost.delete(path);
+    }
   }
 
   /** The checkout's copy of a published file, as the branch has it: the next sync moves it. */
@@ -446,6 +539,11 @@ function doneOf(
     default:
       return null;
   }
+}
+
+/** The lease moved on: the write was fenced, or no lease was left to write with. */
+function isFenced(outcome: BranchEditOutcome | undefined): boolean {
+  return outcome === undefined || outcome.kind === 'fenced';
 }
 
 function outcomeText(outcome: BranchEditOutcome): string {

@@ -198,18 +198,22 @@ export class Launcher {
     return true;
   }
 
-  /** The session directory, and the worktree with --worktree. */
+  /** The session directory, and the worktree (--worktree, or git claims: always). */
   private async prepare(item: PlannedItem, ref: string): Promise<Claimed> {
     const { options } = this.shared.ctx;
     const dir = await createSessionDir(options.root, ref);
     failpoint('after-session-dir');
     let setupError: unknown = null;
-    const worktree = options.worktree
-      ? await worktreeFor(options.root, item.noun, item.file).catch((error: unknown) => {
-          setupError = error;
-          return null;
-        })
-      : null;
+    const agentRoot = claimStoreOf(this.shared.ctx).agentRoot;
+    const worktree =
+      options.worktree || agentRoot !== null
+        ? await worktreeFor(agentRoot ?? options.root, item.noun, item.file).catch(
+            (error: unknown) => {
+              setupError = error;
+              return null;
+            },
+          )
+        : null;
     return { item, ref, dir, profile: profileOf(options), worktree, setupError };
   }
 

@@ -99,7 +99,7 @@ async function announce(ctx: DaemonContext, item: FinishedItem, dir: string): Pr
 
 async function finish(ctx: DaemonContext, item: FinishedItem, dir: string): Promise<void> {
   await markSessionDone(dir);
-  // A store of claims elsewhere (git) owns no lease of the file any more: it is not written.
+  // Git claims: the branch went to the remote with the done; the checkout's copy is not edited.
   if (!claimStoreOf(ctx).inPlace) return;
   // The branch and worktree stay for review: the request file names them.
   await nameWorktree(item.file, dir).catch((error: unknown) =>

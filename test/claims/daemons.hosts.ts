@@ -3,7 +3,7 @@
  * docs/MANY-HOSTS.md), all real: a bare repository as the remote, a clone per host, each with
  * its own daemon (the built CLI), tmux server, state directory and the scriptable test agent.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -37,11 +37,11 @@ afterEach(async () => {
   remote = null;
 });
 
-/** The remote, seeded with the dispatch table and `count` approved requests. */
-function queueOf(count: number): SharedRemote {
+/** The remote, seeded with the dispatch table and `count` requests (approved, by default). */
+function queueOf(count: number, tag = '#delegated-fix'): SharedRemote {
   const files: Record<string, string> = { 'directives/TAGS.md': TEST_TAGS_MD };
   for (let i = 1; i <= count; i++)
-    files[`sessions/item-${i}.md`] = `# Item ${i}\n**Tags**: #delegated-fix\n`;
+    files[`sessions/item-${i}.md`] = `# Item ${i}\n**Tags**: ${tag}\n`;
   remote = sharedRemote(files);
   return remote;
 }
@@ -68,17 +68,64 @@ function onBranch(shared: SharedRemote, count: number): string[] {
   return texts;
 }
 
+/** The items whose agent's branch is on the remote (engine/...), by their work commits' subjects. */
+function branchesOnRemote(shared: SharedRemote): string[] {
+  const subjects = shared.git(
+    shared.bare,
+    'for-each-ref',
+    '--format=%(contents:subject)',
+    'refs/heads/engine/',
+  );
+  return subjects
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => line.replace(/^work on /, ''))
+    .sort();
+}
+
+/** The item numbers whose request on the shared branch matches `pattern`: one git run. */
+function itemsShowing(shared: SharedRemote, pattern: string): number[] {
+  try {
+    const out = shared.git(shared.bare, 'grep', '-l', '-E', pattern, 'main', '--', 'sessions/');
+    return [...out.matchAll(/item-(\d+)\.md/g)].map((m) => Number(m[1]));
+  } catch {
+    return []; // git grep exits 1 when nothing matches
+  }
+}
+
+/**
+ * A human approves `items` from its own clone: one commit, pushed as a fast-forward (never
+ * forced), rebased over the daemons' pushes when they came first.
+ */
+function approve(shared: SharedRemote, human: string, items: number[]): void {
+  for (const i of items) {
+    const file = join(human, 'sessions', `item-${i}.md`);
+    writeFileSync(file, readFileSync(file, 'utf8').replace('#needs-fix', '#delegated-fix'));
+  }
+  shared.git(human, 'commit', '--quiet', '-am', `approve ${items.length} items`);
+  for (let tries = 1; ; tries++) {
+    try {
+      shared.git(human, 'push', '--quiet', 'origin', 'main');
+      return;
+    } catch (error) {
+      if (tries >= 30) throw error;
+      shared.git(human, 'pull', '--quiet', '--rebase', 'origin', 'main');
+    }
+  }
+}
+
 /** The end of a host's daemon log, for a failure's message. */
 const tail = (h: DaemonHarness): string => h.daemons[0]!.output().split('\n').slice(-40).join('\n');
 
 const nameOf = (start: AgentStart): string => start.file.split('/').pop() ?? '';
 
 describe('daemons of several hosts on one git remote', () => {
-  it('run every approved item exactly once, each ending #done-fix on the shared branch', async () => {
+  it('run every approved item exactly once, each ending #done-fix on the shared branch with its branch on the remote', async () => {
     const count = 10;
     const shared = queueOf(count);
-    const a = await host(shared, 'a');
-    const b = await host(shared, 'b');
+    const commit = { TEST_AGENT_COMMIT: '1' };
+    const a = await host(shared, 'a', [], commit);
+    const b = await host(shared, 'b', [], commit);
     const doneEvents = () =>
       [...events(a.root), ...events(b.root)].filter((e) => e.event === 'done');
     const finished = () =>
@@ -99,7 +146,66 @@ describe('daemons of several hosts on one git remote', () => {
     expect(a.agents().length).toBeGreaterThan(0);
     expect(b.agents().length).toBeGreaterThan(0);
     for (const text of onBranch(shared, count)) expect(text).not.toContain('#claimed-fix');
+    // Each agent ran in its worktree of the shared branch, never in the human's tree, and its
+    // branch reached the remote with its done.
+    expect(branchesOnRemote(shared)).toEqual(names);
+    for (const h of [a, b]) expect(existsSync(join(h.root, '.engine-worktrees'))).toBe(false);
   });
+
+  it('3 hosts run 60 items approved in bursts exactly once, each done on the shared branch with its branch on the remote', async () => {
+    const count = 60;
+    const burst = 15;
+    const shared = queueOf(count, '#needs-fix');
+    const commit = { TEST_AGENT_COMMIT: '1' };
+    const hostsHere = [
+      await host(shared, 'a', [], commit),
+      await host(shared, 'b', [], commit),
+      await host(shared, 'c', [], commit),
+    ];
+    const human = shared.host('human');
+    const doneEvents = () =>
+      hostsHere.flatMap((h) => events(h.root)).filter((e) => e.event === 'done');
+    const logs = () => hostsHere.map((h, i) => `host ${i}:\n${tail(h)}`).join('\n');
+    for (let first = 1; first <= count; first += burst) {
+      const items = Array.from({ length: burst }, (_, i) => first + i);
+      approve(shared, human, items);
+      // The next burst lands while the daemons push this one's claims and dones.
+      await waitFor(() => itemsShowing(shared, '#(claimed|done)-fix').some((i) => i >= first), {
+        timeoutMs: 300_000,
+        intervalMs: 250,
+        message: () => `a claim of the burst from item ${first}; ${logs()}`,
+      });
+    }
+    await waitFor(
+      () => itemsShowing(shared, '#done-fix').length === count && doneEvents().length >= count,
+      {
+        timeoutMs: 600_000,
+        intervalMs: 1000,
+        message: () =>
+          `every item done (${itemsShowing(shared, '#done-fix').length} on the branch, ${doneEvents().length} events); ${logs()}`,
+      },
+    );
+    const names = Array.from({ length: count }, (_, i) => `item-${i + 1}.md`).sort();
+    expect(
+      hostsHere
+        .flatMap((h) => h.agents())
+        .map(nameOf)
+        .sort(),
+    ).toEqual(names);
+    expect(
+      doneEvents()
+        .map((e) => String(e.file).split('/').pop())
+        .sort(),
+    ).toEqual(names);
+    for (const h of hostsHere) expect(h.agents().length).toBeGreaterThan(0);
+    for (const text of onBranch(shared, count)) expect(text).not.toContain('#claimed-fix');
+    expect(branchesOnRemote(shared)).toEqual(names);
+    // The human's four commits are all on the shared branch: none was overwritten.
+    const log = shared.git(shared.bare, 'log', '--format=%s', 'main');
+    expect(log.split('\n').filter((s) => s === `approve ${burst} items`)).toHaveLength(
+      count / burst,
+    );
+  }, 900_000);
 
   it('takes a killed host’s claim over only after its lease, with a Recovery entry, then runs it', async () => {
     const lease = 4000;
@@ -133,15 +239,19 @@ describe('daemons of several hosts on one git remote', () => {
     });
   });
 
-  it('fences the late done of a partitioned host whose item was taken over: done once', async () => {
+  it('fences the late done of a partitioned host whose item was taken over: done once, its branch kept apart', async () => {
     const lease = 4000;
     const shared = queueOf(1);
     const short = ['--claims-lease-ms', `${lease}`];
-    const a = await host(shared, 'a', short, { TEST_AGENT_MODE: 'hold' });
+    const agent = { TEST_AGENT_MODE: 'hold', TEST_AGENT_COMMIT: '1' };
+    const a = await host(shared, 'a', short, agent);
     const [held] = await a.waitForAgents(1);
-    const b = await host(shared, 'b', [...short, '--retries', '1', '--retry-backoff-ms', '0'], {
-      TEST_AGENT_MODE: 'hold',
-    });
+    const b = await host(
+      shared,
+      'b',
+      [...short, '--retries', '1', '--retry-backoff-ms', '0'],
+      agent,
+    );
     // a's remote is a git daemon's port where nothing answers any more.
     const url = `git://127.0.0.1:${await deadPort()}/remote.git`;
     shared.git(a.root, 'remote', 'set-url', 'origin', url);
@@ -161,12 +271,78 @@ describe('daemons of several hosts on one git remote', () => {
       message: () => `a's late done fenced; a:\n${tail(a)}`,
     });
     expect(onBranch(shared, 1)[0]).not.toContain('#done-fix');
+    // Its work is recorded under a name no one counts, never as the item's branch.
+    expect(a.daemons[0]!.output()).toMatch(
+      /its branch is kept on the remote as refs\/engine\/late\//,
+    );
+    const late = shared.git(
+      shared.bare,
+      'for-each-ref',
+      '--format=%(contents:subject)',
+      'refs/engine/late/',
+    );
+    expect(late.trim()).toBe('work on item-1.md');
+    expect(branchesOnRemote(shared)).toEqual([]);
     await release(b.agents()[0]!.session);
     await waitFor(() => events(b.root).some((e) => e.event === 'done'), {
       timeoutMs: 60_000,
       message: () => `b's done; b:\n${tail(b)}`,
     });
     expect(onBranch(shared, 1)[0]).toContain('#done-fix');
+    expect(branchesOnRemote(shared)).toEqual(['item-1.md']);
+    expect(events(a.root).filter((e) => e.event === 'done')).toEqual([]);
+    expect(events(b.root).filter((e) => e.event === 'done')).toHaveLength(1);
+  });
+
+  it('a host whose lease moved on and whose checkout then moved: its agent’s late mark is not counted, said, and the checkout keeps moving', async () => {
+    const lease = 4000;
+    const shared = queueOf(1);
+    const short = ['--claims-lease-ms', `${lease}`];
+    const agent = { TEST_AGENT_MODE: 'hold' };
+    const a = await host(shared, 'a', short, agent);
+    const [held] = await a.waitForAgents(1);
+    const b = await host(
+      shared,
+      'b',
+      [...short, '--retries', '1', '--retry-backoff-ms', '0'],
+      agent,
+    );
+    shared.git(
+      a.root,
+      'remote',
+      'set-url',
+      'origin',
+      `git://127.0.0.1:${await deadPort()}/remote.git`,
+    );
+    await waitFor(() => b.agents().length === 1, {
+      timeoutMs: 120_000,
+      message: () => `b takes the item over; b:\n${tail(b)}`,
+    });
+    // Back before its agent marks done: a's lease is lost, and its checkout moves to b's claim.
+    shared.git(a.root, 'remote', 'set-url', 'origin', shared.bare);
+    await waitFor(() => inCheckout(shared, 'a', 'sessions/item-1.md').includes('## Recovery'), {
+      timeoutMs: 60_000,
+      message: () => `a's checkout shows b's claim; a:\n${tail(a)}`,
+    });
+    await release(held!.session);
+    await waitFor(
+      () =>
+        /marked after this host's lease of it moved on.*not counted/.test(a.daemons[0]!.output()),
+      {
+        timeoutMs: 60_000,
+        message: () => `a says its agent's mark is not counted; a:\n${tail(a)}`,
+      },
+    );
+    await release(b.agents()[0]!.session);
+    // b's done reaches a's checkout: a's agent's mark did not stop it from moving.
+    await waitFor(() => inCheckout(shared, 'a', 'sessions/item-1.md').includes('#done-fix'), {
+      timeoutMs: 60_000,
+      message: () => `a's checkout shows b's done; a:\n${tail(a)}`,
+    });
+    await waitFor(() => events(b.root).some((e) => e.event === 'done'), {
+      timeoutMs: 60_000,
+      message: () => `b's done; b:\n${tail(b)}`,
+    });
     expect(events(a.root).filter((e) => e.event === 'done')).toEqual([]);
     expect(events(b.root).filter((e) => e.event === 'done')).toHaveLength(1);
   });
@@ -241,6 +417,13 @@ describe('daemons of several hosts on one git remote', () => {
     expect(text).not.toContain('#claimed-fix');
   });
 });
+
+/** A host's checkout of the shared branch (in its state directory): its copy of `path`. */
+function inCheckout(shared: SharedRemote, name: string, path: string): string {
+  const checkouts = join(shared.dir, `state-${name}`, 'engine', 'checkouts');
+  const [dir] = readdirSync(checkouts);
+  return readFileSync(join(checkouts, dir!, path), 'utf8');
+}
 
 /** A local port nothing listens on (it was just closed). */
 async function deadPort(): Promise<number> {
