@@ -182,9 +182,9 @@ export class GitClaimStore {
         }
         return { outcome, lease: current };
       }
-      // A refused push of the agent's branch keeps the lease: the done is not counted.
-      const branchRefused = outcome.kind === 'refused' && also.length > 0;
-      if (state === 'done' && outcome.kind !== 'unreachable' && !branchRefused) {
+      // A refused push (a hook, a protected branch; the agent's branch refused) keeps the
+      // lease: the branch still shows the claim, which a done ref would leave stuck for good.
+      if (state === 'done' && outcome.kind !== 'unreachable' && outcome.kind !== 'refused') {
         // A done that no longer applies (a human moved the tag meanwhile) leaves the item free
         // for its next approval; `done` would refuse every later claim.
         const ended = await this.end(

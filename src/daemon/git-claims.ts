@@ -236,7 +236,8 @@ export class GitClaims implements ClaimStore {
   }
 
   async publishDone(item: DoneItem): Promise<DoneWrite> {
-    const at = this.held.get(item.session) ?? (await this.adopt(item.file, item.session));
+    const at =
+      this.held.get(item.session) ?? (await this.adopt(item.file, item.noun, item.session));
     if (!at) return { counted: false, why: `this daemon holds no lease of ${item.session}` };
     const { from, to } = transitionTags('finish', item.noun);
     const edit = orNull((text) => swapTags(text, [from], to));
@@ -280,7 +281,7 @@ export class GitClaims implements ClaimStore {
     }
   }
 
-  async judgeHolder(file: string, _noun: string, session: string): Promise<HolderVerdict> {
+  async judgeHolder(file: string, noun: string, session: string): Promise<HolderVerdict> {
     if (this.held.has(session)) return { kind: 'here' };
     const at = await this.itemAt(file);
     if ('failed' in at) return { kind: 'unknown', reason: at.failed };
@@ -289,7 +290,7 @@ export class GitClaims implements ClaimStore {
     // No claim ref: a claim made by hand, or by a daemon of local claims: judged as today.
     if (!judged) return { kind: 'here' };
     if (judged.judgement === 'mine') {
-      if (this.keeper.current(at.item) || (await this.adopt(file, session)))
+      if (this.keeper.current(at.item) || (await this.adopt(file, noun, session)))
         return { kind: 'here' };
       return { kind: 'elsewhere', host: 'another host' };
     }
@@ -333,9 +334,11 @@ export class GitClaims implements ClaimStore {
    * a release that failed): taken over by compare-and-swap (attempt + 1) and kept for
    * `session`, whose processes the claim check judges as always. Undefined when not won.
    */
-  private async adopt(file: string, session: string): Promise<Held | undefined> {
-    const at = await this.itemAt(file);
-    if ('failed' in at) return undefined;
+  private async adopt(file: string, noun: string, session: string): Promise<Held | undefined> {
+    const found = await this.itemAt(file);
+    if ('failed' in found) return undefined;
+    // The agent's branch goes with its done, as for a claim of this start.
+    const at = { ...found, branch: worktreePlace(this.agentRoot, noun, file).branch };
     const judged = this.seen?.get(at.item);
     if (judged?.judgement !== 'mine' || this.keeper.current(at.item)) return undefined;
     const taken = await this.store.takeOver(judged);

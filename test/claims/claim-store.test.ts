@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { claimRefOf, type Holder } from '../../src/claims/lease.js';
 import { fetchClaims, swapClaimRef } from '../../src/claims/claim-refs.js';
@@ -158,6 +160,29 @@ describe('claims on a shared remote', () => {
     const [seen] = (await b.refresh())!;
     expect(seen!.judgement).toBe('free');
     expect((await b.takeOver(seen!)).won).toBe(true);
+  });
+
+  it('keeps the lease of a done the server refuses, even with no branch pushed beside it', async () => {
+    const repo = remote.host('a');
+    const a = store(repo, hostA, 10_000);
+    const held = await a.claim('item-6', 'README.md', 'fix');
+    if (!held.won) throw new Error('claim lost');
+    // A protected branch: the claim refs may move, the branch may not.
+    const hook =
+      '#!/bin/sh\nwhile read old new ref; do [ "$ref" = refs/heads/main ] && exit 1; done\nexit 0\n';
+    writeFileSync(join(remote.bare, 'hooks', 'pre-receive'), hook, { mode: 0o755 });
+    const written = await a.writeFenced(
+      held.lease,
+      'README.md',
+      (t) => `${t}done\n`,
+      'done',
+      'done',
+    );
+    expect(written.outcome.kind).toBe('refused');
+    // Ended as done, the branch would keep its claim under a done ref: stuck for good.
+    expect(written.lease.record.state).toBe('held');
+    const [seen] = (await store(remote.host('b'), hostB, 10_000).refresh())!;
+    expect(seen!.record?.state).toBe('held');
   });
 
   it('says the remote is unreachable rather than "no claims" or "lost"', async () => {

@@ -372,7 +372,11 @@ describe('daemons of several hosts on one git remote', () => {
 
   it('a daemon restarted while its agent runs adopts its own lease, and counts the done once', async () => {
     const shared = queueOf(1);
-    const env = { XDG_STATE_HOME: join(shared.dir, 'state-a'), TEST_AGENT_MODE: 'hold' };
+    const env = {
+      XDG_STATE_HOME: join(shared.dir, 'state-a'),
+      TEST_AGENT_MODE: 'hold',
+      TEST_AGENT_COMMIT: '1',
+    };
     const a = await host(shared, 'a', [], env);
     const [held] = await a.waitForAgents(1);
     await a.daemons[0]!.stop();
@@ -388,6 +392,8 @@ describe('daemons of several hosts on one git remote', () => {
       message: () => `done on the branch; a:\n${again.output()}`,
     });
     expect(again.output()).toMatch(/earlier lease adopted as attempt 2/);
+    // The adopted lease publishes the agent's branch with its done, as a claim of this start.
+    expect(branchesOnRemote(shared)).toEqual(['item-1.md']);
     expect(a.agents()).toHaveLength(1);
     expect(events(a.root).filter((e) => e.event === 'done')).toHaveLength(1);
   });
