@@ -12,11 +12,10 @@ import { startBoardServer, type BoardServer } from '../../src/board/board-server
 import { fileBoardSource, type BoardSource } from '../../src/board/board-source.js';
 import type { Board } from '../../src/board/board-view.js';
 import { fetchClaimsSeen } from '../../src/claims/claims-view.js';
-import { GitClaimStore } from '../../src/claims/git-claim-store.js';
 import { parseDispatchTable } from '../../src/dispatch/dispatch-table.js';
 import { hostsRemoteOf, judgeOptionsOf, loadSettings } from '../../src/settings/load-settings.js';
 import { collectStatus } from '../../src/status/collect-status.js';
-import { sharedRemote, type SharedRemote } from '../claims/git-remote.js';
+import { claimFrom, sharedRemote, type SharedRemote } from '../claims/git-remote.js';
 import { TEST_TAGS_MD } from '../helpers/daemon-harness.js';
 
 let remote: SharedRemote;
@@ -24,15 +23,8 @@ let human: string;
 let source: BoardSource | undefined;
 let server: BoardServer | undefined;
 
-async function claimOn(host: string, item: string): Promise<void> {
-  const store = new GitClaimStore({
-    repo: remote.host(`${host}-${item}`),
-    remote: 'origin',
-    branch: 'main',
-    me: { host, instance: `inst-${host}`, boot: `boot-${host}` },
-    leaseMs: 60_000,
-  });
-  expect((await store.claim(item, `sessions/${item}.md`, 'fix')).won).toBe(true);
+function claimOn(host: string, item: string): Promise<void> {
+  return claimFrom(remote, { host, instance: `inst-${host}`, boot: `boot-${host}` }, item);
 }
 
 /** The board's answer to `/api/board`, as the page asks for it. */

@@ -2,6 +2,9 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { expect } from 'vitest';
+import { GitClaimStore } from '../../src/claims/git-claim-store.js';
+import type { Holder } from '../../src/claims/lease.js';
 import { git } from '../helpers/git.js';
 
 export interface SharedRemote {
@@ -40,4 +43,16 @@ export function sharedRemote(files: Record<string, string> = {}): SharedRemote {
     git,
     cleanup: () => rmSync(dir, { recursive: true, force: true }),
   };
+}
+
+/** `holder` claims `item` (`sessions/<item>.md`, noun fix) from a clone of its own. */
+export async function claimFrom(remote: SharedRemote, holder: Holder, item: string): Promise<void> {
+  const store = new GitClaimStore({
+    repo: remote.host(`${holder.host}-${item}`),
+    remote: 'origin',
+    branch: 'main',
+    me: holder,
+    leaseMs: 60_000,
+  });
+  expect((await store.claim(item, `sessions/${item}.md`, 'fix')).won).toBe(true);
 }

@@ -8,25 +8,17 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { fetchClaimsSeen } from '../../src/claims/claims-view.js';
-import { GitClaimStore } from '../../src/claims/git-claim-store.js';
 import { DaemonShared } from '../../src/daemon/daemon-shared.js';
 import type { PlannedItem } from '../../src/daemon/request-snapshot.js';
 import { otherRunningItems } from '../../src/daemon/running-items.js';
-import { sharedRemote, type SharedRemote } from '../claims/git-remote.js';
+import { claimFrom, sharedRemote, type SharedRemote } from '../claims/git-remote.js';
 import { inProcessContext } from '../helpers/in-process-context.js';
 
 let remote: SharedRemote;
 let clone: string;
 
-async function claimOn(host: string, item: string): Promise<void> {
-  const store = new GitClaimStore({
-    repo: remote.host(`${host}-${item}`),
-    remote: 'origin',
-    branch: 'main',
-    me: { host, instance: `inst-${host}`, boot: `boot-${host}` },
-    leaseMs: 60_000,
-  });
-  expect((await store.claim(item, `sessions/${item}.md`, 'fix')).won).toBe(true);
+function claimOn(host: string, item: string): Promise<void> {
+  return claimFrom(remote, { host, instance: `inst-${host}`, boot: `boot-${host}` }, item);
 }
 
 /** A daemon's shared state over the clone, one item running here, and the item it launches. */

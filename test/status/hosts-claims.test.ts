@@ -7,14 +7,13 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fetchClaimsSeen } from '../../src/claims/claims-view.js';
-import { GitClaimStore } from '../../src/claims/git-claim-store.js';
 import type { Holder } from '../../src/claims/lease.js';
 import { statusLines } from '../../src/cli/status-lines.js';
 import type { DispatchTable } from '../../src/dispatch/dispatch-table.js';
 import { hostsRemoteOf, loadSettings } from '../../src/settings/load-settings.js';
 import { collectStatus } from '../../src/status/collect-status.js';
 import { runCli } from '../helpers/run-cli.js';
-import { sharedRemote, type SharedRemote } from '../claims/git-remote.js';
+import { claimFrom, sharedRemote, type SharedRemote } from '../claims/git-remote.js';
 
 const buildBox: Holder = { host: 'build-box', instance: 'inst-b', boot: 'boot-b' };
 const TABLE: DispatchTable = new Map([
@@ -25,15 +24,8 @@ const OPTIONS = { claimGraceMs: 60_000, staleAfterMs: 45 * 60_000 };
 let remote: SharedRemote;
 let human: string;
 
-async function claimOn(host: string, item: string): Promise<void> {
-  const store = new GitClaimStore({
-    repo: remote.host(`${host}-${item}`),
-    remote: 'origin',
-    branch: 'main',
-    me: { ...buildBox, host },
-    leaseMs: 60_000,
-  });
-  expect((await store.claim(item, `sessions/${item}.md`, 'fix')).won).toBe(true);
+function claimOn(host: string, item: string): Promise<void> {
+  return claimFrom(remote, { ...buildBox, host }, item);
 }
 
 /** A status as `engine status` collects it: the hosts' remote from the clone's settings. */
