@@ -166,11 +166,20 @@ export class GitClaimStore {
   ): Promise<{ outcome: BranchEditOutcome; lease: HeldLease }> {
     let current = lease;
     for (let attempt = 0; attempt < 2; attempt++) {
-      const record = this.rewritten(current.record, state);
-      const commit = await leaseCommit(this.options.repo, record, current.commit);
-      const fence = { item: current.item, expected: current.commit, commit, also };
-      const outcome = await editOnSharedBranch(this.options, path, edit, message, fence);
-      if (outcome.kind === 'pushed') {
+      // The lease this try's push writes, when it wins.
+      const tried: { commit?: string; record?: LeaseRecord } = {};
+      const fenceOf = async (): Promise<Fence | 'fenced'> => {
+        const kept = await this.keptAlive(current);
+        if (kept === null) return 'fenced';
+        current = kept;
+        const record = this.rewritten(current.record, state);
+        const commit = await leaseCommit(this.options.repo, record, current.commit);
+        Object.assign(tried, { commit, record });
+        return { item: current.item, expected: current.commit, commit, also };
+      };
+      const outcome = await editOnSharedBranch(this.options, path, edit, message, fenceOf);
+      const { commit, record } = tried;
+      if (outcome.kind === 'pushed' && commit !== undefined && record !== undefined) {
         this.observed.set(current.item, { commit, seenSince: this.monotonic() });
         return { outcome, lease: { item: current.item, commit, record } };
       }
@@ -196,6 +205,20 @@ export class GitClaimStore {
       return { outcome, lease: current };
     }
     return { outcome: { kind: 'fenced' }, lease: current };
+  }
+
+  /**
+   * The lease, renewed first when a third of it has passed since this holder last wrote it: a
+   * write that keeps losing races to other pushes (each try a fetch, a commit and a push) holds
+   * its lease's turn, so no other renewal runs meanwhile, and on a busy remote its tries took
+   * longer than a lease, which another host then took over while this one was alive. Null when
+   * the lease moved on; a renewal that could not reach the remote goes on with the lease as it is.
+   */
+  private async keptAlive(lease: HeldLease): Promise<HeldLease | null> {
+    if (this.now() - lease.record.renewedAt < lease.record.leaseMs / 3) return lease;
+    const renewed = await this.renew(lease);
+    if (renewed.won) return renewed.lease;
+    return renewed.outcome.kind === 'lost' ? null : lease;
   }
 
   private rewritten(record: LeaseRecord, state: LeaseState): LeaseRecord {

@@ -12,7 +12,10 @@ export interface LeaseKeeperOptions {
   /** ms between renewals; each wait is this ± a fifth (a quarter of it after a failed one). */
   renewEveryMs: number;
   onLost: (item: string) => void;
+  /** A renewal could not reach the remote: said once, until one reaches it again. */
   onUnreachable?: (item: string, message: string) => void;
+  /** A renewal reached the remote after `onUnreachable`. */
+  onRenewedAgain?: (item: string) => void;
   random?: () => number;
 }
 
@@ -20,6 +23,8 @@ interface Kept {
   lease: HeldLease;
   timer: NodeJS.Timeout | null;
   chain: Promise<unknown>;
+  /** Renewals have failed since the last that reached the remote. */
+  failing: boolean;
 }
 
 export class LeaseKeeper {
@@ -35,7 +40,7 @@ export class LeaseKeeper {
 
   /** Starts renewing a lease this daemon has just won. */
   hold(lease: HeldLease): void {
-    const kept: Kept = { lease, timer: null, chain: Promise.resolve() };
+    const kept: Kept = { lease, timer: null, chain: Promise.resolve(), failing: false };
     this.kept.set(lease.item, kept);
     this.schedule(kept, 1);
   }
@@ -109,20 +114,27 @@ export class LeaseKeeper {
       });
     } catch (error) {
       // git failed here (a full disk, a removed clone): try again soon.
-      this.options.onUnreachable?.(kept.lease.item, String(error));
-      this.schedule(kept, 0.25);
+      this.failed(kept, String(error));
       return;
     }
     if (result === undefined || this.kept.get(kept.lease.item) !== kept) return;
-    if (result.won) return this.schedule(kept, 1);
+    if (result.won) {
+      if (kept.failing) this.options.onRenewedAgain?.(kept.lease.item);
+      kept.failing = false;
+      return this.schedule(kept, 1);
+    }
     if (result.outcome.kind === 'lost') {
       this.forget(kept);
       this.options.onLost(kept.lease.item);
       return;
     }
-    if ('message' in result.outcome) {
-      this.options.onUnreachable?.(kept.lease.item, result.outcome.message);
-    }
+    this.failed(kept, 'message' in result.outcome ? result.outcome.message : result.outcome.kind);
+  }
+
+  /** A renewal that could not reach the remote: said once, and tried again sooner. */
+  private failed(kept: Kept, message: string): void {
+    if (!kept.failing) this.options.onUnreachable?.(kept.lease.item, message);
+    kept.failing = true;
     this.schedule(kept, 0.25);
   }
 }

@@ -55,6 +55,13 @@ export type BranchEditOutcome =
 /** An edit of a file's text: the new text, or null when it does not apply to this text. */
 export type TextEdit = (text: string) => string | null;
 
+/**
+ * The fence of each try, asked for again before each push: a write that keeps losing races
+ * to other pushes may take longer than its lease, which its fence's source then renews
+ * (git-claim-store.ts); `fenced` when the lease moved on meanwhile.
+ */
+export type FenceSource = () => Promise<Fence | 'fenced'>;
+
 const BRANCH = /^(?!-)(?!.*\.\.)[A-Za-z0-9._/-]+$/;
 const ATTEMPTS = 8;
 
@@ -63,7 +70,7 @@ export async function editOnSharedBranch(
   path: string,
   edit: TextEdit,
   message: string,
-  fence?: Fence,
+  fenceOf?: FenceSource,
 ): Promise<BranchEditOutcome> {
   if (!BRANCH.test(where.branch)) throw new RangeError(`not a branch name: ${where.branch}`);
   let last = '';
@@ -79,6 +86,8 @@ export async function editOnSharedBranch(
     if (edited === null) return { kind: 'not-applicable' };
     if (edited === text) return { kind: 'unchanged' };
     const commit = await commitFile(where.repo, tip, { path, mode, text: edited }, message);
+    const fence = fenceOf ? await fenceOf() : undefined;
+    if (fence === 'fenced') return { kind: 'fenced' };
     const pushed = await pushFenced(where, tip, commit, fence);
     if (pushed.kind !== 'retry') return pushed;
     last = pushed.message;

@@ -93,7 +93,8 @@ export class GitClaims implements ClaimStore {
           }
       },
       onUnreachable: (item, message) =>
-        log('warn', `could not renew the lease of ${item}: ${message}`),
+        log('warn', `could not renew the lease of ${item}: ${message}; trying again`),
+      onRenewedAgain: (item) => log('info', `the lease of ${item} is renewed again`),
     });
   }
 
@@ -168,30 +169,51 @@ export class GitClaims implements ClaimStore {
     return this.writeClaim(item, session, at, won.lease);
   }
 
-  /** The claim's fenced edit of the request on the shared branch, once its ref is won. */
+  /**
+   * The claim's fenced edit of the request on the shared branch, once its ref is won, over the
+   * text the item was read from only. The lease is kept from the moment it is won: the edit may
+   * wait its turn behind this daemon's other branch writes for longer than a lease.
+   */
   private async writeClaim(
     item: PlannedItem,
     session: string,
     at: Held,
     lease: HeldLease,
   ): Promise<ClaimWrite> {
-    const edit = orNull((text) => claimEdit(text, item.noun, session));
+    let sinceRead = false;
+    const claimText = orNull((text) => claimEdit(text, item.noun, session));
+    // Line ends aside: the checkout may write a blob's LF as CRLF (core.autocrlf, eol).
+    const read = lf(item.snapshot.text);
+    const edit = (text: string): string | null => {
+      sinceRead = lf(text) !== read;
+      return sinceRead ? null : claimText(text);
+    };
     const message = `engine: claim ${at.path} (#claimed-${item.noun}, attempt ${lease.record.attempt})`;
-    const written = await this.branchTurn(() =>
-      this.store.writeFenced(lease, at.path, edit, message),
+    this.keeper.hold(lease);
+    const outcome = await this.branchTurn(() =>
+      this.keeper.use(at.item, async (held) => {
+        const written = await this.store.writeFenced(held, at.path, edit, message);
+        return { lease: written.lease, value: written.outcome };
+      }),
     );
-    if (written.outcome.kind !== 'pushed') {
+    if (outcome?.kind !== 'pushed') {
       // Not written: the ref is given back, so that no host waits a lease for it.
-      await this.store.end(written.lease, 'released');
-      if (written.outcome.kind === 'not-applicable' || written.outcome.kind === 'gone')
+      await this.keeper.use(at.item, async (held) => {
+        const ended = await this.store.end(held, 'released');
+        return { lease: ended.won ? ended.lease : null, value: null };
+      });
+      await this.keeper.drop(at.item);
+      if (outcome === undefined) return { kind: 'elsewhere', host: 'another host' };
+      if (outcome.kind === 'not-applicable' && sinceRead)
+        return { kind: 'changed', why: 'since-read' };
+      if (outcome.kind === 'not-applicable' || outcome.kind === 'gone')
         return { kind: 'changed', why: 'not-delegated' };
-      if (written.outcome.kind === 'unreachable') return this.unreachable(written.outcome.message);
-      return { kind: 'failed', message: outcomeText(written.outcome) };
+      if (outcome.kind === 'unreachable') return this.unreachable(outcome.message);
+      return { kind: 'failed', message: outcomeText(outcome) };
     }
     const { branch } = worktreePlace(this.agentRoot, item.noun, item.file);
     this.held.set(session, { ...at, branch });
     this.lost.delete(at.path);
-    this.keeper.hold(written.lease);
     // The checkout shows the claim before the session is followed there.
     await this.sync();
     return { kind: 'claimed' };
@@ -505,6 +527,10 @@ export class GitClaims implements ClaimStore {
     this.seen = new Map(claims.map((claim) => [claim.item, claim]));
     return this.seen.get(item) ?? null;
   }
+}
+
+function lf(text: string): string {
+  return text.replace(/\r\n/g, '\n');
 }
 
 function holderOf(judged: JudgedClaim): string {

@@ -105,3 +105,39 @@ it('stops renewing a lease once a write ended it', async () => {
   const [seen] = (await a.refresh())!;
   expect(seen!.record).toMatchObject({ state: 'done' });
 });
+
+it('says once that its renewals cannot reach the remote, and once that they reach it again', async () => {
+  const repo = remote.host('a');
+  const a = new GitClaimStore({
+    repo,
+    remote: 'origin',
+    branch: 'main',
+    me: { host: 'a', instance: 'a', boot: 'b' },
+    leaseMs: LEASE_MS,
+  });
+  let renewals = 0;
+  const renew = a.renew.bind(a);
+  a.renew = (lease) => {
+    renewals++;
+    return renew(lease);
+  };
+  const said: string[] = [];
+  const keeper = new LeaseKeeper(a, {
+    renewEveryMs: 200,
+    onLost: () => expect.fail('lost its own lease'),
+    onUnreachable: () => said.push('unreachable'),
+    onRenewedAgain: () => said.push('again'),
+  });
+  keepers.push(keeper);
+  const claimed = await a.claim('item-3', 'f.md', 'fix');
+  if (!claimed.won) throw new Error('claim lost');
+  const url = remote.git(repo, 'remote', 'get-url', 'origin').trim();
+  remote.git(repo, 'remote', 'set-url', 'origin', `${url}-gone`);
+  keeper.hold(claimed.lease);
+  // Tried again every 50 ms or so: said once, not at every try.
+  await waitFor(() => renewals >= 6, { timeoutMs: 20_000, message: 'six renewals tried' });
+  expect(said).toEqual(['unreachable']);
+  remote.git(repo, 'remote', 'set-url', 'origin', url);
+  await waitFor(() => said.length === 2, { timeoutMs: 20_000, message: 'renewed again' });
+  expect(said).toEqual(['unreachable', 'again']);
+});

@@ -2,6 +2,7 @@ import { readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { GitClaimStore } from '../../src/claims/git-claim-store.js';
+import { claimRefOf } from '../../src/claims/lease.js';
 import { editOnSharedBranch } from '../../src/claims/shared-branch.js';
 import { swapTags } from '../../src/tags/edit-tags.js';
 import { sharedRemote, type SharedRemote } from './git-remote.js';
@@ -140,5 +141,40 @@ it('moves the branch only with the lease: a host whose lease moved on is fenced'
   );
   expect(late.outcome).toEqual({ kind: 'fenced' });
   expect(remote.git(remote.bare, 'rev-parse', 'main')).toBe(before);
+  expect(remoteText(REQUEST)).toContain('#claimed-fix');
+});
+
+it('renews its lease between the tries of a write that keeps losing races to other pushes', async () => {
+  let clock = 0;
+  const now = () => clock;
+  const a = new GitClaimStore({
+    remote: 'origin',
+    branch: 'main',
+    leaseMs: 1_000,
+    now,
+    monotonic: now,
+    repo: remote.host('a'),
+    me: { host: 'a', instance: '1', boot: 'x' },
+  });
+  const claimed = await a.claim('fix-login', REQUEST, 'fix');
+  if (!claimed.won) throw new Error('claim lost');
+  // Each try takes 400 ms of a 1,000 ms lease, and the first two lose the race to a human's
+  // push: without renewals between them the lease would run out while its holder writes.
+  const leaseRefs: string[] = [];
+  let tries = 0;
+  const racing = (text: string) => {
+    leaseRefs.push(remote.git(remote.bare, 'rev-parse', claimRefOf('fix-login')));
+    clock += 400;
+    if (++tries <= 2) humanPush(REQUEST, (t) => `${t}A human's line.\n`);
+    return claimTag(text);
+  };
+  const written = await a.writeFenced(claimed.lease, REQUEST, racing, 'claim');
+  expect(written.outcome.kind).toBe('pushed');
+  expect(tries).toBe(3);
+  // The lease moved before each later try: renewed while the write was under way.
+  expect(new Set(leaseRefs).size).toBe(3);
+  expect(remote.git(remote.bare, 'rev-parse', claimRefOf('fix-login')).trim()).toBe(
+    written.lease.commit,
+  );
   expect(remoteText(REQUEST)).toContain('#claimed-fix');
 });

@@ -1,0 +1,80 @@
+/**
+ * A git claim is written only over the text its item was read from, as the local store's
+ * compare-and-swap: a request changed on the shared branch since the daemon read it gives its
+ * claim ref back and is read again (src/daemon/git-claims.ts, writeClaim).
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, expect, it } from 'vitest';
+import { GitClaims } from '../../src/daemon/git-claims.js';
+import type { PlannedItem } from '../../src/daemon/request-snapshot.js';
+import { TEST_TAGS_MD } from '../helpers/daemon-harness.js';
+import { inProcessContext } from '../helpers/in-process-context.js';
+import { fakeProbe } from '../process/fake-probe.js';
+import { sharedRemote, type SharedRemote } from './git-remote.js';
+
+const REQUEST = 'sessions/item.md';
+const TEXT = '# Item\n**Tags**: #delegated-fix\n\nBody.\n';
+let remote: SharedRemote | null = null;
+let claims: GitClaims | null = null;
+const stateHome = process.env.XDG_STATE_HOME;
+
+afterEach(async () => {
+  await claims?.close();
+  claims = null;
+  remote?.cleanup();
+  remote = null;
+  if (stateHome === undefined) delete process.env.XDG_STATE_HOME;
+  else process.env.XDG_STATE_HOME = stateHome;
+});
+
+function humanPush(shared: SharedRemote, change: (text: string) => string): void {
+  const human = shared.host(`human-${Math.random().toString(36).slice(2)}`);
+  const file = join(human, REQUEST);
+  writeFileSync(file, change(readFileSync(file, 'utf8')));
+  shared.git(human, 'commit', '-qam', 'human edit');
+  shared.git(human, 'push', '-q', 'origin', 'main');
+}
+
+/** The item as the daemon would have read it: only what the claim looks at. */
+const itemOf = (file: string, text: string) =>
+  ({ file, noun: 'fix', snapshot: { text } }) as unknown as PlannedItem;
+
+it('gives the claim ref back and reads again when the request changed on the branch since it was read', async () => {
+  const shared = sharedRemote({ 'directives/TAGS.md': TEST_TAGS_MD, [REQUEST]: TEXT });
+  remote = shared;
+  const root = shared.host('a');
+  process.env.XDG_STATE_HOME = join(shared.dir, 'state');
+  const { options } = inProcessContext(root, {
+    options: {
+      paths: [join(root, 'sessions')],
+      claims: 'git',
+      claimsRemote: 'origin',
+      claimsBranch: 'main',
+      claimsFetchMs: 600_000,
+      claimsLeaseMs: 30_000,
+    },
+  });
+  claims = await GitClaims.open(options, () => undefined, fakeProbe({ host: 'a', bootId: 'b' }));
+  const [sessions] = await claims.paths();
+  const file = join(sessions!, 'item.md');
+  // A human adds a line to the body after the daemon read the request.
+  humanPush(shared, (text) => `${text}A human's line.\n`);
+  expect(await claims.claim(itemOf(file, TEXT), 'sessions/s-1')).toEqual({
+    kind: 'changed',
+    why: 'since-read',
+  });
+  const branchText = shared.git(shared.bare, 'show', `main:${REQUEST}`);
+  expect(branchText).toContain('#delegated-fix');
+  const refs = shared.git(
+    shared.bare,
+    'for-each-ref',
+    '--format=%(contents:subject)',
+    'refs/engine/claims/',
+  );
+  expect(refs).toMatch(/: released, attempt 1, by a$/m);
+  // Read again, with the human's line: claimed.
+  const again = await claims.claim(itemOf(file, branchText), 'sessions/s-2');
+  expect(again).toEqual({ kind: 'claimed' });
+  expect(shared.git(shared.bare, 'show', `main:${REQUEST}`)).toContain('#claimed-fix');
+});
