@@ -32,7 +32,9 @@ export class SharedCheckout {
     const tip = await fetchTip(this.where);
     if (tip === null) return { unreachable: true };
     if (!(await exists(this.dir))) {
-      await gitOk(this.where.repo, ['worktree', 'add', '--quiet', '--detach', this.dir, tip]);
+      // --force: a checkout deleted by hand is still registered, and git refuses to add it again.
+      const add = ['worktree', 'add', '--force', '--quiet', '--detach', this.dir, tip];
+      await gitOk(this.where.repo, add);
       this.tip = tip;
       return { tip, changed: true, reset: [] };
     }

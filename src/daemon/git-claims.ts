@@ -427,7 +427,8 @@ export class GitClaims implements ClaimStore {
     const synced = await this.sync();
     const claims = await this.store.refresh();
     this.seen = claims && new Map(claims.map((claim) => [claim.item, claim]));
-    const reached = synced && claims !== null;
+    // A checkout that could not be moved is said by sync itself, never blamed on the remote.
+    const reached = claims !== null && (synced || this.syncFault !== null);
     if (reached !== this.reachable)
       this.log(
         reached ? 'info' : 'warn',
@@ -436,7 +437,7 @@ export class GitClaims implements ClaimStore {
           : `claims: ${this.place.remote} cannot be reached; trying again (no claim is made meanwhile)`,
       );
     this.reachable = reached;
-    return reached;
+    return synced && claims !== null;
   }
 
   private schedule(): void {

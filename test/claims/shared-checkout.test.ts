@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { SharedCheckout } from '../../src/claims/shared-checkout.js';
@@ -114,4 +114,17 @@ it('restores a file by its literal name: a `*` in it names no other file', async
   // A name the tip no longer has is no pattern over the names it has.
   await expect(checkout.restore(['sessions/*-login.md'])).rejects.toThrow();
   expect(readFileSync(join(checkout.dir, REQUEST), 'utf8')).toBe('held\n');
+});
+
+it('makes its checkout again after its directory was deleted by hand', async () => {
+  const host = remote.host('h1');
+  const checkout = new SharedCheckout(
+    { repo: host, remote: 'origin', branch: 'main' },
+    join(remote.dir, 'h1-shared'),
+  );
+  await checkout.sync();
+  rmSync(checkout.dir, { recursive: true, force: true });
+  // git still lists it as a worktree: adding it again must not be refused.
+  expect(await checkout.sync()).toMatchObject({ changed: true });
+  expect(readFileSync(join(checkout.dir, REQUEST), 'utf8')).toContain('#needs-fix');
 });

@@ -1,16 +1,17 @@
 /**
- * A git claim is written only over the text its item was read from, as the local store's
- * compare-and-swap: a request changed on the shared branch since the daemon read it gives its
- * claim ref back and is read again (src/daemon/git-claims.ts, writeClaim).
+ * GitClaims (src/daemon/git-claims.ts) in-process over a real bare remote: a claim is written
+ * only over the text its item was read from, as the local store's compare-and-swap; a checkout
+ * that cannot be moved is said as such, never blamed on the remote.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { GitClaims } from '../../src/daemon/git-claims.js';
 import type { PlannedItem } from '../../src/daemon/request-snapshot.js';
 import { TEST_TAGS_MD } from '../helpers/daemon-harness.js';
 import { inProcessContext } from '../helpers/in-process-context.js';
 import { fakeProbe } from '../process/fake-probe.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { sharedRemote, type SharedRemote } from './git-remote.js';
 
 const REQUEST = 'sessions/item.md';
@@ -40,9 +41,8 @@ function humanPush(shared: SharedRemote, change: (text: string) => string): void
 const itemOf = (file: string, text: string) =>
   ({ file, noun: 'fix', snapshot: { text } }) as unknown as PlannedItem;
 
-it('gives the claim ref back and reads again when the request changed on the branch since it was read', async () => {
-  const shared = sharedRemote({ 'directives/TAGS.md': TEST_TAGS_MD, [REQUEST]: TEXT });
-  remote = shared;
+/** GitClaims over a clone of `shared`, fetching every `fetchMs`. */
+async function openOn(shared: SharedRemote, log: (message: string) => void, fetchMs = 600_000) {
   const root = shared.host('a');
   process.env.XDG_STATE_HOME = join(shared.dir, 'state');
   const { options } = inProcessContext(root, {
@@ -51,11 +51,18 @@ it('gives the claim ref back and reads again when the request changed on the bra
       claims: 'git',
       claimsRemote: 'origin',
       claimsBranch: 'main',
-      claimsFetchMs: 600_000,
+      claimsFetchMs: fetchMs,
       claimsLeaseMs: 30_000,
     },
   });
-  claims = await GitClaims.open(options, () => undefined, fakeProbe({ host: 'a', bootId: 'b' }));
+  const probe = fakeProbe({ host: 'a', bootId: 'b' });
+  return GitClaims.open(options, (_level, message) => log(message), probe);
+}
+
+it('gives the claim ref back and reads again when the request changed on the branch since it was read', async () => {
+  const shared = sharedRemote({ 'directives/TAGS.md': TEST_TAGS_MD, [REQUEST]: TEXT });
+  remote = shared;
+  claims = await openOn(shared, () => undefined);
   const [sessions] = await claims.paths();
   const file = join(sessions!, 'item.md');
   // A human adds a line to the body after the daemon read the request.
@@ -77,4 +84,28 @@ it('gives the claim ref back and reads again when the request changed on the bra
   const again = await claims.claim(itemOf(file, branchText), 'sessions/s-2');
   expect(again).toEqual({ kind: 'claimed' });
   expect(shared.git(shared.bare, 'show', `main:${REQUEST}`)).toContain('#claimed-fix');
+});
+
+it('says a checkout that cannot be moved as such, and never blames the remote for it', async () => {
+  const shared = sharedRemote({ 'directives/TAGS.md': TEST_TAGS_MD, [REQUEST]: TEXT });
+  remote = shared;
+  const lines: string[] = [];
+  claims = await openOn(shared, (message) => lines.push(message), 100);
+  const [sessions] = await claims.paths();
+  // The checkout is replaced by a directory that is not a worktree of the repository.
+  const checkout = dirname(sessions!);
+  rmSync(checkout, { recursive: true, force: true });
+  mkdirSync(join(checkout, 'sessions'), { recursive: true });
+  await waitFor(() => lines.some((l) => /the checkout could not be moved/.test(l)), {
+    timeoutMs: 20_000,
+    message: () => `a checkout fault said; log:\n${lines.join('\n')}`,
+  });
+  // Taken away again, the checkout is made anew by a later fetch: the faulty one ended first.
+  rmSync(checkout, { recursive: true, force: true });
+  await waitFor(() => existsSync(join(checkout, '.git')), {
+    timeoutMs: 20_000,
+    message: 'the checkout made again',
+  });
+  expect(lines.filter((l) => /the checkout could not be moved/.test(l))).toHaveLength(1);
+  expect(lines.filter((l) => /cannot be reached/.test(l))).toEqual([]);
 });
