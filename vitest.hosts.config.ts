@@ -8,6 +8,9 @@ export default defineConfig({
   test: {
     include: ['test/claims/**/*.hosts.ts'],
     pool: 'forks',
+    // One file at a time: each runs several daemons and thousands of pushes on 2 cores, and
+    // files run together starved their hosts' lease renewals (a live lease ran out in CI).
+    fileParallelism: false,
     // Marks the run and, after it, fails it if a test left a process running.
     globalSetup: ['test/helpers/leftover-processes.ts'],
     testTimeout: 600_000,

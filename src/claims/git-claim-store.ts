@@ -19,6 +19,7 @@ import {
   newNonce,
   sameHolder,
   takeoverOf,
+  type ClaimFields,
   type ClaimJudgement,
   type Holder,
   type LeaseRecord,
@@ -98,11 +99,12 @@ export class GitClaimStore {
   }
 
   /** Claims an item no host has claimed yet (its ref must not exist). */
-  async claim(item: string, file: string, noun: string): Promise<ClaimResult> {
+  async claim(item: string, file: string, noun: string, branch?: string): Promise<ClaimResult> {
     const record: LeaseRecord = {
       item,
       file,
       noun,
+      ...(branch === undefined ? {} : { branch }),
       holder: this.options.me,
       attempt: 1,
       leaseMs: this.options.leaseMs,
@@ -124,7 +126,7 @@ export class GitClaimStore {
    * the attempt raised; refuses one that is not (yet) expired on this host's observation. A
    * `mine` is taken over only as an orphan: a lease of this holder that its caller does not keep.
    */
-  async takeOver(seen: JudgedClaim): Promise<ClaimResult> {
+  async takeOver(seen: JudgedClaim, claim?: ClaimFields): Promise<ClaimResult> {
     if (seen.judgement !== 'expired' && seen.judgement !== 'free' && seen.judgement !== 'mine') {
       return { won: false, outcome: { kind: 'not-expired' } };
     }
@@ -140,7 +142,7 @@ export class GitClaimStore {
       nonce: '',
       version: 1,
     };
-    const record = takeoverOf(previous, this.options.me, this.now());
+    const record = takeoverOf(previous, this.options.me, this.now(), claim);
     return this.swap(seen.item, seen.commit, record);
   }
 

@@ -29,6 +29,8 @@ export interface LeaseRecord {
   /** The request file's path in the shared branch when the lease was written. */
   file: string;
   noun: string;
+  /** The agent's branch (`engine/<noun>/<slug>`), pushed with its done; absent: none (a requeue). */
+  branch?: string;
   holder: Holder;
   /** Raised by each takeover: the fencing token every counted write carries. */
   attempt: number;
@@ -91,6 +93,7 @@ function isLeaseRecord(value: unknown): value is LeaseRecord {
     isItemId(r.item) &&
     typeof r.file === 'string' &&
     typeof r.noun === 'string' &&
+    (r.branch === undefined || typeof r.branch === 'string') &&
     typeof holder === 'object' &&
     holder !== null &&
     typeof holder.host === 'string' &&
@@ -155,13 +158,30 @@ export function newNonce(): string {
 }
 
 /** The record a takeover writes: this holder, the attempt raised. */
-export function takeoverOf(previous: LeaseRecord, me: Holder, now: number): LeaseRecord {
+export function takeoverOf(
+  previous: LeaseRecord,
+  me: Holder,
+  now: number,
+  claim?: ClaimFields,
+): LeaseRecord {
+  // A takeover for a new claim names that claim (its file, noun and agent's branch); one for a
+  // requeue keeps the file and noun, and no branch (no agent of its runs).
+  const rest: LeaseRecord = { ...previous };
+  delete rest.branch;
   return {
-    ...previous,
+    ...rest,
+    ...claim,
     holder: me,
     attempt: previous.attempt + 1,
     renewedAt: now,
     state: 'held',
     nonce: newNonce(),
   };
+}
+
+/** What a claim names: the request's path on the shared branch, its noun, the agent's branch. */
+export interface ClaimFields {
+  file: string;
+  noun: string;
+  branch: string;
 }

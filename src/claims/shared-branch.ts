@@ -45,12 +45,12 @@ export interface Fence {
  *   the file is not one engine edits (a symlink, a submodule, text that is not UTF-8).
  * - `fenced`: the lease is not the one given: this host's write does not count.
  * - `refused`: the server refused the push for another reason (a hook, a protected branch).
- * - `unreachable`: git could not fetch or push, or (`raced`) kept losing the race to other pushes.
+ * - `unreachable`: git could not fetch or push, or kept losing the race to other pushes.
  */
 export type BranchEditOutcome =
   | { kind: 'pushed'; commit: string }
   | { kind: 'unchanged' | 'gone' | 'not-applicable' | 'fenced' }
-  | { kind: 'refused' | 'unreachable'; message: string; raced?: true };
+  | { kind: 'refused' | 'unreachable'; message: string };
 
 /** An edit of a file's text: the new text, or null when it does not apply to this text. */
 export type TextEdit = (text: string) => string | null;
@@ -92,7 +92,7 @@ export async function editOnSharedBranch(
     if (pushed.kind !== 'retry') return pushed;
     last = pushed.message;
   }
-  return { kind: 'unreachable', message: `lost the race ${ATTEMPTS} times: ${last}`, raced: true };
+  return { kind: 'unreachable', message: `lost the race ${ATTEMPTS} times: ${last}` };
 }
 
 function remoteBranch(where: SharedBranch): string {

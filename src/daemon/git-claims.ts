@@ -150,14 +150,15 @@ export class GitClaims implements ClaimStore {
   async claim(item: PlannedItem, session: string): Promise<ClaimWrite> {
     const at = await this.itemAt(item.file);
     if ('failed' in at) return { kind: 'failed', message: at.failed };
-    let won = await this.store.claim(at.item, at.path, item.noun);
+    const { branch } = worktreePlace(this.agentRoot, item.noun, item.file);
+    let won = await this.store.claim(at.item, at.path, item.noun, branch);
     if (!won.won && won.outcome.kind === 'lost') {
       const judged = await this.judged(at.item);
       if (judged === null) return this.unreachable('the remote could not be reached');
       const orphan = judged.judgement === 'mine' && !this.keeper.current(at.item);
       if (!orphan && judged.judgement !== 'expired' && judged.judgement !== 'free')
         return { kind: 'elsewhere', host: holderOf(judged) };
-      won = await this.store.takeOver(judged);
+      won = await this.store.takeOver(judged, { file: at.path, noun: item.noun, branch });
       if (!won.won && won.outcome.kind === 'lost')
         return { kind: 'elsewhere', host: 'another host' };
     }
@@ -264,9 +265,12 @@ export class GitClaims implements ClaimStore {
     const { from, to } = transitionTags('finish', item.noun);
     const edit = orNull((text) => swapTags(text, [from], to));
     const also = await this.agentBranch(at);
-    // Tried until published or, the remote out of reach, for a lease (then another host takes
-    // the item over). Races lost to other pushes go on: the lease is renewed meanwhile.
-    let until = Date.now() + this.options.claimsLeaseMs;
+    // Tried for as long as its lease is kept alive (renewed: the remote answers and the lease is
+    // this host's), and for a lease after its last renewal (then another host takes the item
+    // over); a push the server keeps refusing (a hook) is given up after a lease of refusals.
+    const leaseMs = this.options.claimsLeaseMs;
+    let until = Date.now() + leaseMs;
+    let refusedSince: number | null = null;
     for (;;) {
       // Where the item is now: a human may have renamed its file on the branch meanwhile.
       const path = await this.pathNow(at);
@@ -290,9 +294,11 @@ export class GitClaims implements ClaimStore {
         'warn',
         `could not publish the done of ${at.path}: ${outcomeText(outcome!)}; trying again`,
       );
-      if (outcome?.kind === 'unreachable' && outcome.raced)
-        until = Date.now() + this.options.claimsLeaseMs;
-      if (this.closed || Date.now() > until) {
+      const renewedAt = this.keeper.current(at.item)?.record.renewedAt;
+      if (renewedAt !== undefined) until = Math.max(until, renewedAt + leaseMs);
+      refusedSince = outcome?.kind === 'refused' ? (refusedSince ?? Date.now()) : null;
+      const refused = refusedSince !== null && Date.now() - refusedSince > leaseMs;
+      if (this.closed || Date.now() > until || refused) {
         // Given up: the lease runs out, and another host takes the item over.
         this.held.delete(item.session);
         await this.keeper.drop(at.item);
@@ -363,7 +369,7 @@ export class GitClaims implements ClaimStore {
     const at = { ...found, branch: worktreePlace(this.agentRoot, noun, file).branch };
     const judged = this.seen?.get(at.item);
     if (judged?.judgement !== 'mine' || this.keeper.current(at.item)) return undefined;
-    const taken = await this.store.takeOver(judged);
+    const taken = await this.store.takeOver(judged, { file: at.path, noun, branch: at.branch });
     if (!taken.won) return undefined;
     this.log(
       'info',
@@ -459,7 +465,12 @@ export class GitClaims implements ClaimStore {
         const synced = await this.place.checkout.sync(mayDiffer);
         if ('unreachable' in synced) return false;
         for (const path of synced.reset)
-          this.log('warn', `claims: ${path} was written in the checkout with no lease held: reset`);
+          if (this.lost.delete(path)) this.log('warn', lostMarkText(path));
+          else
+            this.log(
+              'warn',
+              `claims: ${path} was written in the checkout with no lease held: reset`,
+            );
         this.tip = synced.tip;
         this.syncFault = null;
         return true;
@@ -491,10 +502,7 @@ export class GitClaims implements ClaimStore {
         path,
       ]);
       if (diff.code !== 1) continue;
-      this.log(
-        'warn',
-        `${path} was marked after this host's lease of it moved on to another host: not counted; the checkout's copy is restored`,
-      );
+      this.log('warn', lostMarkText(path));
       await this.place.checkout.restore([path]);
       this.lost.delete(path);
     }
@@ -528,6 +536,11 @@ export class GitClaims implements ClaimStore {
     this.seen = new Map(claims.map((claim) => [claim.item, claim]));
     return this.seen.get(item) ?? null;
   }
+}
+
+/** An agent's mark of a request whose lease moved on, found in the checkout. */
+function lostMarkText(path: string): string {
+  return `${path} was marked after this host's lease of it moved on to another host: not counted; the checkout's copy is restored`;
 }
 
 function lf(text: string): string {

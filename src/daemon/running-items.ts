@@ -2,7 +2,7 @@
  * The other items running now, for the note in each agent's prompt (agents/running-note.ts):
  * this daemon's running sessions (host: this host, branch: its worktree's), and with git claims
  * every other held claim as the daemon's last fetch left it in the clone's seen refs (no fetch
- * here: a launch never waits on the network). A claim record carries no branch.
+ * here: a launch never waits on the network), with the branch its record names.
  */
 import { hostname } from 'node:os';
 import { dirname, relative } from 'node:path';
@@ -41,7 +41,8 @@ export async function otherRunningItems(
   for (const { record } of seen?.claims ?? []) {
     if (record === null || record.state !== 'held') continue;
     const claim = { file: record.file, noun: record.noun };
-    if (!mine.has(key(claim))) elsewhere.push({ ...claim, host: record.holder.host, branch: null });
+    if (!mine.has(key(claim)))
+      elsewhere.push({ ...claim, host: record.holder.host, branch: record.branch ?? null });
   }
   return [...here, ...elsewhere];
 }

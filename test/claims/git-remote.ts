@@ -46,7 +46,12 @@ export function sharedRemote(files: Record<string, string> = {}): SharedRemote {
 }
 
 /** `holder` claims `item` (`sessions/<item>.md`, noun fix) from a clone of its own. */
-export async function claimFrom(remote: SharedRemote, holder: Holder, item: string): Promise<void> {
+export async function claimFrom(
+  remote: SharedRemote,
+  holder: Holder,
+  item: string,
+  branch?: string,
+): Promise<void> {
   const store = new GitClaimStore({
     repo: remote.host(`${holder.host}-${item}`),
     remote: 'origin',
@@ -54,5 +59,5 @@ export async function claimFrom(remote: SharedRemote, holder: Holder, item: stri
     me: holder,
     leaseMs: 60_000,
   });
-  expect((await store.claim(item, `sessions/${item}.md`, 'fix')).won).toBe(true);
+  expect((await store.claim(item, `sessions/${item}.md`, 'fix', branch)).won).toBe(true);
 }

@@ -12,18 +12,24 @@ import {
 
 const text = fc.string({ unit: 'binary' });
 const holder = fc.record({ host: text, instance: text, boot: text });
-const record: fc.Arbitrary<LeaseRecord> = fc.record({
-  item: fc.stringMatching(/^[a-z0-9][a-z0-9-]{0,20}$/),
-  file: text,
-  noun: text,
-  holder,
-  attempt: fc.integer({ min: 1, max: 1000 }),
-  leaseMs: fc.integer({ min: 1, max: 10_000_000 }),
-  renewedAt: fc.integer({ min: 0, max: 2 ** 45 }),
-  state: fc.constantFrom('held' as const, 'done' as const, 'released' as const),
-  nonce: fc.stringMatching(/^[0-9a-f]{16}$/),
-  version: fc.constant(1 as const),
-});
+const record: fc.Arbitrary<LeaseRecord> = fc
+  .record({
+    item: fc.stringMatching(/^[a-z0-9][a-z0-9-]{0,20}$/),
+    file: text,
+    noun: text,
+    holder,
+    attempt: fc.integer({ min: 1, max: 1000 }),
+    leaseMs: fc.integer({ min: 1, max: 10_000_000 }),
+    renewedAt: fc.integer({ min: 0, max: 2 ** 45 }),
+    state: fc.constantFrom('held' as const, 'done' as const, 'released' as const),
+    nonce: fc.stringMatching(/^[0-9a-f]{16}$/),
+    version: fc.constant(1 as const),
+  })
+  .chain((r) =>
+    fc
+      .option(text, { nil: undefined })
+      .map((branch) => (branch === undefined ? r : { ...r, branch })),
+  );
 const me: Holder = { host: 'me', instance: 'i', boot: 'b' };
 
 describe('lease records', () => {
@@ -136,6 +142,11 @@ describe('judging another host claim', () => {
           state: 'held',
         });
         expect(next.nonce).not.toBe(r.nonce);
+        // A requeue's takeover keeps the claim's file and noun, and names no agent's branch.
+        expect(next).toMatchObject({ file: r.file, noun: r.noun });
+        expect(next.branch).toBeUndefined();
+        const claim = { file: 'sessions/b.md', noun: 'fix', branch: 'engine/fix/b-0123' };
+        expect(takeoverOf(r, me, now, claim)).toMatchObject(claim);
       }),
     );
   });

@@ -17,8 +17,8 @@ import { inProcessContext } from '../helpers/in-process-context.js';
 let remote: SharedRemote;
 let clone: string;
 
-function claimOn(host: string, item: string): Promise<void> {
-  return claimFrom(remote, { host, instance: `inst-${host}`, boot: `boot-${host}` }, item);
+function claimOn(host: string, item: string, branch?: string): Promise<void> {
+  return claimFrom(remote, { host, instance: `inst-${host}`, boot: `boot-${host}` }, item, branch);
 }
 
 /** A daemon's shared state over the clone, one item running here, and the item it launches. */
@@ -39,14 +39,14 @@ beforeEach(async () => {
   remote = sharedRemote({ 'directives/engine.json': '{}\n' });
   clone = remote.host('this-host');
   mkdirSync(join(clone, 'sessions'));
-  await claimOn('build-box', 'fix-a');
+  await claimOn('build-box', 'fix-a', 'engine/fix/fix-a-0123456789ab');
   await claimOn('laptop', 'fix-b');
   // The item being launched: its own claim is not another item.
   await claimOn(hostname(), 'fix-c');
 });
 afterEach(() => remote.cleanup());
 
-it("git: this daemon's running items and every other host's held claims as last fetched", async () => {
+it("git: this daemon's running items and every other host's held claims as last fetched, with the branch a claim names", async () => {
   const { shared, launching } = daemonOver('git');
   const here = { file: 'sessions/here.md', noun: 'fix', host: hostname(), branch: null };
   // Nothing fetched yet: only this daemon's own.
@@ -55,7 +55,12 @@ it("git: this daemon's running items and every other host's held claims as last 
   await fetchClaimsSeen({ repo: clone, remote: 'origin' }, new Date());
   expect(await otherRunningItems(shared, launching)).toEqual([
     here,
-    { file: 'sessions/fix-a.md', noun: 'fix', host: 'build-box', branch: null },
+    {
+      file: 'sessions/fix-a.md',
+      noun: 'fix',
+      host: 'build-box',
+      branch: 'engine/fix/fix-a-0123456789ab',
+    },
     { file: 'sessions/fix-b.md', noun: 'fix', host: 'laptop', branch: null },
   ]);
 });
