@@ -10,6 +10,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
+import { followRemoteBranch } from '../claims/agent-branch.js';
 import { checkRemote, PUSH_FLAGS, pushUrl } from '../claims/claim-refs.js';
 import { GitClaimStore, type HeldLease, type JudgedClaim } from '../claims/git-claim-store.js';
 import { itemIdOf } from '../claims/item-id.js';
@@ -213,6 +214,9 @@ export class GitClaims implements ClaimStore {
       return { kind: 'failed', message: outcomeText(outcome) };
     }
     const { branch } = worktreePlace(this.agentRoot, item.noun, item.file);
+    // A re-approved item continues the branch its earlier run left on the remote.
+    const left = await followRemoteBranch(this.place, branch);
+    if (left !== null) this.log('warn', `claims: ${at.path}: ${left}`);
     this.held.set(session, { ...at, branch });
     this.lost.delete(at.path);
     // The checkout shows the claim before the session is followed there.
