@@ -288,9 +288,10 @@ export class GitClaims implements ClaimStore {
       const outcome = written?.outcome;
       const done = doneOf(written);
       if (done !== null) {
+        // Restored while still held: a sync meanwhile must not take the mark for a stray write.
+        await this.restore(at.path);
         this.held.delete(item.session);
         await this.keeper.drop(at.item);
-        await this.restore(at.path);
         if (done.counted || !isFenced(outcome)) return done;
         return { counted: false, why: `${done.why}; ${await this.keepLate(at.item, also)}` };
       }
@@ -304,10 +305,10 @@ export class GitClaims implements ClaimStore {
       const refused = refusedSince !== null && Date.now() - refusedSince > leaseMs;
       if (this.closed || Date.now() > until || refused) {
         // Given up: the lease runs out, and another host takes the item over.
+        await this.restore(at.path);
         this.held.delete(item.session);
         await this.keeper.drop(at.item);
-        await this.restore(at.path);
-        return { counted: false, why: 'it could not be published within its lease' };
+        return { counted: false, why: 'it could not be published while its lease was kept' };
       }
       await new Promise((resolve) => setTimeout(resolve, this.options.claimsFetchMs));
     }
