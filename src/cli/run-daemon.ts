@@ -296,7 +296,7 @@ async function warmStatusQuery(root: string, settings: Settings): Promise<Status
 
 /** What a plain `engine status` in this project asks (status.ts, with no paths given). */
 export async function plainStatusQuery(root: string, settings: Settings): Promise<StatusQuery> {
-  const { paths, tableRoot } = await statusPlace(root, settings, []);
+  const { paths, tableRoot } = await statusPlace(root, []);
   const used = await readDispatchTable(tableRoot);
   return {
     paths,

@@ -12,7 +12,6 @@ import type { StatusReport } from '../status/collect-status.js';
 import type { ShownTable } from '../control/protocol.js';
 import { requireGivenPaths } from './given-paths.js';
 import { liveQueuePlace, queuePaths } from '../daemon/queue-place.js';
-import type { Settings } from '../settings/setting-table.js';
 
 export interface StatusArgs {
   paths: string[];
@@ -54,7 +53,7 @@ export async function engineStatus(args: StatusArgs): Promise<void> {
   const root = await projectRoot(args.root);
   const { settings } = await loadSettings(root, {}, process.env);
   requireGivenPaths(args.paths, 'directory');
-  const { paths, tableRoot } = await statusPlace(root, settings, args.paths);
+  const { paths, tableRoot } = await statusPlace(root, args.paths);
   const used = await readDispatchTable(tableRoot);
   const now = new Date();
   const judging = {
@@ -89,10 +88,10 @@ export async function engineStatus(args: StatusArgs): Promise<void> {
  */
 export async function statusPlace(
   root: string,
-  settings: Settings,
   given: readonly string[],
 ): Promise<{ paths: string[]; tableRoot: string }> {
-  const place = settings.claims === 'git' ? await liveQueuePlace(root) : null;
+  // Whatever the settings say: a daemon started with --claims git reads its checkout.
+  const place = await liveQueuePlace(root);
   const asked = given.length > 0 ? given.map((p) => resolve(p)) : [join(root, 'sessions')];
   return { paths: queuePaths(root, place, asked), tableRoot: place?.root ?? root };
 }

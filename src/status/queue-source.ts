@@ -1,8 +1,9 @@
 /**
- * Where a status read the queue, with `"claims": "git"` in the settings (docs/MANY-HOSTS.md,
- * "What status and the board read"): the running daemon's checkout of the shared branch, or,
- * with no daemon of git claims on the root, this working tree, which the shared branch may not
- * match. Undefined in local mode, so that the report there is what it always was.
+ * Where a status read the queue (docs/MANY-HOSTS.md, "What status and the board read"): the
+ * checkout of the shared branch of a daemon of git claims running on the root (whatever the
+ * settings say: it may have been started with --claims git), or, with none and `"claims":
+ * "git"` in the settings, this working tree, which the shared branch may not match. Undefined
+ * in local mode with no such daemon, so that the report there is what it always was.
  */
 import { join, relative } from 'node:path';
 import { isBelow, liveQueuePlace, type QueuePlace } from '../daemon/queue-place.js';
@@ -21,11 +22,10 @@ export async function queueSourceOf(
   paths: readonly string[],
   remote: string | null,
 ): Promise<QueueSource | undefined> {
-  if (remote === null) return undefined;
   const place = await liveQueuePlace(root);
   if (place !== null && paths.every((path) => isBelow(place.root, path)))
     return { kind: 'checkout', ...place };
-  return { kind: 'working-tree', remote };
+  return remote === null ? undefined : { kind: 'working-tree', remote };
 }
 
 /**

@@ -101,6 +101,10 @@ describe('a daemon of git claims reads the shared branch, not the human tree', (
       message: () => `an agent on second.md; output:\n${d.output()}`,
     });
     expect(start!.file.endsWith(join('sessions', 'second.md'))).toBe(true);
+    // No engine.json says git claims here: status follows the daemon started with the flag.
+    const status = await runCli(['status', '--root', clone]);
+    expect(status.stdout).toContain('Queue: the shared branch origin main');
+    expect(status.stdout).toMatch(/^ {2}sessions\/second\.md {2}#/m);
   });
 
   it("has engine status show the checkout's items, say so, and warm its cache on the same paths", async () => {
