@@ -13,6 +13,7 @@ import { duration, relativeTime } from '../status/relative-time.js';
 import { waitText } from '../status/wait-text.js';
 import type { ReportOrigin } from './board-source.js';
 import type { CardFacts } from './card-facts.js';
+import { queueFile, queueText } from '../status/queue-source.js';
 import { hostsSection, type HostsSection } from './hosts-section.js';
 import type { ApprovalPlace, ItemRef } from './item-ids.js';
 
@@ -112,14 +113,17 @@ export function boardView(inputs: ViewInputs): Board {
     done: report.done.flatMap((d) => doneCard(inputs, d)),
   };
   const cards = Object.values(lanes).flat();
-  if (readOnly) for (const card of cards) card.actions = [];
+  // A card of the daemon's checkout offers no action: an edit there is reset at the next sync
+  // (the shared branch changes by a commit pushed from a tree, engine tag's edit included).
+  if (readOnly || report.queue?.kind === 'checkout') for (const card of cards) card.actions = [];
   const paused = report.paused;
   return {
     root: report.root,
     generatedAt: now.toISOString(),
     readOnly,
     daemon: daemonText(report),
-    source: inputs.from === 'daemon' ? 'from the daemon' : 'from the files',
+    // With git claims, which copy of the requests (the daemon's checkout, or this tree).
+    source: `${inputs.from === 'daemon' ? 'from the daemon' : 'from the files'}${report.queue ? `. ${queueText(report.queue)}` : ''}`,
     paused: paused && `${paused.reason}; lifts ${relativeTime(paused.until, now)}`,
     resume: paused && !readOnly ? 'engine resume' : null,
     lanes: LANES.map((name) => ({ name, title: LANE_TITLES[name], cards: lanes[name] })),
@@ -131,6 +135,11 @@ function daemonText({ daemon }: StatusReport): string {
   if (daemon.state === 'running') return `daemon: pid ${daemon.pid} on ${daemon.host}`;
   if (daemon.state === 'other-host') return `daemon: on host ${daemon.host}`;
   return 'daemon: none runs, so nothing is dispatched (engine run starts one)';
+}
+
+/** A request's path relative to the root; a file of the daemon's checkout by its place there. */
+function shownFile({ root, queue }: StatusReport, file: string): string {
+  return relative(root, queueFile(queue, root, file));
 }
 
 /** A shell word: as it is when plain, else single-quoted. */
@@ -148,8 +157,8 @@ function card(
   const facts = inputs.factsOf(item.file);
   return {
     id: inputs.idOf({ file: item.file, noun: item.noun, approval }),
-    title: facts?.title ?? item.title ?? relative(inputs.report.root, item.file),
-    file: relative(inputs.report.root, item.file),
+    title: facts?.title ?? item.title ?? shownFile(inputs.report, item.file),
+    file: shownFile(inputs.report, item.file),
     noun: item.noun,
     tag: item.tag,
     priority: facts === null ? null : `P${facts.priority}`,

@@ -35,7 +35,7 @@ import { createLogger } from './logger.js';
 import { openLogFile } from '../service/log-file.js';
 import { ENGINE_MAIN, projectTablePath, readDispatchTable, shippedTableNote } from './paths.js';
 import { projectRoot } from './project-root.js';
-import { statusText } from './status.js';
+import { statusPlace, statusText } from './status.js';
 import { printLine } from './output.js';
 import { waitReasonOf } from '../status/wait-reasons.js';
 import { waitText } from '../status/wait-text.js';
@@ -80,24 +80,67 @@ export async function runDaemon(args: Args): Promise<void> {
     throw new EngineError(
       '--once goes with local claims: a claim of --claims git is a lease, renewed while its daemon runs',
     );
-  const routes = await dispatchRoutes(options, log);
+  // A dry run makes no claim, no push and no checkout move: with git claims its queue would be
+  // the daemon's checkout, which only a running daemon keeps (engine status shows its order).
+  if (options.claims === 'git' && args['dry-run'])
+    throw new EngineError(
+      "--dry-run goes with local claims: with --claims git the queue is the shared branch, read from the running daemon's checkout; engine status lists its waiting items in dispatch order",
+    );
   // A dry run starts no agent: it answers without one installed.
   if (!args['dry-run']) checkAgentProgram(options);
   const runner = await startRunner(args, options);
-  // Git claims: the queue is read from the daemon's checkout of the shared branch.
-  const claims = options.claims === 'git' ? await GitClaims.open(options, log, systemProbe) : null;
-  if (claims) options.paths = await claims.paths();
+  // The lock first: a second daemon on the root is refused before it touches any checkout.
+  // ENGINE_UNSAFE_NO_LOCK lets the reliability suite force two daemons onto one root.
+  const lock =
+    args['dry-run'] || process.env.ENGINE_UNSAFE_NO_LOCK === '1'
+      ? null
+      : await acquireDaemonLock(root).catch(async (error: unknown) => {
+          await runner.close();
+          throw error;
+        });
+  try {
+    await runLocked(args, { options, settings, log, runner });
+  } finally {
+    await lock?.release();
+  }
+  // Agents under the pty runner are children of this process and would keep it alive: they end
+  // with the daemon (docs/DAEMON.md), and the next start requeues them.
+  if (runner instanceof PtyRunner) process.exit(0);
+}
+
+/** The daemon, once the root's lock is held (none for --dry-run): its stores, then its mode. */
+async function runLocked(
+  args: Args,
+  {
+    options,
+    settings,
+    log,
+    runner,
+  }: {
+    options: DaemonOptions;
+    settings: Settings;
+    log: ReturnType<typeof createLogger>;
+    runner: Runner;
+  },
+): Promise<void> {
+  const { root } = options;
   const pool = new ScanPool();
   const notifier = notifierOf(settings, options, log);
-  const ctx = daemonContext(options, { routes, runner, log, pool, notifier });
-  if (claims) ctx.claims = claims;
-  const control = args.once || args['dry-run'] ? null : controlOf(options, ctx, pool, settings);
-  if (control) ctx.observer = control.observer;
-  if (options.agent !== 'custom' && !args['dry-run']) {
-    await writeEngineShim(root, process.execPath, ENGINE_MAIN);
-  }
-  const daemon = new Daemon(ctx);
+  let claims: GitClaims | null = null;
   try {
+    // Git claims: the queue, its dependencies and directives/TAGS.md are read from the daemon's
+    // checkout of the shared branch.
+    claims = options.claims === 'git' ? await GitClaims.open(options, log, systemProbe) : null;
+    if (claims) options.paths = await claims.paths();
+    const routes = await dispatchRoutes(options, claims?.agentRoot ?? root, log);
+    const ctx = daemonContext(options, { routes, runner, log, pool, notifier });
+    if (claims) ctx.claims = claims;
+    const control = args.once || args['dry-run'] ? null : controlOf(options, ctx, pool, settings);
+    if (control) ctx.observer = control.observer;
+    if (options.agent !== 'custom' && !args['dry-run']) {
+      await writeEngineShim(root, process.execPath, ENGINE_MAIN);
+    }
+    const daemon = new Daemon(ctx);
     await runDaemonMode(args, { daemon, control }, { options, settings }, log);
   } finally {
     await claims?.close();
@@ -105,9 +148,6 @@ export async function runDaemon(args: Args): Promise<void> {
     await runner.close();
     await notifier.close();
   }
-  // Agents under the pty runner are children of this process and would keep it alive: they end
-  // with the daemon (docs/DAEMON.md), and the next start requeues them.
-  if (runner instanceof PtyRunner) process.exit(0);
 }
 
 /** The notifications of recorded events (--on-event, --notify-via). */
@@ -256,9 +296,10 @@ async function warmStatusQuery(root: string, settings: Settings): Promise<Status
 
 /** What a plain `engine status` in this project asks (status.ts, with no paths given). */
 export async function plainStatusQuery(root: string, settings: Settings): Promise<StatusQuery> {
-  const used = await readDispatchTable(root);
+  const { paths, tableRoot } = await statusPlace(root, []);
+  const used = await readDispatchTable(tableRoot);
   return {
-    paths: [join(root, 'sessions')],
+    paths,
     table: { text: used.text, path: used.path },
     judging: {
       options: judgeOptionsOf(settings),
@@ -293,26 +334,17 @@ async function runDaemonMode(
     return;
   }
 
-  // ENGINE_UNSAFE_NO_LOCK lets the reliability suite force two daemons onto one root.
-  const lock =
-    process.env.ENGINE_UNSAFE_NO_LOCK === '1'
-      ? { release: async () => undefined }
-      : await acquireDaemonLock(root);
+  if (args.once) {
+    await daemon.runOnce();
+    await daemon.stop();
+    return;
+  }
+  // Before the daemon starts: a board that cannot listen stops the start before any claim.
+  const board = args.board ? await startDaemonBoard(args, options, settings, log) : null;
   try {
-    if (args.once) {
-      await daemon.runOnce();
-      await daemon.stop();
-      return;
-    }
-    // Before the daemon starts: a board that cannot listen stops the start before any claim.
-    const board = args.board ? await startDaemonBoard(args, options, settings, log) : null;
-    try {
-      await runUntilSignal(daemon, control, options, log);
-    } finally {
-      await board?.close();
-    }
+    await runUntilSignal(daemon, control, options, log);
   } finally {
-    await lock.release();
+    await board?.close();
   }
 }
 
@@ -369,13 +401,20 @@ function keepYoungGenerationSmall(): void {
   setFlagsFromString('--semi-space-growth-factor=1');
 }
 
-/** The table in force at start, reloaded from `<root>/directives/TAGS.md` while the daemon runs. */
-async function dispatchRoutes(options: DaemonOptions, log: LogFn): Promise<DispatchTableSource> {
-  const path = projectTablePath(options.root);
+/**
+ * The table in force at start, reloaded from `<root>/directives/TAGS.md` while the daemon runs;
+ * `root`: the project root, or its counterpart in the checkout of the shared branch.
+ */
+async function dispatchRoutes(
+  options: DaemonOptions,
+  root: string,
+  log: LogFn,
+): Promise<DispatchTableSource> {
+  const path = projectTablePath(root);
   // Stat first: a save after it is then seen as a save, even before the first check.
   const mtimeMs = (await stat(path).catch(() => null))?.mtimeMs ?? null;
-  const used = await readDispatchTable(options.root);
-  if (used.shipped) log('warn', shippedTableNote(options.root));
+  const used = await readDispatchTable(root);
+  if (used.shipped) log('warn', shippedTableNote(root));
   return new DispatchTableSource({
     path,
     table: parseDispatchTable(used.text, used.path),

@@ -33,7 +33,7 @@ export const runCommand: CommandModule<object, Args> = {
         type: 'boolean',
         default: false,
         describe:
-          'Print every waiting item in the order the daemon claims them, with what each still waits for; change nothing',
+          "Print every waiting item in the order the daemon claims them, with what each still waits for; change nothing (not with --claims git: engine status shows the running daemon's order)",
       })
       .option('board', {
         type: 'boolean',

@@ -15,6 +15,7 @@ import type { Settings } from '../settings/setting-table.js';
 import { isReal } from './ask-daemon.js';
 import { printLine } from './output.js';
 import { readDispatchTable } from './paths.js';
+import { statusPlace } from './status.js';
 
 export interface BoardFlags {
   host: string;
@@ -93,6 +94,8 @@ async function boardSource(
     agingMs: settings.agingMs,
     hostsRemote: hostsRemoteOf(settings),
   };
+  // With git claims, each report reads where the daemon running then reads (statusPlace).
+  const place = () => statusPlace(root, paths);
   const files = await fileBoardSource({
     root,
     paths,
@@ -100,19 +103,23 @@ async function boardSource(
     onError: (error) => log('warn', `board watch: ${messageOf(error)}`),
     // The table is read at each report: a change to directives/TAGS.md shows at once.
     collect: async () => {
-      const used = await readDispatchTable(root);
-      return collectStatus(root, paths, parseDispatchTable(used.text, used.path), judging);
+      const read = await place();
+      const used = await readDispatchTable(read.tableRoot);
+      return collectStatus(root, read.paths, parseDispatchTable(used.text, used.path), judging);
     },
   });
   return daemonBoardSource({
     files,
     // A path through a symlink may lead outside what the daemon watches: the files answer.
     connect: async () =>
-      paths.every(isReal) ? connectDaemon(root, { timeoutMs: DAEMON_TIMEOUT_MS }) : null,
+      (await place()).paths.every(isReal)
+        ? connectDaemon(root, { timeoutMs: DAEMON_TIMEOUT_MS })
+        : null,
     query: async (): Promise<StatusQuery> => {
-      const used = await readDispatchTable(root);
+      const read = await place();
+      const used = await readDispatchTable(read.tableRoot);
       const table = { text: used.text, path: used.path };
-      return { paths, table, judging: { ...judging, nowMs: Date.now() } };
+      return { paths: read.paths, table, judging: { ...judging, nowMs: Date.now() } };
     },
   });
 }

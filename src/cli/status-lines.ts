@@ -5,6 +5,7 @@
  */
 import type { PrintResult } from '../sessions/session-state.js';
 import type { ClaimItem, DoneItem, StatusReport, WaitingItem } from '../status/collect-status.js';
+import { queueFile, queueText } from '../status/queue-source.js';
 import type { NeedsYou } from '../status/needs-you.js';
 import { agentStateText } from '../status/agent-state-text.js';
 import { duration, relativeTime, shortPath, wrap } from './fit-width.js';
@@ -51,7 +52,7 @@ export function statusLines(
   const view: View = {
     root: report.root,
     now,
-    path: (file) => shortPath(report.root, file),
+    path: (file) => shortPath(report.root, queueFile(report.queue, report.root, file)),
     at: (iso) => relativeTime(iso, now),
   };
   const shipped = table.shipped
@@ -66,6 +67,7 @@ export function statusLines(
       '',
       '  ',
     ),
+    ...(report.queue ? wrap(queueText(report.queue), '', '  ') : []),
     ...daemonLines(report, view),
     ...section(`Needs you (${report.needsYou.length}):`, report.needsYou, 0, (n) =>
       // An agent's question is shown with its age: rendered each time.

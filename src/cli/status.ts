@@ -11,6 +11,7 @@ import { readingFiles, statusTextFromDaemon } from './ask-daemon.js';
 import type { StatusReport } from '../status/collect-status.js';
 import type { ShownTable } from '../control/protocol.js';
 import { requireGivenPaths } from './given-paths.js';
+import { liveQueuePlace, queuePaths } from '../daemon/queue-place.js';
 
 export interface StatusArgs {
   paths: string[];
@@ -51,10 +52,9 @@ export const statusCommand: CommandModule<object, StatusArgs> = {
 export async function engineStatus(args: StatusArgs): Promise<void> {
   const root = await projectRoot(args.root);
   const { settings } = await loadSettings(root, {}, process.env);
-  const used = await readDispatchTable(root);
   requireGivenPaths(args.paths, 'directory');
-  const paths =
-    args.paths.length > 0 ? args.paths.map((p) => resolve(p)) : [join(root, 'sessions')];
+  const { paths, tableRoot } = await statusPlace(root, args.paths);
+  const used = await readDispatchTable(tableRoot);
   const now = new Date();
   const judging = {
     options: judgeOptionsOf(settings),
@@ -79,6 +79,21 @@ export async function engineStatus(args: StatusArgs): Promise<void> {
   // Claims judged, and items ordered and held, as the project's daemon does.
   const report = await collectStatus(root, paths, table, { now, ...judging });
   printLine(statusText(report, shown, args.json, now));
+}
+
+/**
+ * The request paths a status reads (`given`, or sessions/) and the root of its table: with git
+ * claims and a daemon running them, the same places in its checkout of the shared branch
+ * (daemon/queue-place.ts), as the daemon reads them.
+ */
+export async function statusPlace(
+  root: string,
+  given: readonly string[],
+): Promise<{ paths: string[]; tableRoot: string }> {
+  // Whatever the settings say: a daemon started with --claims git reads its checkout.
+  const place = await liveQueuePlace(root);
+  const asked = given.length > 0 ? given.map((p) => resolve(p)) : [join(root, 'sessions')];
+  return { paths: queuePaths(root, place, asked), tableRoot: place?.root ?? root };
 }
 
 /**

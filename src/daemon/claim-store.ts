@@ -101,3 +101,13 @@ export const localClaimStore: ClaimStore = {
 export function claimStoreOf(ctx: { claims?: ClaimStore }): ClaimStore {
   return ctx.claims ?? localClaimStore;
 }
+
+/**
+ * The root the queue is read under, where `Depends On` entries are resolved: with git claims the
+ * root's counterpart in the checkout of the shared branch (the truth every host shares), else
+ * the root.
+ */
+export function queueRootOf(ctx: { claims?: ClaimStore; options: { root: string } }): string {
+  const store = claimStoreOf(ctx);
+  return store.inPlace ? ctx.options.root : (store.agentRoot ?? ctx.options.root);
+}

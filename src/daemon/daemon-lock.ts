@@ -1,11 +1,12 @@
 /**
- * One daemon per root: an O_EXCL pidfile holding the daemon's process identity. A lock whose
- * holder is not alive (pid gone, reused, zombie, previous boot) is taken over.
+ * One daemon per root, and one per checkout of a shared branch: an O_EXCL pidfile holding the
+ * daemon's process identity. A lock whose holder is not alive (pid gone, reused, zombie, previous
+ * boot) is taken over.
  */
 import { randomBytes } from 'node:crypto';
 import { link, mkdir, readFile, rename, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { EngineError } from '../errors.js';
 import { createWhole } from '../files/create-whole.js';
 import {
@@ -26,10 +27,33 @@ export function daemonLockPath(root: string): string {
 }
 
 export async function acquireDaemonLock(root: string): Promise<DaemonLock> {
-  const path = daemonLockPath(root);
   await mkdir(engineStateDir(root), { recursive: true });
+  return acquireLock(daemonLockPath(root), {}, () => `is monitoring ${root}`);
+}
+
+/**
+ * One daemon per checkout of a shared branch (`--claims git`): two daemons on different roots
+ * of one repository would share its checkout and its instance id. The lock, `<checkout>.lock`,
+ * names the root of the daemon holding it.
+ */
+export async function acquireCheckoutLock(checkout: string, root: string): Promise<DaemonLock> {
+  await mkdir(dirname(checkout), { recursive: true });
+  return acquireLock(
+    `${checkout}.lock`,
+    { root },
+    (holder) =>
+      `holds the checkout ${checkout} of this repository's shared branch, for the root ${String(holder.root)}: one daemon per repository and host (stop it, or run this one there)`,
+  );
+}
+
+/** An O_EXCL lock holding this process's identity and `extra`; `refusal`: what a live holder does. */
+async function acquireLock(
+  path: string,
+  extra: Record<string, string>,
+  refusal: (holder: ProcessIdentity & Record<string, unknown>) => string,
+): Promise<DaemonLock> {
   const me = selfIdentity();
-  const content = `${JSON.stringify(me)}\n`;
+  const content = `${JSON.stringify({ ...me, ...extra })}\n`;
   for (let attempt = 0; attempt < 5; attempt++) {
     // Created whole or not at all, so no reader ever sees an empty lock.
     if (await createWhole(path, content)) return { path, release: () => releaseIfOurs(path, me) };
@@ -38,15 +62,15 @@ export async function acquireDaemonLock(root: string): Promise<DaemonLock> {
     const holder = parseIdentity(raw);
     if (holder && holder.host !== hostname()) {
       throw new EngineError(
-        `another daemon (pid ${holder.pid} on host ${holder.host}) is monitoring ${root}; remove ${path} if that host is gone`,
+        `another daemon (pid ${holder.pid} on host ${holder.host}) ${refusal(holder)}; remove ${path} if that host is gone`,
       );
     }
     if (holder && isAlive(checkLiveness(holder))) {
-      throw new EngineError(`another daemon (pid ${holder.pid}) is monitoring ${root}`);
+      throw new EngineError(`another daemon (pid ${holder.pid}) ${refusal(holder)}`);
     }
     await takeOver(path, raw);
   }
-  throw new EngineError(`Could not take the daemon lock ${path}: it keeps changing`);
+  throw new EngineError(`Could not take the lock ${path}: it keeps changing`);
 }
 
 /** Moves a dead holder's lock aside; puts it back (never over another lock) if it was not that. */
@@ -79,9 +103,9 @@ export async function readDaemonLock(root: string): Promise<ProcessIdentity | nu
   return raw === null ? null : parseIdentity(raw);
 }
 
-function parseIdentity(raw: string): ProcessIdentity | null {
+function parseIdentity(raw: string): (ProcessIdentity & Record<string, unknown>) | null {
   try {
-    const value = JSON.parse(raw) as ProcessIdentity;
+    const value = JSON.parse(raw) as ProcessIdentity & Record<string, unknown>;
     return typeof value.pid === 'number' && typeof value.startTicks === 'string' ? value : null;
   } catch {
     return null;

@@ -18,7 +18,7 @@ import { ChangeSignals, type ChangeSubscription } from '../watch/change-signals.
 import type { DispatchRoutes, LogFn } from './daemon-context.js';
 
 export interface DispatchTableSourceOptions {
-  /** `<root>/directives/TAGS.md`. */
+  /** `<root>/directives/TAGS.md`; with git claims, the root's counterpart in the checkout's. */
   path: string;
   /** The table in force at start. */
   table: DispatchTable;

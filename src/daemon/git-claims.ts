@@ -30,6 +30,8 @@ import { transitionTags } from '../tags/tag-name.js';
 import { worktreePlace } from '../worktrees/worktree.js';
 import type { ClaimStore, ClaimWrite, DoneItem, DoneWrite, HolderVerdict } from './claim-store.js';
 import type { DaemonOptions, LogFn } from './daemon-context.js';
+import { acquireCheckoutLock, type DaemonLock } from './daemon-lock.js';
+import { recordQueuePlace } from './queue-place.js';
 import type { PlannedItem } from './request-snapshot.js';
 
 /** Where the shared branch is, and who this daemon is. */
@@ -41,6 +43,8 @@ interface GitPlace {
   checkout: SharedCheckout;
   /** The daemon root's counterpart in the checkout: agents' worktrees are made from there. */
   agentRoot: string;
+  /** One daemon per checkout (daemon-lock.ts), released at close. */
+  lock: DaemonLock;
 }
 
 /** A lease this daemon holds, by the session it was taken for. */
@@ -118,15 +122,25 @@ export class GitClaims implements ClaimStore {
     if (!(await untilReached(options, log, () => hasBranch(repo, remote, branch))).found)
       throw new EngineError(`--claims-branch: ${remote} has no branch ${branch}`);
     const dir = checkoutDir(repo, remote, branch);
-    const boot = probe.bootId();
-    const me = { host: probe.hostname(), instance: await instanceOf(dir, boot), boot };
-    const checkout = new SharedCheckout({ repo, remote, branch }, dir);
-    const agentRoot = join(dir, relative(repo, await realpath(options.root)));
-    const claims = new GitClaims({ repo, remote, branch, me, checkout, agentRoot }, options, log);
-    await untilReached(options, log, async () => ((await claims.tick()) ? true : null));
-    log('info', `claims: git, on ${remote} ${branch}; the queue is read from ${dir}`);
-    claims.schedule();
-    return claims;
+    // Before the checkout or its instance id is touched: a second daemon of this repository is
+    // refused, naming the first one's root.
+    const lock = await acquireCheckoutLock(dir, options.root);
+    try {
+      const boot = probe.bootId();
+      const me = { host: probe.hostname(), instance: await instanceOf(dir, boot), boot };
+      const checkout = new SharedCheckout({ repo, remote, branch }, dir);
+      const agentRoot = join(dir, relative(repo, await realpath(options.root)));
+      const place = { repo, remote, branch, me, checkout, agentRoot, lock };
+      const claims = new GitClaims(place, options, log);
+      await untilReached(options, log, async () => ((await claims.tick()) ? true : null));
+      log('info', `claims: git, on ${remote} ${branch}; the queue is read from ${dir}`);
+      await recordQueuePlace(options.root, { checkout: dir, root: agentRoot, remote, branch });
+      claims.schedule();
+      return claims;
+    } catch (error) {
+      await lock.release();
+      throw error;
+    }
   }
 
   /** The daemon's watched paths, inside the checkout: the same places in the shared tree. */
@@ -146,6 +160,7 @@ export class GitClaims implements ClaimStore {
     if (this.timer) clearTimeout(this.timer);
     await this.keeper.stop();
     await this.syncs.catch(() => undefined);
+    await this.place.lock.release();
   }
 
   async claim(item: PlannedItem, session: string): Promise<ClaimWrite> {
@@ -641,8 +656,8 @@ async function untilReached<T>(
 /**
  * This daemon's instance id: one per boot and checkout, kept beside the checkout, so that a
  * daemon restarted on the same boot knows its earlier leases as its own (`mine`) and adopts
- * them. Two daemons never share it: the daemon lock keeps one per root, the checkout is per
- * repository, remote and branch.
+ * them. Two daemons never share it: the checkout is per repository, remote and branch, and its
+ * lock (acquireCheckoutLock, taken before this) keeps one daemon per checkout.
  */
 async function instanceOf(checkout: string, boot: string): Promise<string> {
   const file = `${checkout}.instance`;

@@ -33,7 +33,7 @@ import { planResume } from '../resume/prior-attempt.js';
 import type { ResumePlan } from '../resume/resume-plan.js';
 import { worktreeFor, type Worktree } from '../worktrees/worktree.js';
 import { checkClaim } from './claim-check.js';
-import { claimStoreOf } from './claim-store.js';
+import { claimStoreOf, queueRootOf } from './claim-store.js';
 import type { DaemonShared } from './daemon-shared.js';
 import { failpoint } from './failpoint.js';
 import { otherRunningItems } from './running-items.js';
@@ -152,7 +152,7 @@ export class Launcher {
   /** Whether a request it depends on holds it now (checked at claim time, not only at its read). */
   private async isBlocked({ file, noun, snapshot }: PlannedItem): Promise<boolean> {
     const { ctx } = this.shared;
-    const blockers = await blockersOf(ctx.options.root, file, snapshot.dependsOn, ctx.scan);
+    const blockers = await blockersOf(queueRootOf(ctx), file, snapshot.dependsOn, ctx.scan);
     if (blockers.length === 0) return false;
     ctx.log('debug', `not claiming ${file} (#delegated-${noun}): ${blockerText(blockers[0]!)}`);
     return true;

@@ -20,6 +20,7 @@ import { blockersOf } from '../order/read-dependencies.js';
 import type { ScanSummary } from '../tags/scan-pool.js';
 import { parseTagPattern, type TagPattern } from '../tags/tag-name.js';
 import { walkMarkdownFiles } from '../tags/walk-markdown.js';
+import { queueRootOf } from './claim-store.js';
 import type { DaemonShared } from './daemon-shared.js';
 import type { FileRead } from './request-snapshot.js';
 
@@ -102,7 +103,7 @@ export class RequestReader {
     );
     const { digest, attempts, priorSession, session, dependsOn } = scan;
     const snapshot = { text: read.file.text, digest, attempts, priorSession, session, dependsOn };
-    const blockers = await blockersOf(ctx.options.root, file, dependsOn, ctx.scan);
+    const blockers = await blockersOf(queueRootOf(ctx), file, dependsOn, ctx.scan);
     const items = work.items.map((item) => ({ ...item, wait, blockers, snapshot }));
     return { file, items, claims, unrouted };
   }

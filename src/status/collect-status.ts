@@ -32,12 +32,14 @@ import { daemonPresence, type DaemonPresence } from './daemon-presence.js';
 import { doneItems, itemKey } from './done-items.js';
 import { hostsClaimsOf, type HostsClaims } from './hosts-claims.js';
 import { inputWait, needsOfFile, needsOrder, type NeedsYou } from './needs-you.js';
+import { queueSourceOf, type QueueSource } from './queue-source.js';
 import { recordedOf, type DoneItem } from './recorded-end.js';
 import { waitReasonOf, withSlotWaits, type WaitReason } from './wait-reasons.js';
 
 export type { ClaimItem } from './claim-item.js';
 export type { DoneItem } from './recorded-end.js';
 export type { HostsClaims } from './hosts-claims.js';
+export type { QueueSource } from './queue-source.js';
 
 export interface WaitingItem {
   file: string;
@@ -77,6 +79,8 @@ export interface StatusReport {
   doneMore: number;
   /** With `"claims": "git"` only: every host's claims as last fetched (hosts-claims.ts). */
   hosts?: HostsClaims;
+  /** With `"claims": "git"` only: where the queue was read (queue-source.ts). */
+  queue?: QueueSource;
 }
 
 /** How claims are judged and items ordered: the project's settings, as its daemon has them. */
@@ -142,7 +146,10 @@ export async function collectStatus(
     agingMs: 0,
     ...given,
   };
-  const found = await scanPaths(root, paths, table, judging, source);
+  const queue = await queueSourceOf(root, paths, judging.hostsRemote ?? null);
+  // In the daemon's checkout, `Depends On` entries name the checkout's files, as the daemon's do.
+  const dependencyRoot = queue?.kind === 'checkout' ? queue.root : root;
+  const found = await scanPaths(dependencyRoot, paths, table, judging, source);
   const claims = await Promise.all(found.claims.map((c) => describeClaim(root, c, judging)));
   const running = claims.filter((c) => c.alive);
   const paused = await readPause(root);
@@ -175,6 +182,7 @@ export async function collectStatus(
     done: await Promise.all(done.items.map((e) => recordedOf(root, e))),
     doneMore: done.more,
     ...(hosts === undefined ? {} : { hosts }),
+    ...(queue === undefined ? {} : { queue }),
   };
 }
 
@@ -196,6 +204,7 @@ export interface Found {
   claims: FoundClaim[];
 }
 
+/** `root`: what `Depends On` entries are resolved against. */
 async function scanPaths(
   root: string,
   paths: string[],
