@@ -14,7 +14,7 @@
 import type { Stats } from 'node:fs';
 import { isMarkdownPath } from '../tags/walk-markdown.js';
 import { loadWatchBackend } from './load-watch-backend.js';
-import type { WatcherKind } from './watch-backend.js';
+import type { WatchBackend, WatcherKind } from './watch-backend.js';
 import { SerialTask } from './serial-task.js';
 import { TreeState, type StatFile } from './tree-state.js';
 import { WatchedRoots } from './watched-roots.js';
@@ -52,6 +52,8 @@ export interface RequestWatcherOptions {
   watcher?: WatcherKind;
   /** Tests: whether the inotify watches leave too little room (default watchHeadroomLow). */
   headroomLow?: () => boolean;
+  /** Tests: the backend itself (one whose subscription is held open), in place of `watcher`'s. */
+  backend?: WatchBackend;
 }
 
 /** Reads a file found by the first pass; true when it should settle (be handed on). */
@@ -94,24 +96,46 @@ export class RequestWatcher {
   }
 
   /**
-   * Watches, then runs the first reconcile: every existing file is considered once. `inspect`,
-   * when given, sees every file of that pass (after its stat is recorded) and says whether it
-   * should settle; without it every file does. The daemon reads each file there once, instead of
-   * once for its claims and again when every file settles. `statFile`, with `inspect`, stats each
-   * file of that pass: the daemon's opens the file and keeps the read that `inspect` then uses.
+   * Watches and runs the first reconcile side by side: every existing file is considered once.
+   * `inspect`, when given, sees every file of that pass (after its stat is recorded) and says
+   * whether it should settle; without it every file does. The daemon reads each file there once,
+   * instead of once for its claims and again when every file settles. `statFile`, with `inspect`,
+   * stats each file of that pass: the daemon's opens the file and keeps the read that `inspect`
+   * then uses. Resolves once both are done, with a catch-up pass under way (catchUp).
    */
   async start(inspect?: Inspect, statFile?: StatFile): Promise<void> {
-    if (this.options.watch !== false) await this.watch();
     this.inspect = inspect ?? null;
     this.firstStat = inspect && statFile;
-    await this.reconcile();
+    if (this.options.watch === false) await this.reconcile();
+    else {
+      // Counted before the first pass begins: until the catch-up pass, events are incomplete.
+      const seen = ++this.losses;
+      await Promise.all([this.watch(), this.reconcile()]);
+      this.catchUp(seen);
+    }
     this.scheduleRescan();
   }
 
+  /**
+   * The watch opened while the first pass ran (at 50,000 files @parcel/watcher crawls the tree
+   * for 0.5 to 1 s on its own thread, which the first pass no longer waits for): a change made
+   * in a directory before its watch was added, after the first pass had listed or read it, was
+   * reported by nobody. A full pass now (stats only: nothing is read unless it changed since the
+   * first pass's stat) finds every such change; until it has run, events count as incomplete, so
+   * the tag index does not answer.
+   */
+  private catchUp(seen: number): void {
+    void this.reconcile().then(() => {
+      this.caughtUp = Math.max(this.caughtUp, seen);
+    });
+  }
+
   private async watch(): Promise<void> {
-    const backend = await loadWatchBackend(this.options.watcher ?? 'parcel', (message) =>
-      this.options.onError(new Error(message)),
-    );
+    const backend =
+      this.options.backend ??
+      (await loadWatchBackend(this.options.watcher ?? 'parcel', (message) =>
+        this.options.onError(new Error(message)),
+      ));
     if (this.closed) return;
     this.roots = new WatchedRoots({
       paths: this.options.paths,

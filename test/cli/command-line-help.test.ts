@@ -6,6 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { chmod, writeFile } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { engineCli, withoutHelpCache } from '../../src/cli/full-cli.js';
 import { CLI, runProcess } from '../helpers/run-cli.js';
 import { engine, expectError, makeTempDir, type TempDir } from './fixtures.js';
 
@@ -112,6 +113,23 @@ describe('help', () => {
     [['status', 'x'], "engine status has no subcommand 'x' (see engine status --help)"],
   ])('engine help %j names the command it does not know', async (words, message) => {
     expectError(await engine(t.dir, ['help', ...words]), message);
+  });
+
+  it("renders no help text when a command's handler runs (yargs would, for a later failure)", async () => {
+    // `engine help tag`: its handler prints the help of `engine tag`.
+    const cli = withoutHelpCache(engineCli(['help', 'tag']));
+    expect(await cli.parseAsync()).toMatchObject({ command: ['tag'] });
+    const internal = cli as unknown as {
+      getInternalMethods(): { getUsageInstance(): { hasCachedHelpMessage(): boolean } };
+    };
+    expect(internal.getInternalMethods().getUsageInstance().hasCachedHelpMessage()).toBe(false);
+  });
+
+  it('engine run says what a handler says, and shows no help', async () => {
+    expectError(
+      await engine(t.dir, ['run']),
+      'Nothing to run: use --monitor-tags to run the daemon',
+    );
   });
 
   it('-v is --version', async () => {

@@ -17,6 +17,7 @@ import { ScanPool } from '../../src/tags/scan-pool.js';
 import { parseTagPattern } from '../../src/tags/tag-name.js';
 import { RequestWatcher } from '../../src/watch/request-watcher.js';
 import { rng } from '../../scripts/bench/lib.mjs';
+import { waitFor } from '../helpers/wait-for.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -67,6 +68,8 @@ async function setUp(prepare?: (dir: string) => Promise<void>): Promise<{
     await rm(dir, { recursive: true, force: true });
   });
   await watcher.start();
+  // The catch-up pass after the first one: until it has run, the index is not trusted.
+  await waitFor(() => watcher.eventsComplete, { message: 'the catch-up pass after start' });
   await index.build();
   return { dir, index, sync, pool };
 }

@@ -374,6 +374,50 @@ describe('falling back to chokidar', () => {
   });
 });
 
+describe('the watch opened beside the first pass', () => {
+  it("finds a write made between a file's read and its directory's watch, the index untrusted until then", async () => {
+    const root = join(dir, 'root');
+    await mkdir(root);
+    const file = join(root, 'N.md');
+    await writeFile(file, 'before\n');
+    const parcel = await loadWatchBackend('parcel', () => {});
+    let release = (): void => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    // A subscription that opens only when the test says: its crawl outlasts the first pass.
+    const backend: WatchBackend = {
+      kind: 'parcel',
+      subscribe: async (d, ignore, handlers) => {
+        await held;
+        return parcel.subscribe(d, ignore, handlers);
+      },
+    };
+    const w = new RequestWatcher({
+      paths: [root],
+      debounceMs: 50,
+      rescanIntervalMs: 3_600_000,
+      backend,
+      onSettled: (path) => settled.push(path),
+      onError: (error) => errors.push(error),
+    });
+    watcher = w;
+    const inspected: string[] = [];
+    await w.start(async (path) => {
+      inspected.push(path);
+      // After the first pass's stat and read of the file, before its directory is watched.
+      writeFileSync(path, 'written after the read, before the watch\n');
+      release();
+      return false;
+    });
+    expect(inspected).toEqual([file]);
+    // Ready, with the catch-up pass under way: answers wait for it.
+    expect(w.eventsComplete).toBe(false);
+    await reported(file);
+    await waitFor(() => w.eventsComplete, { message: 'trusted after the catch-up pass' });
+    expect(times(file)).toBe(1);
+    expect(errors).toEqual([]);
+  });
+});
+
 describe('request watcher passes', () => {
   /** A root holding link.md, a symlink to a file outside it: no watch reports its writes. */
   async function linked(rescanIntervalMs: number): Promise<{ root: string; target: string }> {
