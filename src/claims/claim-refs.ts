@@ -177,8 +177,16 @@ export async function swapRef(
   if (now === undefined) return { kind: 'unreachable', message: oneLine(run.stderr) };
   if (now === commit) return { kind: 'done' };
   if (now !== expected) return { kind: 'lost' };
-  return { kind: 'refused', message: line.split('\t').at(-1) ?? line };
+  const reason = line.split('\t').at(-1) ?? line;
+  // The remote could not lock or write the ref (a concurrent push holds its lock, a full disk):
+  // tried again later, as a remote out of reach is, never a refusal for good.
+  if (COULD_NOT_WRITE.test(reason)) return { kind: 'unreachable', message: reason };
+  return { kind: 'refused', message: reason };
 }
+
+/** A remote's answer for a ref it could not lock or write, as opposed to one it refused. */
+const COULD_NOT_WRITE =
+  /\((failed to update ref|failed to lock|cannot lock ref|atomic transaction failed)\)/;
 
 /** The ref's commit on the remote (null: it does not exist); undefined when unreachable. */
 export async function remoteValue(

@@ -45,12 +45,12 @@ export interface Fence {
  *   the file is not one engine edits (a symlink, a submodule, text that is not UTF-8).
  * - `fenced`: the lease is not the one given: this host's write does not count.
  * - `refused`: the server refused the push for another reason (a hook, a protected branch).
- * - `unreachable`: git could not fetch or push, or kept losing the race to other pushes.
+ * - `unreachable`: git could not fetch or push, or (`raced`) kept losing the race to other pushes.
  */
 export type BranchEditOutcome =
   | { kind: 'pushed'; commit: string }
   | { kind: 'unchanged' | 'gone' | 'not-applicable' | 'fenced' }
-  | { kind: 'refused' | 'unreachable'; message: string };
+  | { kind: 'refused' | 'unreachable'; message: string; raced?: true };
 
 /** An edit of a file's text: the new text, or null when it does not apply to this text. */
 export type TextEdit = (text: string) => string | null;
@@ -92,7 +92,7 @@ export async function editOnSharedBranch(
     if (pushed.kind !== 'retry') return pushed;
     last = pushed.message;
   }
-  return { kind: 'unreachable', message: `lost the race ${ATTEMPTS} times: ${last}` };
+  return { kind: 'unreachable', message: `lost the race ${ATTEMPTS} times: ${last}`, raced: true };
 }
 
 function remoteBranch(where: SharedBranch): string {
@@ -153,6 +153,9 @@ async function commitFile(
   }
 }
 
+/** Every ref of an atomic push whose transaction the remote could not commit says this. */
+const ATOMIC_FAILED = /\[remote rejected\].*\(atomic transaction failed\)$/;
+
 /** A rejection that a fetch and a second try may mend: the branch moved under this push. */
 const STALE = /\[rejected\].*\((stale info|fetch first|non-fast-forward|atomic push failed)\)/;
 
@@ -178,6 +181,10 @@ async function pushFenced(
     const lease = await remoteValue(where, claimRefOf(fence.item));
     if (lease === undefined) return { kind: 'unreachable', message: oneLine(run.stderr) };
     if (lease !== fence.expected) return { kind: 'fenced' };
+    // Every ref "atomic transaction failed" and none named its own reason: the remote could
+    // not commit the transaction (a ref's lock held by a concurrent push), not a refusal.
+    if (lines.every((l) => ATOMIC_FAILED.test(l)))
+      return { kind: 'retry', message: lines.join('; ') };
     // A ref pushed along that is not a fast-forward is not mended by a fetch of the branch.
     const also = lines.find((l) => fence.also?.some((a) => l.includes(`:${a.ref}\t`)));
     if (also !== undefined && !/atomic push failed/.test(also))

@@ -68,6 +68,8 @@ export interface ClaimStore {
   publishDone(item: DoneItem): Promise<DoneWrite>;
   /** Who the claim of `session` in `file` belongs to (claim-check.ts judges the rest). */
   judgeHolder(file: string, noun: string, session: string): Promise<HolderVerdict>;
+  /** The daemon stops: writes still being tried (git: a done's publication) give up. */
+  stopping?(): void;
 }
 
 /** The file is no longer the text the item was read from. */

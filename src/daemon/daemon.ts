@@ -120,6 +120,7 @@ export class Daemon {
   /** Stops watching and lets a claim or spawn in progress finish; agents keep running. */
   async stop(): Promise<void> {
     this.shared.stopping = true;
+    this.ctx.claims?.stopping?.();
     if (this.reapTimer) this.ctx.timers.clearTimeout(this.reapTimer);
     this.governor.stop();
     this.dispatcher.stop();

@@ -73,6 +73,8 @@ export class GitClaims implements ClaimStore {
   private branchWrites: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
+  /** The daemon stops: a done still being tried gives up at its next try. */
+  private stopped = false;
   private reachable = true;
   private syncFault: string | null = null;
 
@@ -154,6 +156,10 @@ export class GitClaims implements ClaimStore {
     });
   }
 
+  stopping(): void {
+    this.stopped = true;
+  }
+
   /** Stops fetching and renewing: the leases held run out unless a new daemon takes them over. */
   async close(): Promise<void> {
     this.closed = true;
@@ -212,17 +218,20 @@ export class GitClaims implements ClaimStore {
         const written = await this.store.writeFenced(held, at.path, edit, message);
         return { lease: written.lease, value: written.outcome };
       }),
-    );
+    ).catch(async (error: unknown) => {
+      // git failed here (a full disk): the lease must not be kept with no session behind it.
+      await this.giveBack(at.item);
+      throw error;
+    });
     if (outcome?.kind !== 'pushed') {
       // Not written: the ref is given back, so that no host waits a lease for it.
-      await this.keeper.use(at.item, async (held) => {
-        const ended = await this.store.end(held, 'released');
-        return { lease: ended.won ? ended.lease : null, value: null };
-      });
-      await this.keeper.drop(at.item);
+      await this.giveBack(at.item);
       if (outcome === undefined) return { kind: 'elsewhere', host: 'another host' };
-      if (outcome.kind === 'not-applicable' && sinceRead)
+      if (outcome.kind === 'not-applicable' && sinceRead) {
+        // Read again only once the checkout shows the new text, else it is claimed over again.
+        if (!(await this.sync())) return this.unreachable('the checkout could not be moved');
         return { kind: 'changed', why: 'since-read' };
+      }
       if (outcome.kind === 'not-applicable' || outcome.kind === 'gone')
         return { kind: 'changed', why: 'not-delegated' };
       if (outcome.kind === 'unreachable') return this.unreachable(outcome.message);
@@ -230,13 +239,25 @@ export class GitClaims implements ClaimStore {
     }
     const { branch } = worktreePlace(this.agentRoot, item.noun, item.file);
     // A re-approved item continues the branch its earlier run left on the remote.
-    const left = await followRemoteBranch(this.place, branch);
+    const left = await followRemoteBranch(this.place, branch).catch(messageOf);
     if (left !== null) this.log('warn', `claims: ${at.path}: ${left}`);
     this.held.set(session, { ...at, branch });
     this.lost.delete(at.path);
     // The checkout shows the claim before the session is followed there.
     await this.sync();
     return { kind: 'claimed' };
+  }
+
+  /** A lease won but not used: ended as `released` (when it still can be) and no longer kept. */
+  private async giveBack(item: string): Promise<void> {
+    try {
+      await this.keeper.use(item, async (held) => {
+        const ended = await this.store.end(held, 'released');
+        return { lease: ended.won ? ended.lease : null, value: null };
+      });
+    } finally {
+      await this.keeper.drop(item);
+    }
   }
 
   /** A claim that could not reach the remote: said, and tried again after a fetch period. */
@@ -284,10 +305,12 @@ export class GitClaims implements ClaimStore {
     const { from, to } = transitionTags('finish', item.noun);
     const edit = orNull((text) => swapTags(text, [from], to));
     const also = await this.agentBranch(at);
-    // Tried for as long as its lease is kept alive (renewed: the remote answers and the lease is
-    // this host's), and for a lease after its last renewal (then another host takes the item
-    // over); a push the server keeps refusing (a hook) is given up after a lease of refusals.
+    // Tried for a lease; races lost to other pushes go on while the lease is kept alive (renewed:
+    // the remote answers and the lease is this host's), up to PUBLISH_LEASES leases in all (the
+    // daemon's pipeline waits meanwhile); then given up, and another host takes the item over.
+    // A push the server keeps refusing (a hook) is given up after a lease of refusals.
     const leaseMs = this.options.claimsLeaseMs;
+    const last = Date.now() + PUBLISH_LEASES * leaseMs;
     let until = Date.now() + leaseMs;
     let refusedSince: number | null = null;
     for (;;) {
@@ -315,10 +338,11 @@ export class GitClaims implements ClaimStore {
         `could not publish the done of ${at.path}: ${outcomeText(outcome!)}; trying again`,
       );
       const renewedAt = this.keeper.current(at.item)?.record.renewedAt;
-      if (renewedAt !== undefined) until = Math.max(until, renewedAt + leaseMs);
+      if (outcome?.kind === 'unreachable' && outcome.raced && renewedAt !== undefined)
+        until = Math.min(last, Math.max(until, renewedAt + leaseMs));
       refusedSince = outcome?.kind === 'refused' ? (refusedSince ?? Date.now()) : null;
       const refused = refusedSince !== null && Date.now() - refusedSince > leaseMs;
-      if (this.closed || Date.now() > until || refused) {
+      if (this.closed || this.stopped || Date.now() > until || refused) {
         // Given up: the lease runs out, and another host takes the item over.
         await this.restore(at.path);
         this.held.delete(item.session);
@@ -557,6 +581,9 @@ export class GitClaims implements ClaimStore {
     return this.seen.get(item) ?? null;
   }
 }
+
+/** How many leases a done's publication is tried for at most, while races are lost. */
+const PUBLISH_LEASES = 5;
 
 /** An agent's mark of a request whose lease moved on, found in the checkout. */
 function lostMarkText(path: string): string {

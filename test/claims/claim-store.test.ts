@@ -1,5 +1,5 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { claimRefOf, type Holder } from '../../src/claims/lease.js';
 import { fetchClaims, swapClaimRef } from '../../src/claims/claim-refs.js';
@@ -42,6 +42,18 @@ describe('claims on a shared remote', () => {
     expect(remote.git(remote.bare, 'for-each-ref', '--format=%(refname)')).toContain(
       'refs/engine/claims/item-1',
     );
+  });
+
+  it('takes a claim ref the remote could not lock for a remote out of reach, not a refusal', async () => {
+    const a = store(remote.host('a'), hostA);
+    // A concurrent push holds the ref's lock on the remote.
+    const lock = join(remote.bare, 'refs', 'engine', 'claims', 'item-1.lock');
+    mkdirSync(dirname(lock), { recursive: true });
+    writeFileSync(lock, '');
+    const first = await a.claim('item-1', 'sessions/x.md', 'implementation');
+    expect(first).toMatchObject({ won: false, outcome: { kind: 'unreachable' } });
+    rmSync(lock);
+    expect((await a.claim('item-1', 'sessions/x.md', 'implementation')).won).toBe(true);
   });
 
   it('takes over only once the lease ran out on its own observation, and fences the old holder', async () => {

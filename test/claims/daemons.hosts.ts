@@ -168,6 +168,23 @@ describe('daemons of several hosts on one git remote', () => {
     const doneEvents = () =>
       hostsHere.flatMap((h) => events(h.root)).filter((e) => e.event === 'done');
     const logs = () => hostsHere.map((h, i) => `host ${i}:\n${tail(h)}`).join('\n');
+    // The items not done: their text on the branch, and every host's log lines naming them.
+    const missing = () => {
+      const done = new Set(itemsShowing(shared, '#done-fix'));
+      const texts = onBranch(shared, count);
+      return Array.from({ length: count }, (_, i) => i + 1)
+        .filter((i) => !done.has(i))
+        .map((i) => {
+          const said = hostsHere.flatMap((h, n) =>
+            h.daemons[0]!.output()
+              .split('\n')
+              .filter((line) => line.includes(`item-${i}.md`) || line.includes(`item-${i}-`))
+              .map((line) => `host ${n}: ${line}`),
+          );
+          return `item-${i}:\n${texts[i - 1]}\n${said.slice(-30).join('\n')}`;
+        })
+        .join('\n');
+    };
     for (let first = 1; first <= count; first += burst) {
       const items = Array.from({ length: burst }, (_, i) => first + i);
       approve(shared, human, items);
@@ -184,7 +201,7 @@ describe('daemons of several hosts on one git remote', () => {
         timeoutMs: 600_000,
         intervalMs: 1000,
         message: () =>
-          `every item done (${itemsShowing(shared, '#done-fix').length} on the branch, ${doneEvents().length} events); ${logs()}`,
+          `every item done (${itemsShowing(shared, '#done-fix').length} on the branch, ${doneEvents().length} events); ${missing()}; ${logs()}`,
       },
     );
     const names = Array.from({ length: count }, (_, i) => `item-${i + 1}.md`).sort();

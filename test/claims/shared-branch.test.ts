@@ -1,4 +1,4 @@
-import { readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { GitClaimStore } from '../../src/claims/git-claim-store.js';
@@ -176,5 +176,29 @@ it('renews its lease between the tries of a write that keeps losing races to oth
   expect(remote.git(remote.bare, 'rev-parse', claimRefOf('fix-login')).trim()).toBe(
     written.lease.commit,
   );
+  expect(remoteText(REQUEST)).toContain('#claimed-fix');
+});
+
+it('tries again a push whose transaction the remote could not commit (a ref locked by another push)', async () => {
+  const a = new GitClaimStore({
+    remote: 'origin',
+    branch: 'main',
+    leaseMs: 60_000,
+    repo: remote.host('a'),
+    me: { host: 'a', instance: '1', boot: 'x' },
+  });
+  const claimed = await a.claim('fix-login', REQUEST, 'fix');
+  if (!claimed.won) throw new Error('claim lost');
+  // A concurrent push holds the branch's lock on the remote during the first try.
+  const lock = join(remote.bare, 'refs', 'heads', 'main.lock');
+  writeFileSync(lock, '');
+  let tries = 0;
+  const edit = (text: string) => {
+    if (++tries === 2) rmSync(lock);
+    return claimTag(text);
+  };
+  const written = await a.writeFenced(claimed.lease, REQUEST, edit, 'claim');
+  expect(written.outcome.kind).toBe('pushed');
+  expect(tries).toBe(2);
   expect(remoteText(REQUEST)).toContain('#claimed-fix');
 });
