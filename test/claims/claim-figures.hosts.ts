@@ -120,8 +120,10 @@ it('one host pushes nothing when idle, and about one renewal per lease held per 
   expect(renewals.every((p) => p.refs.every((r) => r.startsWith('refs/engine/claims/')))).toBe(
     true,
   );
-  expect(renewals.length).toBeGreaterThanOrEqual(expected * 0.6);
-  expect(renewals.length).toBeLessThanOrEqual(expected * 1.4);
+  // Each wait starts after the last renewal ended: a loaded machine renews less often (0.75 of
+  // the bound at a load average of 25), and a lease renewed at half the rate still holds.
+  expect(renewals.length).toBeGreaterThanOrEqual(expected * 0.5);
+  expect(renewals.length).toBeLessThanOrEqual(expected * 1.2);
 }, 600_000);
 
 it.each([

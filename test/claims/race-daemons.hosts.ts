@@ -26,11 +26,12 @@ const FLAGS = ['--claims', 'git', '--claims-fetch-ms', '500'];
 
 let remote: SharedRemote | null = null;
 const hosts: DaemonHarness[] = [];
+// Ending 5 daemons and their agents took over a minute under load (the default hook timeout).
 afterEach(async () => {
-  for (const h of hosts.splice(0)) await h.close();
+  await Promise.all(hosts.splice(0).map((h) => h.close()));
   remote?.cleanup();
   remote = null;
-});
+}, 300_000);
 
 const names = Array.from({ length: ITEMS }, (_, i) => `item-${i + 1}.md`);
 const nameOf = (path: string): string => path.split('/').pop() ?? '';
