@@ -3,7 +3,7 @@
  * keeps the item from being claimed anew once a person approves it again. A day after its end
  * (by the record's own time) it has served; each is deleted by compare-and-swap from the commit
  * seen, so a claim that changed since is kept. `engine claims prune` runs it; a daemon may call
- * `pruneClaims(where, prunable(claims, now))` after a refresh (docs/MANY-HOSTS.md).
+ * `pruneClaims(where, prunable(claims, now))` after a refresh (docs/MULTI-HOST.md).
  */
 import { messageOf } from '../errors.js';
 import { swapClaimRef, type ClaimRemote, type SeenClaim, type SwapOutcome } from './claim-refs.js';

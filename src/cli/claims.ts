@@ -1,6 +1,6 @@
 /**
  * `engine claims list|release|prune`: the claim refs of many hosts on the shared remote
- * (docs/MANY-HOSTS.md), looked at and tidied by a person.
+ * (docs/MULTI-HOST.md), looked at and tidied by a person.
  */
 import { realpath } from 'node:fs/promises';
 import { relative, resolve, sep } from 'node:path';
@@ -225,7 +225,7 @@ const pruneCommand: CommandModule<object, PruneArgs> = {
 
 export const claimsCommand: CommandModule = {
   command: 'claims <command>',
-  describe: 'The claims of many hosts on the shared git remote (docs/MANY-HOSTS.md)',
+  describe: 'The claims of many hosts on the shared git remote (docs/MULTI-HOST.md)',
   builder: (yargs) =>
     yargs
       .command(listCommand as CommandModule)

@@ -2,7 +2,7 @@
  * Where the daemon's claims are kept: the one seam its launch, claim check and done recording
  * write claims through. The local store is the request file itself (the compare-and-swap of its
  * text, as engine always did); the git store (git-claims.ts) first takes the item's claim ref on
- * the shared remote, then writes the request on the shared branch (docs/MANY-HOSTS.md).
+ * the shared remote, then writes the request on the shared branch (docs/MULTI-HOST.md).
  */
 import { editFile } from '../files/tag-file.js';
 import type { TextEdit } from '../files/update-request-file.js';

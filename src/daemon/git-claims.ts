@@ -1,5 +1,5 @@
 /**
- * The git claim store (`--claims git`, docs/MANY-HOSTS.md): daemons on several hosts share one
+ * The git claim store (`--claims git`, docs/MULTI-HOST.md): daemons on several hosts share one
  * queue through the git remote. The daemon reads the requests from its SharedCheckout of the
  * shared branch (synced every --claims-fetch-ms, jittered), never from the human's tree; a claim
  * is first its item's claim ref (GitClaimStore: a compare-and-swap on the remote), then a fenced

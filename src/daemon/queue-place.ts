@@ -1,5 +1,5 @@
 /**
- * Where a daemon of git claims reads its queue (docs/MANY-HOSTS.md, "What status and the board
+ * Where a daemon of git claims reads its queue (docs/MULTI-HOST.md, "What status and the board
  * read"): its checkout of the shared branch, recorded beside the root's daemon lock so that
  * `engine status`, the board and the daemon's status warm-up read the same files, the
  * dependencies and directives/TAGS.md there too. The record counts only while the daemon that

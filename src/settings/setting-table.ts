@@ -68,7 +68,7 @@ export interface Settings {
   notifyVia: NotifyChannel[];
   /** The file the daemon's log is appended to instead of stderr (relative: to the root); null: stderr. */
   logFile: string | null;
-  /** Where claims are kept: the request files (local), or the shared git remote (docs/MANY-HOSTS.md). */
+  /** Where claims are kept: the request files (local), or the shared git remote (docs/MULTI-HOST.md). */
   claims: ClaimsKind;
   /** The git remote shared by the hosts (git claims). */
   claimsRemote: string;
@@ -466,7 +466,7 @@ export const SETTINGS: { [K in SettingName]: Setting<Settings[K]> } = {
   claims: choiceSetting(
     { flag: 'claims', env: 'ENGINE_CLAIMS', key: 'claims' },
     CLAIMS_KINDS,
-    'Where claims are kept: local (the request files of this tree, one daemon), or git (claim refs on the shared remote, so that daemons on several hosts share one queue: docs/MANY-HOSTS.md)',
+    'Where claims are kept: local (the request files of this tree, one daemon), or git (claim refs on the shared remote, so that daemons on several hosts share one queue: docs/MULTI-HOST.md)',
   ),
   claimsRemote: textSetting(
     { flag: 'claims-remote', env: 'ENGINE_CLAIMS_REMOTE', key: 'claimsRemote' },

@@ -1,5 +1,5 @@
 /**
- * Where a status read the queue (docs/MANY-HOSTS.md, "What status and the board read"): the
+ * Where a status read the queue (docs/MULTI-HOST.md, "What status and the board read"): the
  * checkout of the shared branch of a daemon of git claims running on the root (whatever the
  * settings say: it may have been started with --claims git), or, with none and `"claims":
  * "git"` in the settings, this working tree, which the shared branch may not match. Undefined

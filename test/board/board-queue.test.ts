@@ -1,5 +1,5 @@
 /**
- * The board with git claims (docs/MANY-HOSTS.md, "What status and the board read"): the cards of
+ * The board with git claims (docs/MULTI-HOST.md, "What status and the board read"): the cards of
  * the daemon's checkout by their paths relative to the root, and the board saying which copy of
  * the requests it read.
  */

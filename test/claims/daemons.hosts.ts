@@ -1,6 +1,6 @@
 /**
  * Daemons of several hosts sharing one queue through a git remote (`engine run --claims git`,
- * docs/MANY-HOSTS.md), all real: a bare repository as the remote, a clone per host, each with
+ * docs/MULTI-HOST.md), all real: a bare repository as the remote, a clone per host, each with
  * its own daemon (the built CLI), tmux server, state directory and the scriptable test agent.
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';

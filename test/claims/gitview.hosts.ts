@@ -1,6 +1,6 @@
 /**
  * A daemon of git claims reads everything from its checkout of the shared branch, and starts
- * only once it holds its locks (docs/MANY-HOSTS.md, "What status and the board read" and "One
+ * only once it holds its locks (docs/MULTI-HOST.md, "What status and the board read" and "One
  * daemon per checkout"): `Depends On` and directives/TAGS.md from the checkout, `engine status`
  * and its warm-up on the checkout's files, the root's lock before the checkout is touched,
  * `--dry-run` refused, and a second daemon of one repository refused. All real: a bare
