@@ -22,7 +22,8 @@ import {
   type StatusJudging,
   type StatusReport,
 } from '../status/collect-status.js';
-import type { ScanPool, ScanSummary } from '../tags/scan-pool.js';
+import { statusScanOf, type ScanPool, type ScanSummary } from '../tags/scan-pool.js';
+import { scanTagsFast } from '../tags/scan-fast.js';
 import { parseTagPattern } from '../tags/tag-name.js';
 import { isIgnoredDirectoryName, isMarkdownPath } from '../tags/walk-markdown.js';
 import {
@@ -241,7 +242,8 @@ export class ControlServer {
     return (path) => {
       const token = cache.token();
       return async ({ text, mtimeMs, nlink }) => {
-        const summary = await scan(text).catch(() => null);
+        const fast = scanTagsFast(text);
+        const summary = fast ? statusScanOf(fast) : await scan(text).catch(() => null);
         if (summary === null) return;
         const file = realpathOrSelf(path);
         const read = { path, file, text, scan: summary, stats: { mtimeMs, nlink } };

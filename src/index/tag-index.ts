@@ -258,13 +258,25 @@ export class TagIndex {
 
 /**
  * A walk lists each directory by name, one level at a time: comparing name by name is comparing
- * the paths with the separator below every other character. Keyed once, not split at each
- * comparison (about 70 ms a sort at 50,000 files so).
+ * the paths with the separator below every other character. Compared in place, with no key made
+ * per path: a key a path (the paths with the separator replaced) made 12 MB of resident memory at
+ * 34,000 files, at the daemon's first status. The kept files are nearly in walk order already
+ * (the build walks), which the sort takes in one run: about 17 ms at 34,000 files.
  */
 function inWalkOrder(paths: string[]): string[] {
-  const keyed = paths.map((path) => ({ path, key: path.replaceAll(sep, '\0') }));
-  keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  return keyed.map(({ path }) => path);
+  return paths.sort(walkOrder);
+}
+
+const SEP = sep.charCodeAt(0);
+
+function walkOrder(a: string, b: string): number {
+  const length = Math.min(a.length, b.length);
+  for (let i = 0; i < length; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) return x === SEP ? -1 : y === SEP ? 1 : x - y;
+  }
+  return a.length - b.length;
 }
 
 function isAtOrBelow(file: string, path: string): boolean {

@@ -24,7 +24,7 @@ import { admission, readPause, type LimitPause } from '../sessions/limit-pause.j
 import { blockersOf } from '../order/read-dependencies.js';
 import type { TagOccurrence } from '../tags/scan-tags.js';
 import { titleOf } from '../approve/approval-items.js';
-import { ScanPool, type ScanSummary } from '../tags/scan-pool.js';
+import { ScanPool, type ScanSummary, type StatusScan } from '../tags/scan-pool.js';
 import { lifecycleOf } from '../tags/tag-name.js';
 import { walkMarkdownFiles } from '../tags/walk-markdown.js';
 import { describeClaim, type ClaimItem } from './claim-item.js';
@@ -317,7 +317,7 @@ interface ScanContext {
 interface ReadFile {
   file: string;
   text: string;
-  scan: ScanSummary;
+  scan: StatusScan;
   stats: { mtimeMs: number; nlink: number };
 }
 

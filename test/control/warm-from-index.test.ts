@@ -12,7 +12,7 @@ import type { DispatchTable } from '../../src/dispatch/dispatch-table.js';
 import { TagIndex, type TextRead } from '../../src/index/tag-index.js';
 import { collectStatus, keepFindings } from '../../src/status/collect-status.js';
 import { scanTagsFast } from '../../src/tags/scan-fast.js';
-import { ScanPool, summaryOf } from '../../src/tags/scan-pool.js';
+import { ScanPool, statusScanOf, summaryOf } from '../../src/tags/scan-pool.js';
 import { systemProbe } from '../../src/process/process-identity.js';
 
 let dir: string | undefined;
@@ -65,7 +65,9 @@ describe('the status warm-up from the index build', () => {
       const token = fromBuild.token();
       return async (read) => {
         seen.push([path, read]);
-        const summary = await scan(read.text);
+        // As the daemon's does (control-server.ts seenFiles): a status's part of the scan only.
+        const fast = scanTagsFast(read.text);
+        const summary = fast ? statusScanOf(fast) : await scan(read.text);
         const stats = { mtimeMs: read.mtimeMs, nlink: read.nlink };
         await keepFindings(
           { path, file: path, text: read.text, scan: summary, stats },
