@@ -5,6 +5,8 @@
  * (default 5), the order alternating each pair, and prints for each start: the wall time to its
  * `monitoring` line, the CPU of all its threads then (/proc), its resident memory then, and the
  * load average. With `BENCH_AFTER_READY_MS=N`, the CPU and memory are also taken N ms later.
+ * With `BENCH_UNTIL_WARM=1`, also the resident memory and CPU at its `tag index ready` and
+ * `status warmed` lines, and its peak resident memory then (VmHWM).
  * The machine is shared: compare CPU first, and wall time only between neighbouring starts.
  */
 import { spawn } from 'node:child_process';
@@ -29,6 +31,7 @@ if (!tree || !engineA || !engineB) {
   process.exit(2);
 }
 const afterReadyMs = Number(process.env.BENCH_AFTER_READY_MS ?? 0);
+const untilWarm = process.env.BENCH_UNTIL_WARM === '1';
 installCleanupHandlers();
 
 const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ')[0];
@@ -50,12 +53,31 @@ async function startOnce(engine, n) {
       output += chunk;
       if (!output.includes('monitoring ')) return;
       child.stderr.removeAllListeners('data');
-      child.stderr.resume();
+      if (!untilWarm) child.stderr.resume();
       const wall = Number(process.hrtime.bigint() - started) / 1e6;
       resolve({ wall, cpu: cpuSeconds(child.pid), rss: memoryMb(child.pid)?.rss, load: load() });
     });
     void exited.then((code) => reject(new Error(`daemon exited (${code}):\n${output}`)));
   });
+  if (untilWarm) {
+    const seen = (line) =>
+      new Promise((resolve) => {
+        const look = () => {
+          if (!output.includes(line)) return;
+          child.stderr.off('data', onData);
+          const memory = memoryMb(child.pid);
+          resolve({ rss: memory?.rss, hwm: memory?.hwm, cpu: cpuSeconds(child.pid) });
+        };
+        const onData = (chunk) => {
+          output += chunk;
+          look();
+        };
+        child.stderr.on('data', onData);
+        look();
+      });
+    result.indexed = await seen('tag index ready');
+    result.warmed = await seen('status warmed');
+  }
   if (afterReadyMs > 0) {
     await sleep(afterReadyMs);
     result.cpuLater = cpuSeconds(child.pid);
@@ -79,8 +101,11 @@ for (let p = 0; p < pairs; p++) {
       afterReadyMs > 0
         ? `, +${afterReadyMs} ms: CPU ${r.cpuLater} s, RSS ${round(r.rssLater)} MB`
         : '';
+    const warm = r.warmed
+      ? `, indexed: RSS ${round(r.indexed.rss)} MB, CPU ${r.indexed.cpu} s; warmed: RSS ${round(r.warmed.rss)} MB, peak ${round(r.warmed.hwm)} MB, CPU ${r.warmed.cpu} s`
+      : '';
     process.stdout.write(
-      `${name} ready ${round(r.wall)} ms, CPU ${r.cpu} s, RSS ${round(r.rss)} MB, load ${r.load}${later}\n`,
+      `${name} ready ${round(r.wall)} ms, CPU ${r.cpu} s, RSS ${round(r.rss)} MB, load ${r.load}${warm}${later}\n`,
     );
     await sleep(1000);
   }

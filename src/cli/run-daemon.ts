@@ -396,8 +396,8 @@ async function startDaemonBoard(
  * fast, and a long-lived daemon keeps them: about 30 MB resident at 50,000 files. Semi-spaces
  * that never grow cost a few more scavenges per pass. `--optimize-for-size` grows the old
  * generation in smaller steps and gives free pages back at once: the tag index's build and the
- * warm status (reading the tree twice more after ready) no longer leave 20 to 40 MB of garbage
- * resident for a minute; it costs about 5 s more CPU in the warm status (docs/BENCHMARKS.md).
+ * warm status (reading the tree once more after ready) no longer leave 20 to 40 MB of garbage
+ * resident for a minute, for a few seconds more CPU there (docs/BENCHMARKS.md).
  * Both flags are read as the heap resizes, so setting them here, before the first pass, takes
  * effect.
  */

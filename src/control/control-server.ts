@@ -5,17 +5,25 @@
  * nor learn what it serves. A socket file left by a dead daemon is replaced only by the daemon
  * that holds the daemon lock, the only caller of start().
  */
-import { chmodSync, lstatSync, mkdirSync, unlinkSync, type Stats } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, realpathSync, unlinkSync, type Stats } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { dirname } from 'node:path';
 import type { LogFn } from '../daemon/daemon-context.js';
-import { parseDispatchTable } from '../dispatch/dispatch-table.js';
+import { parseDispatchTable, type DispatchTable } from '../dispatch/dispatch-table.js';
 import { findInIndex, type IndexFindResult } from '../index/find-in-index.js';
 import type { IndexSync } from '../index/index-sync.js';
-import type { TagIndex } from '../index/tag-index.js';
+import type { SeenFiles, TagIndex } from '../index/tag-index.js';
+import { systemProbe } from '../process/process-identity.js';
 import type { StatusCache } from './status-cache.js';
-import { collectStatus, type StatusReport } from '../status/collect-status.js';
-import type { ScanPool, ScanSummary } from '../tags/scan-pool.js';
+import {
+  collectStatus,
+  keepFindings,
+  type FileFindingsCache,
+  type StatusJudging,
+  type StatusReport,
+} from '../status/collect-status.js';
+import { statusScanOf, type ScanPool, type ScanSummary } from '../tags/scan-pool.js';
+import { scanTagsFast } from '../tags/scan-fast.js';
 import { parseTagPattern } from '../tags/tag-name.js';
 import { isIgnoredDirectoryName, isMarkdownPath } from '../tags/walk-markdown.js';
 import {
@@ -216,27 +224,55 @@ export class ControlServer {
 
   private async status(query: StatusQuery): Promise<StatusReport> {
     const index = await this.synced(query.paths);
+    const { table, judging, cache } = this.statusContext(query);
+    return collectStatus(this.options.root, query.paths, table, judging, {
+      list: (dir) => index.filesBelow(dir),
+      scan: this.options.scan,
+      cache,
+    });
+  }
+
+  /**
+   * For the index's build: what each file it keeps with its tags gives `query`, kept in the
+   * status cache from the build's own read, so that the warm-up reads only the rest.
+   */
+  seenFiles(query: StatusQuery): SeenFiles {
+    const { table, judging, cache } = this.statusContext(query);
+    const { root, scan } = this.options;
+    return (path) => {
+      const token = cache.token();
+      return async ({ text, mtimeMs, nlink }) => {
+        const fast = scanTagsFast(text);
+        const summary = fast ? statusScanOf(fast) : await scan(text).catch(() => null);
+        if (summary === null) return;
+        const file = realpathOrSelf(path);
+        const read = { path, file, text, scan: summary, stats: { mtimeMs, nlink } };
+        await keepFindings(read, { root, table, scan, judging, cache, token });
+      };
+    };
+  }
+
+  private statusContext(query: StatusQuery): {
+    table: DispatchTable;
+    judging: StatusJudging;
+    cache: FileFindingsCache;
+  } {
     const { judging } = query;
-    return collectStatus(
-      this.options.root,
-      query.paths,
-      parseDispatchTable(query.table.text, query.table.path),
-      {
+    return {
+      table: parseDispatchTable(query.table.text, query.table.path),
+      judging: {
         now: new Date(judging.nowMs),
         options: judging.options,
+        probe: systemProbe,
         debounceMs: judging.debounceMs,
         maxAgents: judging.maxAgents,
         agingMs: judging.agingMs,
         hostsRemote: judging.hostsRemote ?? null,
       },
-      {
-        list: (dir) => index.filesBelow(dir),
-        scan: this.options.scan,
-        cache: this.options.cache.under(
-          JSON.stringify([query.table.path, query.table.text, judging.debounceMs]),
-        ),
-      },
-    );
+      cache: this.options.cache.under(
+        JSON.stringify([query.table.path, query.table.text, judging.debounceMs]),
+      ),
+    };
   }
 
   /**
@@ -293,6 +329,15 @@ function prepare(path: string): string | null {
     return `cannot prepare ${dir}: ${String(error)}`;
   }
   return null;
+}
+
+/** As a status names a file: by its real path (a symlinked directory on the way resolved). */
+function realpathOrSelf(path: string): string {
+  try {
+    return realpathSync.native(path);
+  } catch {
+    return path;
+  }
 }
 
 function lstatOrNull(path: string): Stats | null {

@@ -6,7 +6,7 @@
 import { statSync } from 'node:fs';
 import type { DaemonObserver, LogFn } from '../daemon/daemon-context.js';
 import { IndexSync, removeDeadSyncFiles } from '../index/index-sync.js';
-import { TagIndex } from '../index/tag-index.js';
+import { TagIndex, type SeenFiles } from '../index/tag-index.js';
 import type { ScanPool, ScanSummary } from '../tags/scan-pool.js';
 import { ControlServer } from './control-server.js';
 import type { RenderStatus, StatusQuery } from './protocol.js';
@@ -84,13 +84,33 @@ export class DaemonControl {
     if (!index) return;
     for (const path of this.options.paths) removeDeadSyncFiles(path);
     const started = Date.now();
-    void index.build().then(
-      () => {
-        log('info', `tag index ready: ${index.size} files with tags (${Date.now() - started} ms)`);
-        void this.warm();
-      },
-      (error: unknown) => log('warn', `tag index: ${String(error)}`),
-    );
+    void this.seenFiles()
+      .then((seen) => index.build(seen))
+      .then(
+        () => {
+          log(
+            'info',
+            `tag index ready: ${index.size} files with tags (${Date.now() - started} ms)`,
+          );
+          void this.warm();
+        },
+        (error: unknown) => log('warn', `tag index: ${String(error)}`),
+      );
+  }
+
+  /**
+   * The warm-up's part in the index's build: the findings of each file it reads, from that read
+   * (the warm-up after it then reads only what the cache does not hold). None without a warm-up
+   * or when its query cannot be had (the warm-up says why).
+   */
+  private async seenFiles(): Promise<SeenFiles | undefined> {
+    const { warmQuery } = this.options;
+    if (!warmQuery || !this.server) return undefined;
+    try {
+      return this.server.seenFiles(await warmQuery());
+    } catch {
+      return undefined;
+    }
   }
 
   private async warm(): Promise<void> {

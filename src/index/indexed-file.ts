@@ -24,7 +24,16 @@ export interface IndexedOccurrence {
  * - `none`: no tag, or gone.
  */
 export type IndexedFile =
-  { kind: 'tags'; occurrences: PackedOccurrences } | { kind: 'special' } | { kind: 'none' };
+  | { kind: 'tags'; occurrences: PackedOccurrences; read: TextRead }
+  | { kind: 'special' }
+  | { kind: 'none' };
+
+/** A file's text and the stat a status needs, as the index read them (for its `seen`). */
+export interface TextRead {
+  text: string;
+  mtimeMs: number;
+  nlink: number;
+}
 
 /**
  * A file's occurrences as small integers, three a piece: its tag's number (TagNames) times four
@@ -149,7 +158,8 @@ export class IndexReader {
   constructor(private readonly scan: ScanText) {}
 
   async read(path: string): Promise<IndexedFile> {
-    const bytes = this.readBytes(path);
+    const stats = { mtimeMs: 0, nlink: 1 };
+    const bytes = this.readBytes(path, stats);
     if (bytes === 'gone') return NONE;
     if (bytes === 'special') return SPECIAL;
     if (!mayHoldTags(bytes)) return NONE;
@@ -170,10 +180,18 @@ export class IndexReader {
       (o) => text.slice(o.start, o.end) === (o.bare ? o.tag.slice(1) : o.tag),
     );
     if (!verbatim) return SPECIAL;
-    return { kind: 'tags', occurrences: this.names.pack(scan.occurrences) };
+    return {
+      kind: 'tags',
+      occurrences: this.names.pack(scan.occurrences),
+      read: { text, ...stats },
+    };
   }
 
-  private readBytes(path: string): Buffer | 'gone' | 'special' {
+  /** `stats` gets the file's mtime and number of names from the read's fstat. */
+  private readBytes(
+    path: string,
+    stats: { mtimeMs: number; nlink: number },
+  ): Buffer | 'gone' | 'special' {
     let fd: number;
     try {
       fd = openSync(path, OPEN_FLAGS);
@@ -184,7 +202,10 @@ export class IndexReader {
       return code === 'ENOENT' || code === 'ENOTDIR' ? 'gone' : 'special';
     }
     try {
-      if (!fstatSync(fd).isFile()) return 'special';
+      const info = fstatSync(fd);
+      if (!info.isFile()) return 'special';
+      stats.mtimeMs = info.mtimeMs;
+      stats.nlink = info.nlink;
       let filled = 0;
       while (filled < this.buffer.length) {
         const read = readSync(fd, this.buffer, filled, this.buffer.length - filled, null);

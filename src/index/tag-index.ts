@@ -17,10 +17,18 @@ import {
   type IndexedOccurrence,
   type PackedOccurrences,
   type ScanText,
+  type TextRead,
 } from './indexed-file.js';
 import type { TagPlace } from '../tags/scan-tags.js';
 
-export type { IndexedOccurrence } from './indexed-file.js';
+export type { IndexedOccurrence, TextRead } from './indexed-file.js';
+
+/**
+ * Told before the index reads a file as it is built; what it returns gets the text of each file
+ * kept with its tags, so that the daemon's status warm-up needs no read of its own (one read
+ * of a file for both). Awaited: the build goes no faster than it.
+ */
+export type SeenFiles = (path: string) => (read: TextRead) => Promise<void>;
 
 /** Files read between two turns of the event loop while the index is built. */
 const FILES_PER_TURN = 64;
@@ -47,6 +55,7 @@ export class TagIndex {
   private flushing: Promise<void> | null = null;
   private built: Promise<void> | null = null;
   private complete = false;
+  private seen: SeenFiles | null = null;
 
   /**
    * `roots`: absolute directories; `eventsComplete`: whether the watch feeding the index lost no
@@ -61,10 +70,15 @@ export class TagIndex {
     this.reader = new IndexReader(scan);
   }
 
-  /** Builds the index once, in the background; resolves when it is complete. */
-  build(): Promise<void> {
+  /**
+   * Builds the index once, in the background; resolves when it is complete. `seen`: told of the
+   * files the build keeps with their tags.
+   */
+  build(seen?: SeenFiles): Promise<void> {
     this.built ??= (async () => {
+      this.seen = seen ?? null;
       for (const root of this.roots) await this.walk(root);
+      this.seen = null;
       this.complete = true;
       await this.flush();
     })();
@@ -197,10 +211,12 @@ export class TagIndex {
   }
 
   private async readFile(path: string): Promise<boolean> {
+    const seen = this.seen?.(path);
     const file = await this.reader.read(path);
     if (file.kind !== 'none' && !this.tagged.has(path) && !this.special.has(path)) this.unorder();
     if (file.kind === 'tags') this.tagged.set(path, file.occurrences);
     else if (file.kind === 'special') this.special.add(path);
+    if (file.kind === 'tags' && seen) await seen(file.read);
     return file.kind !== 'none';
   }
 
@@ -242,13 +258,25 @@ export class TagIndex {
 
 /**
  * A walk lists each directory by name, one level at a time: comparing name by name is comparing
- * the paths with the separator below every other character. Keyed once, not split at each
- * comparison (about 70 ms a sort at 50,000 files so).
+ * the paths with the separator below every other character. Compared in place, with no key made
+ * per path: a key a path (the paths with the separator replaced) made 12 MB of resident memory at
+ * 34,000 files, at the daemon's first status. The kept files are nearly in walk order already
+ * (the build walks), which the sort takes in one run: about 17 ms at 34,000 files.
  */
 function inWalkOrder(paths: string[]): string[] {
-  const keyed = paths.map((path) => ({ path, key: path.replaceAll(sep, '\0') }));
-  keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  return keyed.map(({ path }) => path);
+  return paths.sort(walkOrder);
+}
+
+const SEP = sep.charCodeAt(0);
+
+function walkOrder(a: string, b: string): number {
+  const length = Math.min(a.length, b.length);
+  for (let i = 0; i < length; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) return x === SEP ? -1 : y === SEP ? 1 : x - y;
+  }
+  return a.length - b.length;
 }
 
 function isAtOrBelow(file: string, path: string): boolean {

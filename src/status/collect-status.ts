@@ -24,7 +24,7 @@ import { admission, readPause, type LimitPause } from '../sessions/limit-pause.j
 import { blockersOf } from '../order/read-dependencies.js';
 import type { TagOccurrence } from '../tags/scan-tags.js';
 import { titleOf } from '../approve/approval-items.js';
-import { ScanPool, type ScanSummary } from '../tags/scan-pool.js';
+import { ScanPool, type ScanSummary, type StatusScan } from '../tags/scan-pool.js';
 import { lifecycleOf } from '../tags/tag-name.js';
 import { walkMarkdownFiles } from '../tags/walk-markdown.js';
 import { describeClaim, type ClaimItem } from './claim-item.js';
@@ -220,11 +220,8 @@ async function scanPaths(
     const token = source.cache?.token() ?? 0;
     const read = await scanFile({ scan, root, table }, path, judging);
     if (read === null) return null;
-    const { found: one, names } = read;
-    // A hard link added or removed outside the tree changes a file's findings with no event.
-    if (names === 1 && one.waiting.length === 0 && one.claims.length === 0)
-      source.cache?.set(path, one, token);
-    return one;
+    if (isKept(read)) source.cache?.set(path, read.found, token);
+    return read.found;
   };
   const add = (one: Found | null): void => {
     if (one === null) return;
@@ -295,23 +292,42 @@ class OrderedReads {
  * front matter `tags:` key: anything else carries no tag, not even a misspelled one.
  */
 async function scanFile(
-  {
-    scan: scanText,
-    root,
-    table,
-  }: { scan: (text: string) => Promise<ScanSummary>; root: string; table: DispatchTable },
+  context: ScanContext,
   path: string,
-  { now, debounceMs }: StatusJudging,
+  judging: StatusJudging,
 ): Promise<{ found: Found; names: number } | null> {
   const read = readRequestFile(path, ['#', 'tags:']);
   if (read.kind !== 'text') return null;
   const { text } = read.file;
-  const scan = await scanText(text).catch(() => null);
+  const scan = await context.scan(text).catch(() => null);
   if (!scan) return null;
   const file = await realpath(path).catch(() => path);
   const info = await stat(path).catch(() => null);
-  const mtime = info?.mtimeMs ?? 0;
-  const names = info?.nlink ?? 1;
+  const stats = { mtimeMs: info?.mtimeMs ?? 0, nlink: info?.nlink ?? 1 };
+  return findingsOf(context, { file, text, scan, stats }, judging);
+}
+
+interface ScanContext {
+  scan: (text: string) => Promise<ScanSummary>;
+  root: string;
+  table: DispatchTable;
+}
+
+/** A file as read: its real path, text, scan, and the stat a status needs of it. */
+interface ReadFile {
+  file: string;
+  text: string;
+  scan: StatusScan;
+  stats: { mtimeMs: number; nlink: number };
+}
+
+async function findingsOf(
+  { scan: scanText, root, table }: ScanContext,
+  { file, text, scan, stats }: ReadFile,
+  { now, debounceMs }: StatusJudging,
+): Promise<{ found: Found; names: number }> {
+  const mtime = stats.mtimeMs;
+  const names = stats.nlink;
   const facts = { mtimeMs: mtime, lastRecovery: scan.lastRecovery };
   const work = workItemsOf(file, scan.occurrences, (noun) => table.get(noun) ?? null, {
     readyAt: readyAtOf(facts, debounceMs),
@@ -333,6 +349,26 @@ async function scanFile(
     claims: work.claims.filter((c) => !c.done).map(({ noun }) => ({ file, noun, text, mtime })),
   };
   return { found, names };
+}
+
+/** Whether a file's findings hold nothing that changes with the clock or other files. */
+function isKept({ found, names }: { found: Found; names: number }): boolean {
+  // A hard link added or removed outside the tree changes a file's findings with no event.
+  return names === 1 && found.waiting.length === 0 && found.claims.length === 0;
+}
+
+/**
+ * Keeps in `cache` what a file read elsewhere gives a status (the daemon's tag index, as it is
+ * built: the warm-up then reads only the files not kept), as a status would have kept it.
+ * `token`: the cache's, taken before the file was read. A file with items to dispatch is never
+ * kept (its wait depends on the clock and on other files).
+ */
+export async function keepFindings(
+  read: ReadFile & { path: string },
+  context: ScanContext & { judging: StatusJudging; cache: FileFindingsCache; token: number },
+): Promise<void> {
+  const one = await findingsOf(context, read, context.judging);
+  if (isKept(one)) context.cache.set(read.path, one.found, context.token);
 }
 
 /** The dispatchable `#delegated-X` items of a file (the others need you), with its readiness. */

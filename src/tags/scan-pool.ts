@@ -47,6 +47,21 @@ export interface ScanSummary {
 }
 
 /** The summary of `scan`, the scan of `text`. */
+/** What a status reads of a scan (collect-status.ts). */
+export type StatusScan = Pick<ScanSummary, 'occurrences' | 'lastRecovery' | 'dependsOn'>;
+
+/**
+ * summaryOf's parts a status reads, without the rest: the digest alone hashes a normalised copy
+ * of the text, garbage at each of the 50,000 files the daemon's status warm-up takes.
+ */
+export function statusScanOf(scan: TagScan): StatusScan {
+  return {
+    occurrences: scan.occurrences,
+    lastRecovery: recoveryRecordsOf(scan).at(-1),
+    dependsOn: dependsOnOf(scan),
+  };
+}
+
 export function summaryOf(scan: TagScan, text: string): ScanSummary {
   const records = recoveryRecordsOf(scan);
   return {

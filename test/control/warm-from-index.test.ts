@@ -1,0 +1,100 @@
+/**
+ * The daemon's status warm-up takes each file's findings from the index's build, which read the
+ * file already (one read for both): what it keeps must be what a status keeps from its own read.
+ * Real files, the real index and scan pool, the daemon's scan (the fast path, else the pool).
+ */
+import { link, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { StatusCache } from '../../src/control/status-cache.js';
+import type { DispatchTable } from '../../src/dispatch/dispatch-table.js';
+import { TagIndex, type TextRead } from '../../src/index/tag-index.js';
+import { collectStatus, keepFindings } from '../../src/status/collect-status.js';
+import { scanTagsFast } from '../../src/tags/scan-fast.js';
+import { ScanPool, statusScanOf, summaryOf } from '../../src/tags/scan-pool.js';
+import { systemProbe } from '../../src/process/process-identity.js';
+
+let dir: string | undefined;
+let pool: ScanPool | undefined;
+afterEach(async () => {
+  await pool?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+  dir = undefined;
+  pool = undefined;
+});
+
+const TABLE: DispatchTable = new Map([
+  ['fix', { noun: 'fix', skill: '/fix', mode: 'agent', priority: 3, dispatchable: true }],
+]);
+const NOW = new Date('2026-11-26T12:00:00.000Z');
+const JUDGING = {
+  now: NOW,
+  options: { claimGraceMs: 60_000, staleAfterMs: 45 * 60_000 },
+  debounceMs: 0,
+  maxAgents: 0,
+  agingMs: 0,
+  probe: systemProbe,
+};
+
+const FILES: Record<string, string> = {
+  'needs.md': '# Needs\n\n**Tags**: #needs-review #P1\n',
+  'next.md': '# Next one\n\n**Tags**: #next-fix\n',
+  'plain.md': '# Plain\n\nProse #topic only.\n',
+  'waiting.md': '# Waiting\n\n**Tags**: #delegated-fix\n',
+  'claimed.md': '# Claimed\n\n**Tags**: #claimed-fix\n',
+  'front.md': '---\ntags: [needs-review]\n---\n# Front\n',
+  'linked.md': '# Linked\n\n**Tags**: #needs-review\n',
+  'untagged.md': '# None\n\nno tag\n',
+};
+
+describe('the status warm-up from the index build', () => {
+  it("keeps for each file what a status keeps from its own read, from the build's one read", async () => {
+    dir = await mkdtemp(join(tmpdir(), 'engine-warm-'));
+    for (const [name, text] of Object.entries(FILES)) await writeFile(join(dir, name), text);
+    await link(join(dir, 'linked.md'), join(dir, 'linked-too.md'));
+    const scanPool = (pool = new ScanPool());
+    const scan = async (text: string) => {
+      const fast = scanTagsFast(text);
+      return fast ? summaryOf(fast, text) : scanPool.scan(text);
+    };
+    const index = new TagIndex([dir], scan, () => true);
+    const fromBuild = new StatusCache((path) => index.isTagged(path)).under('key');
+    const seen: Array<[string, TextRead]> = [];
+    await index.build((path) => {
+      const token = fromBuild.token();
+      return async (read) => {
+        seen.push([path, read]);
+        // As the daemon's does (control-server.ts seenFiles): a status's part of the scan only.
+        const fast = scanTagsFast(read.text);
+        const summary = fast ? statusScanOf(fast) : await scan(read.text);
+        const stats = { mtimeMs: read.mtimeMs, nlink: read.nlink };
+        await keepFindings(
+          { path, file: path, text: read.text, scan: summary, stats },
+          { root: dir as string, table: TABLE, scan, judging: JUDGING, cache: fromBuild, token },
+        );
+      };
+    });
+
+    const tagged = Object.keys(FILES).filter((name) => name !== 'untagged.md');
+    expect(seen.map(([path]) => path).sort()).toEqual(
+      [...tagged, 'linked-too.md'].map((name) => join(dir as string, name)).sort(),
+    );
+    for (const [path, read] of seen) {
+      const info = await stat(path);
+      expect(read).toEqual({
+        text: FILES[path.slice((dir as string).length + 1)] ?? FILES['linked.md'],
+        mtimeMs: info.mtimeMs,
+        nlink: info.nlink,
+      });
+    }
+
+    const ownRead = new StatusCache((path) => index.isTagged(path)).under('key');
+    await collectStatus(dir, [dir], TABLE, JUDGING, { scan, cache: ownRead });
+    const kept = (cache: typeof ownRead) =>
+      seen.map(([path]) => [path.slice((dir as string).length + 1), cache.get(path) ?? null]);
+    expect(kept(fromBuild)).toEqual(kept(ownRead));
+    // Kept: needs, next, plain, front; not the waiting, the claimed or the hard-linked files.
+    expect(kept(fromBuild).filter(([, found]) => found !== null)).toHaveLength(4);
+  });
+});
