@@ -73,6 +73,13 @@ export async function runDaemon(args: Args): Promise<void> {
   const log = createLogger(args['log-format'], args.verbose, logFile);
   const paths = args.args.length > 0 ? args.args.map((p) => resolve(p)) : [join(root, 'sessions')];
   const options = daemonOptions(resolved, { root, paths });
+  if (options.claims === 'git' && resolved.from.watcher === 'default') {
+    // parcel's watch thread dies when a signal interrupts its poll (EINTR), leaking its inotify
+    // instance, and its unsubscribe then hangs the daemon; git claims start git processes all the
+    // time, whose exits are such signals. chokidar (Node's own fs.watch) has neither fault.
+    options.watcher = 'chokidar';
+    log('info', 'claims: git: watching with chokidar (docs/MULTI-HOST.md, "The watch")');
+  }
   if (options.watch && !args.once && !args['dry-run'])
     options.watcher = await usableWatcher(options.watcher, log);
   if (options.worktree) await checkWorktreeRoot(root);

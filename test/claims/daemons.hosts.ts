@@ -146,6 +146,8 @@ describe('daemons of several hosts on one git remote', () => {
     expect(a.agents().length).toBeGreaterThan(0);
     expect(b.agents().length).toBeGreaterThan(0);
     for (const text of onBranch(shared, count)) expect(text).not.toContain('#claimed-fix');
+    // Git claims watch with chokidar unless told otherwise (docs/MULTI-HOST.md, "The watch").
+    for (const h of [a, b]) expect(h.daemons[0]!.output()).toMatch(/watching with chokidar/);
     // Each agent ran in its worktree of the shared branch, never in the human's tree, and its
     // branch reached the remote with its done.
     expect(branchesOnRemote(shared)).toEqual(names);
