@@ -383,6 +383,11 @@ export class GitClaims implements ClaimStore {
   private async pathNow(at: Held): Promise<string> {
     const tip = await fetchTip(this.place);
     if (tip === null || tip === at.tip) return at.path;
+    return this.pathAt(at, tip);
+  }
+
+  /** The path of a held item at `tip`, following its renames since the tip it was read at. */
+  private async pathAt(at: Held, tip: string): Promise<string> {
     // Commit by commit: the claim's own edit of a small file would hide a rename over the whole.
     const args = [
       'log',
@@ -516,6 +521,13 @@ export class GitClaims implements ClaimStore {
               `claims: ${path} was written in the checkout with no lease held: reset`,
             );
         this.tip = synced.tip;
+        // A held request renamed on the branch: its agent marks it at the new path, which the
+        // next sync must leave alone (it reset the agent's done there, taken for a stray write).
+        for (const held of this.held.values())
+          if (held.tip !== synced.tip) {
+            held.path = await this.pathAt(held, synced.tip);
+            held.tip = synced.tip;
+          }
         this.syncFault = null;
         return true;
       } catch (error) {

@@ -116,7 +116,9 @@ describe('a daemon of git claims reads the shared branch, not the human tree', (
     pushFrom(shared, 'other', { 'sessions/shared-only.md': '# Shared\n**Tags**: #needs-fix\n' });
     writeFileSync(join(clone, 'sessions', 'local-only.md'), '# Local\n**Tags**: #needs-fix\n');
     const h = await harness(clone);
-    const d = h.start([], stateOf(shared, 'a'));
+    // The warm-up goes with the live index, which only parcel's watch gives (git claims watch
+    // with chokidar unless told: docs/MULTI-HOST.md, "The watch").
+    const d = h.start(['--watcher', 'parcel'], stateOf(shared, 'a'));
     await waitForReady(d, 60_000);
     await waitFor(() => /status (not )?warmed/.test(d.output()), {
       timeoutMs: 60_000,
