@@ -16,7 +16,7 @@ import {
   type AgentStart,
 } from '../helpers/daemon-harness.js';
 import { waitFor } from '../helpers/wait-for.js';
-import { sharedRemote, type SharedRemote } from './git-remote.js';
+import { pushRebasing, sharedRemote, type SharedRemote } from './git-remote.js';
 
 const LEASE_MS = 30_000;
 const GIT_FLAGS = [
@@ -103,15 +103,7 @@ function approve(shared: SharedRemote, human: string, items: number[]): void {
     writeFileSync(file, readFileSync(file, 'utf8').replace('#needs-fix', '#delegated-fix'));
   }
   shared.git(human, 'commit', '--quiet', '-am', `approve ${items.length} items`);
-  for (let tries = 1; ; tries++) {
-    try {
-      shared.git(human, 'push', '--quiet', 'origin', 'main');
-      return;
-    } catch (error) {
-      if (tries >= 30) throw error;
-      shared.git(human, 'pull', '--quiet', '--rebase', 'origin', 'main');
-    }
-  }
+  pushRebasing(shared, human);
 }
 
 /** The end of a host's daemon log, for a failure's message. */

@@ -61,3 +61,19 @@ export async function claimFrom(
   });
   expect((await store.claim(item, `sessions/${item}.md`, 'fix', branch)).won).toBe(true);
 }
+
+/**
+ * Pushes `clone`'s main to the remote as a fast-forward, never forced, rebasing over the pushes
+ * that came first (the daemons'), as a human would.
+ */
+export function pushRebasing(shared: SharedRemote, clone: string): void {
+  for (let tries = 1; ; tries++) {
+    try {
+      shared.git(clone, 'push', '--quiet', 'origin', 'main');
+      return;
+    } catch (error) {
+      if (tries >= 30) throw error;
+      shared.git(clone, 'pull', '--quiet', '--rebase', 'origin', 'main');
+    }
+  }
+}

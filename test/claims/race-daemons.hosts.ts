@@ -14,7 +14,7 @@ import { DaemonHarness, events, TEST_TAGS_MD, waitForReady } from '../helpers/da
 import { runCli } from '../helpers/run-cli.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { recordFigure } from '../reliability/support.js';
-import { sharedRemote, type SharedRemote } from './git-remote.js';
+import { pushRebasing, sharedRemote, type SharedRemote } from './git-remote.js';
 import { logPushes, pushesOf, quantile } from './push-log.js';
 
 const HOSTS = 5;
@@ -66,15 +66,7 @@ function approveAll(shared: SharedRemote, human: string, round: number): void {
     writeFileSync(file, readFileSync(file, 'utf8').replace(/#(needs|done)-fix/, '#delegated-fix'));
   }
   shared.git(human, 'commit', '--quiet', '-am', `approve round ${round}`);
-  for (let tries = 1; ; tries++) {
-    try {
-      shared.git(human, 'push', '--quiet', 'origin', 'main');
-      return;
-    } catch (error) {
-      if (tries >= 30) throw error;
-      shared.git(human, 'pull', '--quiet', '--rebase', 'origin', 'main');
-    }
-  }
+  pushRebasing(shared, human);
 }
 
 /** The item names whose request on the shared branch shows `tag`: one git run. */
