@@ -2,7 +2,7 @@
  * A re-approved item continues the agent's branch its earlier run left on the remote
  * (src/claims/agent-branch.ts): the next push of it, from any host, is a fast-forward.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { followRemoteBranch } from '../../src/claims/agent-branch.js';
@@ -57,14 +57,33 @@ it('moves a branch here that is behind the remote’s, and leaves one with commi
   expect(local(b)).toBe(own);
 });
 
-it('leaves a branch checked out in a worktree here', async () => {
+it('fast-forwards a worktree here that has the branch checked out, keeping its changes', async () => {
+  const a = remote.host('a');
+  const b = remote.host('b');
+  work(a, 'main', 'first');
+  remote.git(b, 'fetch', '-q', 'origin', `${BRANCH}:${BRANCH}`);
+  const tree = join(remote.dir, 'b-agent');
+  remote.git(b, 'worktree', 'add', '-q', tree, BRANCH);
+  // The earlier run's leftover, uncommitted, in a file the later run did not touch.
+  writeFileSync(join(tree, 'first.txt'), 'edited here\n');
+  const second = work(a, BRANCH, 'second');
+  expect(await followRemoteBranch(where(b), BRANCH)).toBeNull();
+  expect(local(b)).toBe(second);
+  expect(readFileSync(join(tree, 'second.txt'), 'utf8')).toBe('second\n');
+  expect(readFileSync(join(tree, 'first.txt'), 'utf8')).toBe('edited here\n');
+});
+
+it('leaves a worktree here whose uncommitted changes clash with the remote’s commits, and says so', async () => {
   const a = remote.host('a');
   const b = remote.host('b');
   work(a, 'main', 'first');
   remote.git(b, 'fetch', '-q', 'origin', `${BRANCH}:${BRANCH}`);
   const before = local(b);
-  remote.git(b, 'worktree', 'add', '-q', join(remote.dir, 'b-agent'), BRANCH);
+  const tree = join(remote.dir, 'b-agent');
+  remote.git(b, 'worktree', 'add', '-q', tree, BRANCH);
+  writeFileSync(join(tree, 'second.txt'), 'mine\n');
   work(a, BRANCH, 'second');
-  expect(await followRemoteBranch(where(b), BRANCH)).toMatch(/checked out in a worktree/);
+  expect(await followRemoteBranch(where(b), BRANCH)).toMatch(/could not be fast-forwarded/);
   expect(local(b)).toBe(before);
+  expect(readFileSync(join(tree, 'second.txt'), 'utf8')).toBe('mine\n');
 });
