@@ -167,7 +167,7 @@ export class GitClaimStore {
     also: Fence['also'] = [],
   ): Promise<{ outcome: BranchEditOutcome; lease: HeldLease }> {
     let current = lease;
-    for (let attempt = 0; attempt < 2; attempt++) {
+    for (let attempt = 0; attempt < LANDED_TRIES; attempt++) {
       // The lease this try's push writes, when it wins.
       const tried: { commit?: string; record?: LeaseRecord } = {};
       const fenceOf = async (): Promise<Fence | 'fenced'> => {
@@ -185,8 +185,15 @@ export class GitClaimStore {
         this.observed.set(current.item, { commit, seenSince: this.monotonic() });
         return { outcome, lease: { item: current.item, commit, record } };
       }
+      if (outcome.kind === 'fenced' || outcome.kind === 'not-applicable') {
+        // This attempt's own done, landed by an earlier try whose answer was lost (the branch
+        // then shows the done, so the edit no longer applies): it counts.
+        const done = state === 'done' ? await this.landedOfMine(current, 'done') : null;
+        if (done) return { outcome: { kind: 'unchanged' }, lease: done };
+      }
       if (outcome.kind === 'fenced') {
-        const landed = await this.landedOfMine(current);
+        // A renewal of this lease landed with its answer lost: the lease is still this host's.
+        const landed = await this.landedOfMine(current, 'held');
         if (landed) {
           current = landed;
           continue;
@@ -206,7 +213,9 @@ export class GitClaimStore {
       }
       return { outcome, lease: current };
     }
-    return { outcome: { kind: 'fenced' }, lease: current };
+    // Each try met a write of this lease that had landed unheard: still this host's lease.
+    const why = `each of ${LANDED_TRIES} tries met a write of this lease whose answer was lost`;
+    return { outcome: { kind: 'unreachable', message: why }, lease: current };
   }
 
   /**
@@ -231,7 +240,8 @@ export class GitClaimStore {
    * One compare-and-swap of the item's ref. `recover`, for a lease already held: an earlier
    * write of it may have landed with its answer lost on the way back; the ref then holds this
    * holder's own record of this attempt, and the lease is still ours: the write is made again
-   * over it, once. (A claim or takeover that landed is seen by swapClaimRef itself.)
+   * over it, once; an end of it that landed is the end asked for. (A claim or takeover that
+   * landed is seen by swapClaimRef itself.)
    */
   private async swap(
     item: string,
@@ -244,9 +254,11 @@ export class GitClaimStore {
     if (outcome.kind === 'done') return this.won(item, commit, record);
     if (outcome.kind !== 'lost' || !recover) return { won: false, outcome };
     const seen = await fetchClaim(this.options, item);
-    if (seen === null || seen === 'absent' || !this.isMine(seen, record)) {
-      return { won: false, outcome };
-    }
+    if (seen === null || seen === 'absent') return { won: false, outcome };
+    // The end itself landed earlier: that is the lease's end, as asked.
+    if (record.state !== 'held' && this.isMine(seen, record, record.state))
+      return this.won(item, seen.commit, seen.record!);
+    if (!this.isMine(seen, record)) return { won: false, outcome };
     return this.swap(item, seen.commit, record);
   }
 
@@ -255,21 +267,27 @@ export class GitClaimStore {
     return { won: true, lease: { item, commit, record } };
   }
 
-  /** The lease as the remote holds it, when that is this holder's own of the same attempt. */
-  private async landedOfMine(lease: HeldLease): Promise<HeldLease | null> {
+  /**
+   * The lease as the remote holds it, when that is a newer write of this holder's own of the
+   * same attempt, in `state`.
+   */
+  private async landedOfMine(lease: HeldLease, state: LeaseState): Promise<HeldLease | null> {
     const seen = await fetchClaim(this.options, lease.item);
     if (seen === null || seen === 'absent' || seen.commit === lease.commit) return null;
-    return this.isMine(seen, lease.record)
+    return this.isMine(seen, lease.record, state)
       ? { item: lease.item, commit: seen.commit, record: seen.record! }
       : null;
   }
 
-  private isMine(seen: SeenClaim, record: LeaseRecord): boolean {
+  private isMine(seen: SeenClaim, record: LeaseRecord, state: LeaseState = 'held'): boolean {
     return (
       seen.record !== null &&
-      seen.record.state === 'held' &&
+      seen.record.state === state &&
       sameHolder(seen.record.holder, this.options.me) &&
       seen.record.attempt === record.attempt
     );
   }
 }
+
+/** A write of a lease meets its own earlier write landed unheard at most this often. */
+const LANDED_TRIES = 4;

@@ -1,8 +1,8 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { claimRefOf, type Holder } from '../../src/claims/lease.js';
-import { fetchClaims, swapClaimRef } from '../../src/claims/claim-refs.js';
+import { claimRefOf, newNonce, type Holder } from '../../src/claims/lease.js';
+import { fetchClaims, leaseCommit, swapClaimRef } from '../../src/claims/claim-refs.js';
 import { GitClaimStore } from '../../src/claims/git-claim-store.js';
 import { sharedRemote, type SharedRemote } from './git-remote.js';
 
@@ -145,6 +145,53 @@ describe('claims on a shared remote', () => {
     // The daemon never heard of `landed`: it renews from the older commit.
     const again = await a.renew(claimed.lease);
     expect(again.won && again.lease.record.attempt).toBe(1);
+  });
+
+  it('counts a done of its own that landed with its answer lost, and an end alike', async () => {
+    const a = store(remote.host('a'), hostA, 10_000);
+    const held = await a.claim('item-7', 'README.md', 'fix');
+    if (!held.won) throw new Error('claim lost');
+    const claimed = await a.writeFenced(held.lease, 'README.md', (t) => `${t}#claimed-fix\n`, 'c');
+    expect(claimed.outcome.kind).toBe('pushed');
+    const done = (t: string) =>
+      t.includes('#claimed-fix') ? t.replace('#claimed-fix', '#done-fix') : null;
+    const landed = await a.writeFenced(claimed.lease, 'README.md', done, 'done', 'done');
+    expect(landed.outcome.kind).toBe('pushed');
+    // The daemon never heard of `landed`: it publishes the done again from the lease before.
+    const again = await a.writeFenced(claimed.lease, 'README.md', done, 'done', 'done');
+    expect(again.lease).toEqual(landed.lease);
+    expect(again.outcome.kind).toBe('unchanged');
+    // An end whose answer was lost, ended again from the lease before it: won, as it landed.
+    const other = await a.claim('item-8', 'f.md', 'fix');
+    if (!other.won) throw new Error('claim lost');
+    const ended = await a.end(other.lease, 'done');
+    expect(ended.won).toBe(true);
+    expect(await a.end(other.lease, 'done')).toEqual(ended);
+  });
+
+  it('goes on with a write that met renewals of its lease landed unheard, twice', async () => {
+    const repo = remote.host('a');
+    const a = store(repo, hostA, 10_000);
+    const held = await a.claim('item-9', 'README.md', 'fix');
+    if (!held.won) throw new Error('claim lost');
+    // Two renewals of this lease that landed while their answers were lost, made ahead.
+    const unheard: string[] = [];
+    let parent = held.lease.commit;
+    for (let i = 0; i < 2; i++) {
+      parent = await leaseCommit(repo, { ...held.lease.record, nonce: newNonce() }, parent);
+      unheard.push(parent);
+    }
+    let tries = 0;
+    const edit = (text: string) => {
+      const next = unheard[tries++];
+      if (next !== undefined)
+        remote.git(repo, 'push', '-q', '--force', 'origin', `${next}:${claimRefOf('item-9')}`);
+      return `${text}#claimed-fix\n`;
+    };
+    const written = await a.writeFenced(held.lease, 'README.md', edit, 'claim');
+    expect(written.outcome.kind).toBe('pushed');
+    expect(tries).toBe(3);
+    expect(written.lease.record.attempt).toBe(1);
   });
 
   it('a done claim is never taken again', async () => {
