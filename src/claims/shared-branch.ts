@@ -53,7 +53,7 @@ export type BranchEditOutcome =
   | { kind: 'refused' | 'unreachable'; message: string; raced?: true };
 
 /** An edit of a file's text: the new text, or null when it does not apply to this text. */
-export type TextEdit = (text: string) => string | null;
+export type TextEdit = (text: string) => string | null | Promise<string | null>;
 
 /**
  * The fence of each try, asked for again before each push: a write that keeps losing races
@@ -82,7 +82,7 @@ export async function editOnSharedBranch(
     if (file === 'gone') return { kind: 'gone' };
     if (file === 'not-text') return { kind: 'not-applicable' };
     const { text, mode } = file;
-    const edited = edit(text);
+    const edited = await edit(text);
     if (edited === null) return { kind: 'not-applicable' };
     if (edited === text) return { kind: 'unchanged' };
     const commit = await commitFile(where.repo, tip, { path, mode, text: edited }, message);

@@ -11,12 +11,14 @@ import { mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { followRemoteBranch } from '../claims/agent-branch.js';
+import { doneText, type DoneText } from '../claims/done-text.js';
 import { checkRemote, PUSH_FLAGS, pushUrl } from '../claims/claim-refs.js';
+import { stampFetch } from '../claims/claims-view.js';
 import { GitClaimStore, type HeldLease, type JudgedClaim } from '../claims/git-claim-store.js';
 import { itemIdOf } from '../claims/item-id.js';
 import { LeaseKeeper } from '../claims/lease-keeper.js';
 import type { Holder } from '../claims/lease.js';
-import type { BranchEditOutcome, Fence, TextEdit } from '../claims/shared-branch.js';
+import type { BranchEditOutcome, Fence } from '../claims/shared-branch.js';
 import { fetchTip } from '../claims/shared-branch.js';
 import { SharedCheckout } from '../claims/shared-checkout.js';
 import { EngineError, messageOf, PreconditionError } from '../errors.js';
@@ -55,6 +57,8 @@ interface Held {
   tip: string;
   /** The agent's branch (`engine/<noun>/<slug>`), pushed with the done. */
   branch?: string;
+  /** The text the claim wrote on the branch: the base the agent's copy is merged from. */
+  claimed?: string;
 }
 
 export class GitClaims implements ClaimStore {
@@ -207,9 +211,12 @@ export class GitClaims implements ClaimStore {
     const claimText = orNull((text) => claimEdit(text, item.noun, session));
     // Line ends aside: the checkout may write a blob's LF as CRLF (core.autocrlf, eol).
     const read = lf(item.snapshot.text);
+    let claimed: string | undefined;
     const edit = (text: string): string | null => {
       sinceRead = lf(text) !== read;
-      return sinceRead ? null : claimText(text);
+      const written = sinceRead ? null : claimText(text);
+      claimed = written ?? undefined;
+      return written;
     };
     const message = `engine: claim ${at.path} (#claimed-${item.noun}, attempt ${lease.record.attempt})`;
     this.keeper.hold(lease);
@@ -241,7 +248,7 @@ export class GitClaims implements ClaimStore {
     // A re-approved item continues the branch its earlier run left on the remote.
     const left = await followRemoteBranch(this.place, branch).catch(messageOf);
     if (left !== null) this.log('warn', `claims: ${at.path}: ${left}`);
-    this.held.set(session, { ...at, branch });
+    this.held.set(session, { ...at, branch, claimed });
     this.lost.delete(at.path);
     // The checkout shows the claim before the session is followed there.
     await this.sync();
@@ -302,8 +309,8 @@ export class GitClaims implements ClaimStore {
     const at =
       this.held.get(item.session) ?? (await this.adopt(item.file, item.noun, item.session));
     if (!at) return { counted: false, why: `this daemon holds no lease of ${item.session}` };
-    const { from, to } = transitionTags('finish', item.noun);
-    const edit = orNull((text) => swapTags(text, [from], to));
+    const { to } = transitionTags('finish', item.noun);
+    const { done, copy } = await this.doneTextOf(at, item.noun);
     const also = await this.agentBranch(at);
     // Tried for a lease; races lost to other pushes go on while the lease is kept alive (renewed:
     // the remote answers and the lease is this host's), up to PUBLISH_LEASES leases in all (the
@@ -319,19 +326,27 @@ export class GitClaims implements ClaimStore {
       const message = `engine: done ${path} (${to})`;
       const written = await this.branchTurn(() =>
         this.keeper.use(at.item, async (lease) => {
-          const fenced = await this.store.writeFenced(lease, path, edit, message, 'done', also);
+          const fenced = await this.store.writeFenced(
+            lease,
+            path,
+            done.edit,
+            message,
+            'done',
+            also,
+          );
           return { lease: fenced.lease, value: fenced };
         }),
       );
       const outcome = written?.outcome;
-      const done = doneOf(written);
-      if (done !== null) {
+      const ended = doneOf(written);
+      if (ended !== null) {
+        if (ended.counted && done.clashed()) await this.keepClash(at, copy);
         // Restored while still held: a sync meanwhile must not take the mark for a stray write.
         await this.restore(at.path);
         this.held.delete(item.session);
         await this.keeper.drop(at.item);
-        if (done.counted || !isFenced(outcome)) return done;
-        return { counted: false, why: `${done.why}; ${await this.keepLate(at.item, also)}` };
+        if (ended.counted || !isFenced(outcome)) return ended;
+        return { counted: false, why: `${ended.why}; ${await this.keepLate(at.item, also)}` };
       }
       this.log(
         'warn',
@@ -429,6 +444,37 @@ export class GitClaims implements ClaimStore {
     return at;
   }
 
+  /** The done's text: the agent's copy (its Response with it) merged onto the branch's. */
+  private async doneTextOf(
+    at: Held,
+    noun: string,
+  ): Promise<{ done: DoneText; copy: string | null }> {
+    const { from, to } = transitionTags('finish', noun);
+    const copy = await readFile(join(this.place.checkout.dir, at.path), 'utf8').catch(() => null);
+    const swap = orNull((text) => swapTags(text, [from], to));
+    return { done: doneText(swap, at.claimed, copy), copy };
+  }
+
+  /**
+   * The agent's copy whose other edits clashed with the branch's since its claim (a human
+   * edited the same lines): only its done was published, so the copy is kept beside the
+   * checkout (as text: no tag of it is read as the queue's) and said.
+   */
+  private async keepClash(at: Held, copy: string | null): Promise<void> {
+    if (copy === null) return;
+    const kept = join(`${this.place.checkout.dir}.kept`, `${at.item}.request.txt`);
+    const where = await mkdir(dirname(kept), { recursive: true })
+      .then(() => writeFile(kept, copy))
+      .then(
+        () => `its copy is kept at ${kept}`,
+        (error: unknown) => `its copy could not be kept: ${messageOf(error)}`,
+      );
+    this.log(
+      'warn',
+      `claims: ${at.path}: the agent's edits clashed with the shared branch's since its claim: only its done was published; ${where}`,
+    );
+  }
+
   /** The agent's branch as this clone has it: pushed with the done, in the same atomic push. */
   private async agentBranch(at: Held): Promise<Fence['also']> {
     if (at.branch === undefined) return [];
@@ -482,6 +528,11 @@ export class GitClaims implements ClaimStore {
     const synced = await this.sync();
     const claims = await this.store.refresh();
     this.seen = claims && new Map(claims.map((claim) => [claim.item, claim]));
+    // Dated for `engine status` and the board, as `engine claims list` dates its own fetch.
+    if (claims !== null)
+      await stampFetch(this.place, new Date()).catch((error: unknown) =>
+        this.log('warn', `claims: the fetch's time not recorded: ${messageOf(error)}`),
+      );
     // A checkout that could not be moved is said by sync itself, never blamed on the remote.
     const reached = claims !== null && (synced || this.syncFault !== null);
     if (reached !== this.reachable)
@@ -612,7 +663,7 @@ function holderOf(judged: JudgedClaim): string {
 }
 
 /** A file edit as a branch edit: a refusal (a tag no longer there) is `not-applicable`. */
-function orNull(edit: FileEdit): TextEdit {
+function orNull(edit: FileEdit): (text: string) => string | null {
   return (text) => {
     try {
       return edit(text) ?? text;

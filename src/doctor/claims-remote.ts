@@ -128,7 +128,10 @@ export async function checkClaimsRemote(ctx: DoctorContext): Promise<CheckResult
   if (ctx.settingsError !== null) return skip(id, 'the settings cannot be read (see settings)');
   const setup = { remote: ctx.settings.claimsRemote };
   if (ctx.settings.claims === 'local')
-    return skip(id, 'claims are local (the "claims" setting is not "git")');
+    return skip(
+      id,
+      'claims are local (the "claims" setting is not "git"; ENGINE_CLAIMS=git engine doctor checks the remote)',
+    );
   const where = `remote "${setup.remote}"`;
   const outcome = await ctx.probe.pushTestRefs(ctx.root, setup.remote);
   switch (outcome.kind) {

@@ -6,6 +6,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
+import { lastSeenClaims } from '../../src/claims/claims-view.js';
 import { GitClaims } from '../../src/daemon/git-claims.js';
 import type { PlannedItem } from '../../src/daemon/request-snapshot.js';
 import { TEST_TAGS_MD } from '../helpers/daemon-harness.js';
@@ -108,4 +109,59 @@ it('says a checkout that cannot be moved as such, and never blames the remote fo
   });
   expect(lines.filter((l) => /the checkout could not be moved/.test(l))).toHaveLength(1);
   expect(lines.filter((l) => /cannot be reached/.test(l))).toEqual([]);
+});
+
+/** Claims the request, then the agent writes its copy in the checkout: a Response, and done. */
+async function claimAndFinish(shared: SharedRemote, lines: string[], agentBody: string) {
+  claims = await openOn(shared, (message) => lines.push(message));
+  const [sessions] = await claims.paths();
+  const file = join(sessions!, 'item.md');
+  expect(await claims.claim(itemOf(file, TEXT), 'sessions/s-1')).toEqual({ kind: 'claimed' });
+  const copy = readFileSync(file, 'utf8').replace('#claimed-fix', '#done-fix');
+  writeFileSync(file, copy.replace('Body.\n', agentBody));
+  return file;
+}
+
+it("publishes the agent's edits of its request with the done, merged with a human's since", async () => {
+  const shared = sharedRemote({ 'directives/TAGS.md': TEST_TAGS_MD, [REQUEST]: TEXT });
+  remote = shared;
+  const lines: string[] = [];
+  const file = await claimAndFinish(shared, lines, 'Body.\n\n## Response\nFixed it.\n');
+  humanPush(shared, (text) => text.replace('# Item\n', '# Item\n\nA human note on top.\n'));
+  expect(await claims!.publishDone({ file, noun: 'fix', session: 'sessions/s-1' })).toEqual({
+    counted: true,
+  });
+  const branchText = shared.git(shared.bare, 'show', `main:${REQUEST}`);
+  expect(branchText).toContain('#done-fix');
+  expect(branchText).toContain('## Response\nFixed it.\n');
+  expect(branchText).toContain('A human note on top.\n');
+  expect(lines.filter((l) => /clashed/.test(l))).toEqual([]);
+});
+
+it("keeps the agent's copy and publishes only the done when its edits clash with a human's", async () => {
+  const shared = sharedRemote({ 'directives/TAGS.md': TEST_TAGS_MD, [REQUEST]: TEXT });
+  remote = shared;
+  const lines: string[] = [];
+  const file = await claimAndFinish(shared, lines, 'The agent rewrote the body.\n');
+  humanPush(shared, (text) => text.replace('Body.\n', 'The human rewrote the body.\n'));
+  expect(await claims!.publishDone({ file, noun: 'fix', session: 'sessions/s-1' })).toEqual({
+    counted: true,
+  });
+  const branchText = shared.git(shared.bare, 'show', `main:${REQUEST}`);
+  expect(branchText).toContain('#done-fix');
+  expect(branchText).toContain('The human rewrote the body.\n');
+  expect(branchText).not.toContain('<<<<<<<');
+  const said = lines.find((l) => /clashed/.test(l));
+  const kept = /its copy is kept at (\S+)$/.exec(said ?? '')?.[1];
+  expect(kept, lines.join('\n')).toBeDefined();
+  expect(readFileSync(kept!, 'utf8')).toContain('The agent rewrote the body.\n');
+});
+
+it('dates each fetch of the claims, for engine status and the board', async () => {
+  const shared = sharedRemote({ 'directives/TAGS.md': TEST_TAGS_MD, [REQUEST]: TEXT });
+  remote = shared;
+  const before = Date.now();
+  claims = await openOn(shared, () => undefined);
+  const seen = await lastSeenClaims({ repo: join(shared.dir, 'a'), remote: 'origin' });
+  expect(Date.parse(seen?.fetchedAt ?? '')).toBeGreaterThanOrEqual(before - 1_000);
 });

@@ -1,0 +1,70 @@
+/**
+ * The request's text a done publishes on the shared branch. The agent works on the checkout's
+ * copy of its request (its `## Response`, its notes, the `#done-X` swap): that copy is its work,
+ * published merged three-way onto the branch's text as it is now, from the text its claim
+ * wrote, so that a human's edits pushed meanwhile are kept as well. When the two clash, or the
+ * agent's copy is unknown, only the Tags swap is published (the caller keeps the copy and says
+ * so). Publishing the Tags swap alone lost every agent's Response.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runGit } from '../process/run-git.js';
+
+/** The done's Tags swap: the text with `#done-X`, or null when it no longer shows the claim. */
+export type DoneSwap = (text: string) => string | null;
+
+export interface DoneText {
+  /** The done's text over the branch's text now; null when that no longer shows the claim. */
+  edit: (tip: string) => Promise<string | null>;
+  /** The last edit left the agent's other changes out: they clashed with the branch's. */
+  clashed: () => boolean;
+}
+
+/**
+ * `claimed`: the request's text as the claim wrote it on the branch (undefined for a claim this
+ * daemon adopted or took over: its agent's copy then has no known base). `agent`: the agent's
+ * copy at its done (null when it could not be read).
+ */
+export function doneText(
+  swap: DoneSwap,
+  claimed: string | undefined,
+  agent: string | null,
+): DoneText {
+  let clash = false;
+  const edit = async (tip: string): Promise<string | null> => {
+    clash = false;
+    const tagsOnly = swap(tip);
+    if (tagsOnly === null || claimed === undefined || agent === null) return tagsOnly;
+    const base = swap(claimed);
+    if (base === null) return tagsOnly;
+    // The checkout may write the blob's LF as CRLF (core.autocrlf, eol).
+    const theirs = claimed.includes('\r') ? agent : agent.replace(/\r\n/g, '\n');
+    if (theirs === base) return tagsOnly;
+    const merged = await merge3(tagsOnly, base, theirs);
+    // A merge that still shows the claim (the agent put it back) is not a done.
+    if (merged === null || swap(merged) !== null) {
+      clash = true;
+      return tagsOnly;
+    }
+    return merged;
+  };
+  return { edit, clashed: () => clash };
+}
+
+/** `git merge-file`: `base`'s changes to `theirs` applied to `ours`; null on a conflict. */
+async function merge3(ours: string, base: string, theirs: string): Promise<string | null> {
+  const dir = await mkdtemp(join(tmpdir(), 'engine-done-'));
+  try {
+    await Promise.all([
+      writeFile(join(dir, 'ours'), ours),
+      writeFile(join(dir, 'base'), base),
+      writeFile(join(dir, 'theirs'), theirs),
+    ]);
+    // Exit 0: merged cleanly; above 0: that many conflicts; below: an error.
+    const run = await runGit(dir, ['merge-file', '-p', '--', 'ours', 'base', 'theirs']);
+    return run.code === 0 ? run.stdout : null;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
