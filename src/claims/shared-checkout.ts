@@ -12,34 +12,38 @@ import { gitOk, runGit } from '../process/run-git.js';
 import { fetchTip, type SharedBranch } from './shared-branch.js';
 import { pathExists as exists } from '../files/path-exists.js';
 
+/** `reset`: the paths changed in the checkout besides those that may differ, reset first. */
 export type SyncOutcome =
-  { tip: string; changed: boolean; reset: string[] } | { unreachable: true };
+  { tip: string; changed: boolean; reset: string[] } | { unreachable: true; reset: string[] };
 
 export class SharedCheckout {
   private tip: string | null = null;
 
   constructor(
-    private readonly where: SharedBranch,
+    readonly where: SharedBranch,
     readonly dir: string,
   ) {}
 
   /**
-   * Fetches, and makes or moves the checkout to the fetched tip. `mayDiffer`: the paths (from
+   * Resets what changed in the checkout besides `mayDiffer`, fetches, and makes or moves the
+   * checkout to the fetched tip. `mayDiffer`: the paths (from
    * the top) an agent of this daemon may have changed (its claimed request, marked done and not
    * yet published): carried over by the move, which git refuses when the tip changed them too.
    */
   async sync(mayDiffer: ReadonlySet<string> = new Set()): Promise<SyncOutcome> {
+    // Reset before the fetch: a stray write is undone even while the remote is out of reach.
+    const made = await exists(this.dir);
+    const reset = made ? await this.checkOwn(mayDiffer) : [];
+    await this.restore(reset);
     const tip = await fetchTip(this.where);
-    if (tip === null) return { unreachable: true };
-    if (!(await exists(this.dir))) {
+    if (tip === null) return { unreachable: true, reset };
+    if (!made) {
       // --force: a checkout deleted by hand is still registered, and git refuses to add it again.
       const add = ['worktree', 'add', '--force', '--quiet', '--detach', this.dir, tip];
       await gitOk(this.where.repo, add);
       this.tip = tip;
       return { tip, changed: true, reset: [] };
     }
-    const reset = await this.checkOwn(mayDiffer);
-    await this.restore(reset);
     if (tip === this.tip) return { tip, changed: false, reset };
     await gitOk(this.dir, ['checkout', '--quiet', '--detach', tip]);
     this.tip = tip;

@@ -6,24 +6,19 @@
  * edit of the request on the shared branch; each lease held is renewed by a LeaseKeeper while its
  * session is open; a done is published with the lease's end, in one atomic push.
  */
-import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
-import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
+import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { followRemoteBranch } from '../claims/agent-branch.js';
 import { doneText, type DoneText } from '../claims/done-text.js';
-import { checkRemote, PUSH_FLAGS, pushUrl } from '../claims/claim-refs.js';
+import { PUSH_FLAGS, pushUrl } from '../claims/claim-refs.js';
 import { stampFetch } from '../claims/claims-view.js';
 import { GitClaimStore, type HeldLease, type JudgedClaim } from '../claims/git-claim-store.js';
 import { itemIdOf } from '../claims/item-id.js';
 import { LeaseKeeper } from '../claims/lease-keeper.js';
-import type { Holder } from '../claims/lease.js';
 import type { BranchEditOutcome, Fence } from '../claims/shared-branch.js';
-import { fetchTip } from '../claims/shared-branch.js';
 import { SharedCheckout } from '../claims/shared-checkout.js';
 import { EngineError, messageOf, PreconditionError } from '../errors.js';
 import type { TextEdit as FileEdit } from '../files/update-request-file.js';
-import { fileSlug } from '../files/file-slug.js';
 import type { ProcProbe } from '../process/proc-probe.js';
 import { oneLine, runGit } from '../process/run-git.js';
 import { swapTags } from '../tags/edit-tags.js';
@@ -32,34 +27,11 @@ import { transitionTags } from '../tags/tag-name.js';
 import { worktreePlace } from '../worktrees/worktree.js';
 import type { ClaimStore, ClaimWrite, DoneItem, DoneWrite, HolderVerdict } from './claim-store.js';
 import type { DaemonOptions, LogFn } from './daemon-context.js';
-import { acquireCheckoutLock, type DaemonLock } from './daemon-lock.js';
+import { acquireCheckoutLock } from './daemon-lock.js';
+import { findSharedBranch, instanceOf, untilReached, type GitPlace } from './git-place.js';
 import { recordQueuePlace } from './queue-place.js';
+import { CheckoutFollow, type Held } from './checkout-follow.js';
 import type { PlannedItem } from './request-snapshot.js';
-
-/** Where the shared branch is, and who this daemon is. */
-interface GitPlace {
-  repo: string;
-  remote: string;
-  branch: string;
-  me: Holder;
-  checkout: SharedCheckout;
-  /** The daemon root's counterpart in the checkout: agents' worktrees are made from there. */
-  agentRoot: string;
-  /** One daemon per checkout (daemon-lock.ts), released at close. */
-  lock: DaemonLock;
-}
-
-/** A lease this daemon holds, by the session it was taken for. */
-interface Held {
-  item: string;
-  path: string;
-  /** The branch's tip the path was read at: a rename since is followed from there. */
-  tip: string;
-  /** The agent's branch (`engine/<noun>/<slug>`), pushed with the done. */
-  branch?: string;
-  /** The text the claim wrote on the branch: the base the agent's copy is merged from. */
-  claimed?: string;
-}
 
 export class GitClaims implements ClaimStore {
   readonly inPlace = false;
@@ -67,12 +39,8 @@ export class GitClaims implements ClaimStore {
   private readonly store: GitClaimStore;
   private readonly keeper: LeaseKeeper;
   private readonly held = new Map<string, Held>();
-  /** Paths of leases lost while their agents ran: a late mark there is restored, not counted. */
-  private readonly lost = new Set<string>();
   /** The claims as last fetched, by item id; null: the last fetch could not reach the remote. */
   private seen: Map<string, JudgedClaim> | null = null;
-  private tip: string | null = null;
-  private syncs: Promise<unknown> = Promise.resolve();
   /** One write of the shared branch at a time: this daemon's writes never race each other. */
   private branchWrites: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
@@ -80,7 +48,7 @@ export class GitClaims implements ClaimStore {
   /** The daemon stops: a done still being tried gives up at its next try. */
   private stopped = false;
   private reachable = true;
-  private syncFault: string | null = null;
+  private readonly follow: CheckoutFollow;
 
   private constructor(
     private readonly place: GitPlace,
@@ -89,6 +57,7 @@ export class GitClaims implements ClaimStore {
   ) {
     const { repo, remote, branch, me } = place;
     this.agentRoot = place.agentRoot;
+    this.follow = new CheckoutFollow(repo, place.checkout, () => this.held.values(), log);
     this.store = new GitClaimStore({ repo, remote, branch, me, leaseMs: options.claimsLeaseMs });
     this.keeper = new LeaseKeeper(this.store, {
       renewEveryMs: options.claimsLeaseMs / 3,
@@ -100,7 +69,7 @@ export class GitClaims implements ClaimStore {
         for (const [session, held] of this.held)
           if (held.item === item) {
             this.held.delete(session);
-            this.lost.add(held.path);
+            this.follow.lose(held.path);
           }
       },
       onUnreachable: (item, message) =>
@@ -115,19 +84,7 @@ export class GitClaims implements ClaimStore {
    * are then the same paths inside the checkout (`paths()`).
    */
   static async open(options: DaemonOptions, log: LogFn, probe: ProcProbe): Promise<GitClaims> {
-    const repo = await repositoryOf(options.root);
-    try {
-      checkRemote(options.claimsRemote);
-    } catch (error) {
-      throw new EngineError(`--claims-remote: ${messageOf(error)}`);
-    }
-    const remote = options.claimsRemote;
-    const branch =
-      options.claimsBranch ?? (await untilReached(options, log, () => defaultBranch(repo, remote)));
-    // A wrong name is said at once, never taken for a remote out of reach.
-    if (!(await untilReached(options, log, () => hasBranch(repo, remote, branch))).found)
-      throw new EngineError(`--claims-branch: ${remote} has no branch ${branch}`);
-    const dir = checkoutDir(repo, remote, branch);
+    const { repo, remote, branch, dir } = await findSharedBranch(options, log);
     // Before the checkout or its instance id is touched: a second daemon of this repository is
     // refused, naming the first one's root.
     const lock = await acquireCheckoutLock(dir, options.root);
@@ -169,7 +126,7 @@ export class GitClaims implements ClaimStore {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     await this.keeper.stop();
-    await this.syncs.catch(() => undefined);
+    await this.follow.settled();
     await this.place.lock.release();
   }
 
@@ -236,7 +193,7 @@ export class GitClaims implements ClaimStore {
       if (outcome === undefined) return { kind: 'elsewhere', host: 'another host' };
       if (outcome.kind === 'not-applicable' && sinceRead) {
         // Read again only once the checkout shows the new text, else it is claimed over again.
-        if (!(await this.sync())) return this.unreachable('the checkout could not be moved');
+        if (!(await this.follow.sync())) return this.unreachable('the checkout could not be moved');
         return { kind: 'changed', why: 'since-read' };
       }
       if (outcome.kind === 'not-applicable' || outcome.kind === 'gone')
@@ -249,9 +206,9 @@ export class GitClaims implements ClaimStore {
     const left = await followRemoteBranch(this.place, branch).catch(messageOf);
     if (left !== null) this.log('warn', `claims: ${at.path}: ${left}`);
     this.held.set(session, { ...at, branch, claimed });
-    this.lost.delete(at.path);
+    this.follow.claimedAgain(at.path);
     // The checkout shows the claim before the session is followed there.
-    await this.sync();
+    await this.follow.sync();
     return { kind: 'claimed' };
   }
 
@@ -302,7 +259,7 @@ export class GitClaims implements ClaimStore {
     await this.keeper.drop(at.item);
     for (const [session, held] of this.held) if (held.item === at.item) this.held.delete(session);
     // An agent's late mark in the checkout's copy does not count: the branch's text is moved in.
-    await this.restore(at.path);
+    await this.follow.restore(at.path);
   }
 
   async publishDone(item: DoneItem): Promise<DoneWrite> {
@@ -322,7 +279,7 @@ export class GitClaims implements ClaimStore {
     let refusedSince: number | null = null;
     for (;;) {
       // Where the item is now: a human may have renamed its file on the branch meanwhile.
-      const path = await this.pathNow(at);
+      const path = await this.follow.pathNow(at);
       const message = `engine: done ${path} (${to})`;
       const written = await this.branchTurn(() =>
         this.keeper.use(at.item, async (lease) => {
@@ -342,7 +299,7 @@ export class GitClaims implements ClaimStore {
       if (ended !== null) {
         if (ended.counted && done.clashed()) await this.keepClash(at, copy);
         // Restored while still held: a sync meanwhile must not take the mark for a stray write.
-        await this.restore(at.path);
+        await this.follow.restore(at.path);
         this.held.delete(item.session);
         await this.keeper.drop(at.item);
         if (ended.counted || !isFenced(outcome)) return ended;
@@ -359,7 +316,7 @@ export class GitClaims implements ClaimStore {
       const refused = refusedSince !== null && Date.now() - refusedSince > leaseMs;
       if (this.closed || this.stopped || Date.now() > until || refused) {
         // Given up: the lease runs out, and another host takes the item over.
-        await this.restore(at.path);
+        await this.follow.restore(at.path);
         this.held.delete(item.session);
         await this.keeper.drop(at.item);
         return { counted: false, why: 'it could not be published while its lease was kept' };
@@ -392,33 +349,6 @@ export class GitClaims implements ClaimStore {
       kind: 'taken-over',
       reason: `the lease of ${was ? was.holder.host : 'its holder'} ran out unrenewed (attempt ${was?.attempt ?? 0}); taken over as attempt ${taken.lease.record.attempt}`,
     };
-  }
-
-  /** The path of a held item on the branch's tip as fetched now, following a rename since. */
-  private async pathNow(at: Held): Promise<string> {
-    const tip = await fetchTip(this.place);
-    if (tip === null || tip === at.tip) return at.path;
-    return this.pathAt(at, tip);
-  }
-
-  /** The path of a held item at `tip`, following its renames since the tip it was read at. */
-  private async pathAt(at: Held, tip: string): Promise<string> {
-    // Commit by commit: the claim's own edit of a small file would hide a rename over the whole.
-    const args = [
-      'log',
-      '--reverse',
-      '--format=',
-      '--name-status',
-      '-z',
-      '-M',
-      `${at.tip}..${tip}`,
-    ];
-    const log = await runGit(this.place.repo, args);
-    const fields = log.stdout.split('\0').map((field) => field.replace(/^\n+/, ''));
-    let path = at.path;
-    for (let i = 0; i + 2 < fields.length; i++)
-      if (fields[i]!.startsWith('R') && fields[i + 1] === path) path = fields[i + 2]!;
-    return path;
   }
 
   /**
@@ -525,7 +455,7 @@ export class GitClaims implements ClaimStore {
 
   /** One fetch of the branch and the claims; false when the remote could not be reached. */
   private async tick(): Promise<boolean> {
-    const synced = await this.sync();
+    const synced = await this.follow.sync();
     const claims = await this.store.refresh();
     this.seen = claims && new Map(claims.map((claim) => [claim.item, claim]));
     // Dated for `engine status` and the board, as `engine claims list` dates its own fetch.
@@ -534,7 +464,7 @@ export class GitClaims implements ClaimStore {
         this.log('warn', `claims: the fetch's time not recorded: ${messageOf(error)}`),
       );
     // A checkout that could not be moved is said by sync itself, never blamed on the remote.
-    const reached = claims !== null && (synced || this.syncFault !== null);
+    const reached = claims !== null && (synced || this.follow.fault !== null);
     if (reached !== this.reachable)
       this.log(
         reached ? 'info' : 'warn',
@@ -556,84 +486,16 @@ export class GitClaims implements ClaimStore {
     }, wait);
   }
 
-  /** Moves the checkout to the fetched tip, one sync at a time; false when unreachable. */
-  private sync(): Promise<boolean> {
-    const run = async (): Promise<boolean> => {
-      try {
-        await this.restoreLost();
-        const mayDiffer = new Set([...this.held.values()].map((held) => held.path));
-        const synced = await this.place.checkout.sync(mayDiffer);
-        if ('unreachable' in synced) return false;
-        for (const path of synced.reset)
-          if (this.lost.delete(path)) this.log('warn', lostMarkText(path));
-          else
-            this.log(
-              'warn',
-              `claims: ${path} was written in the checkout with no lease held: reset`,
-            );
-        this.tip = synced.tip;
-        // A held request renamed on the branch: its agent marks it at the new path, which the
-        // next sync must leave alone (it reset the agent's done there, taken for a stray write).
-        for (const held of this.held.values())
-          if (held.tip !== synced.tip) {
-            held.path = await this.pathAt(held, synced.tip);
-            held.tip = synced.tip;
-          }
-        this.syncFault = null;
-        return true;
-      } catch (error) {
-        // Said once until a sync succeeds: the queue is not followed meanwhile.
-        const fault = `claims: the checkout could not be moved: ${messageOf(error)}`;
-        if (fault !== this.syncFault) this.log('warn', fault);
-        this.syncFault = fault;
-        return false;
-      }
-    };
-    const next = this.syncs.then(run, run);
-    this.syncs = next.catch(() => undefined);
-    return next;
-  }
-
-  /**
-   * An agent's mark in the checkout's copy of a request whose lease moved on (the copy may
-   * already show the new holder's claim): not counted, said, and the copy restored, so that
-   * the checkout keeps moving.
-   */
-  private async restoreLost(): Promise<void> {
-    for (const path of this.lost) {
-      const diff = await runGit(this.place.checkout.dir, [
-        '--literal-pathspecs',
-        'diff',
-        '--quiet',
-        '--',
-        path,
-      ]);
-      if (diff.code !== 1) continue;
-      this.log('warn', lostMarkText(path));
-      await this.place.checkout.restore([path]);
-      this.lost.delete(path);
-    }
-  }
-
-  /** The checkout's copy of a published file, as the branch has it: the next sync moves it. */
-  private async restore(path: string): Promise<void> {
-    await this.place.checkout
-      .restore([path])
-      .catch((error: unknown) =>
-        this.log('warn', `claims: ${path} not restored: ${messageOf(error)}`),
-      );
-    await this.sync();
-  }
-
   /** The item id and path on the shared branch of a request file in the checkout. */
   private async itemAt(file: string): Promise<Held | { failed: string }> {
     const top = await realpath(this.place.checkout.dir);
     const path = relative(top, file);
-    if (path.startsWith('..') || isAbsolute(path) || this.tip === null)
+    const tip = this.follow.tip;
+    if (path.startsWith('..') || isAbsolute(path) || tip === null)
       return { failed: `${file} is not in the checkout of the shared branch` };
-    const item = await itemIdOf(top, this.tip, path.split(sep).join('/'));
+    const item = await itemIdOf(top, tip, path.split(sep).join('/'));
     if (item === null) return { failed: `${path} has no history on ${this.place.branch}` };
-    return { item, path: path.split(sep).join('/'), tip: this.tip };
+    return { item, path: path.split(sep).join('/'), tip };
   }
 
   /** The claim as the remote holds it now (refreshed); null when unreachable. */
@@ -647,11 +509,6 @@ export class GitClaims implements ClaimStore {
 
 /** How many leases a done's publication is tried for at most, while races are lost. */
 const PUBLISH_LEASES = 5;
-
-/** An agent's mark of a request whose lease moved on, found in the checkout. */
-function lostMarkText(path: string): string {
-  return `${path} was marked after this host's lease of it moved on to another host: not counted; the checkout's copy is restored`;
-}
 
 function lf(text: string): string {
   return text.replace(/\r\n/g, '\n');
@@ -701,71 +558,4 @@ function isFenced(outcome: BranchEditOutcome | undefined): boolean {
 
 function outcomeText(outcome: BranchEditOutcome): string {
   return 'message' in outcome ? outcome.message : outcome.kind;
-}
-
-async function repositoryOf(root: string): Promise<string> {
-  const top = await runGit(root, ['rev-parse', '--show-toplevel']);
-  if (top.code !== 0) throw new EngineError(`--claims git needs ${root} in a git repository`);
-  return realpath(top.stdout.trim());
-}
-
-/** The remote's default branch; null when it cannot be reached. */
-async function defaultBranch(repo: string, remote: string): Promise<string | null> {
-  const run = await runGit(repo, ['ls-remote', '--symref', remote, 'HEAD']);
-  if (run.code !== 0) return null;
-  const match = /^ref: refs\/heads\/(\S+)\tHEAD$/m.exec(run.stdout);
-  if (!match) throw new EngineError(`${remote} names no default branch: give --claims-branch`);
-  return match[1]!;
-}
-
-/** Whether the remote has the branch; null when it cannot be reached. */
-async function hasBranch(
-  repo: string,
-  remote: string,
-  branch: string,
-): Promise<{ found: boolean } | null> {
-  const run = await runGit(repo, ['ls-remote', '--heads', remote, `refs/heads/${branch}`]);
-  if (run.code !== 0) return null;
-  return { found: run.stdout.trim() !== '' };
-}
-
-/** Asks until the remote answers (`ask` gives non-null), saying so in the log once meanwhile. */
-async function untilReached<T>(
-  options: DaemonOptions,
-  log: LogFn,
-  ask: () => Promise<T | null>,
-): Promise<T> {
-  for (let tries = 0; ; tries++) {
-    const answer = await ask();
-    if (answer !== null) return answer;
-    if (tries === 0) log('warn', `claims: ${options.claimsRemote} cannot be reached; trying again`);
-    await new Promise((resolve) => setTimeout(resolve, options.claimsFetchMs));
-  }
-}
-
-/**
- * This daemon's instance id: one per boot and checkout, kept beside the checkout, so that a
- * daemon restarted on the same boot knows its earlier leases as its own (`mine`) and adopts
- * them. Two daemons never share it: the checkout is per repository, remote and branch, and its
- * lock (acquireCheckoutLock, taken before this) keeps one daemon per checkout.
- */
-async function instanceOf(checkout: string, boot: string): Promise<string> {
-  const file = `${checkout}.instance`;
-  const kept = await readFile(file, 'utf8').catch(() => '');
-  const [keptBoot, instance] = kept.trim().split(' ');
-  if (keptBoot === boot && instance && /^[0-9a-f]{16}$/.test(instance)) return instance;
-  const made = randomBytes(8).toString('hex');
-  await mkdir(dirname(file), { recursive: true });
-  await writeFile(file, `${boot} ${made}\n`);
-  return made;
-}
-
-/**
- * The checkout's place: in engine's state directory, outside the human's tree and outside any
- * directory the watch skips (IGNORE_RULES: a checkout under `.git` would never be watched).
- */
-function checkoutDir(repo: string, remote: string, branch: string): string {
-  const state = process.env.XDG_STATE_HOME || join(homedir(), '.local', 'state');
-  const hash = createHash('sha256').update(`${repo}\0${remote}\0${branch}`).digest('hex');
-  return join(state, 'engine', 'checkouts', `${fileSlug(basename(repo))}-${hash.slice(0, 16)}`);
 }

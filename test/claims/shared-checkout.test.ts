@@ -45,8 +45,13 @@ it('says the remote is unreachable, and keeps the checkout it has', async () => 
   );
   await checkout.sync();
   remote.git(host, 'remote', 'set-url', 'origin', join(remote.dir, 'gone.git'));
-  expect(await checkout.sync()).toEqual({ unreachable: true });
+  expect(await checkout.sync()).toEqual({ unreachable: true, reset: [] });
   expect(readFileSync(join(checkout.dir, REQUEST), 'utf8')).toContain('#needs-fix');
+  // A write no lease is behind is reset even while the remote is out of reach.
+  const copy = join(checkout.dir, REQUEST);
+  writeFileSync(copy, readFileSync(copy, 'utf8').replace('#needs-fix', '#done-fix'));
+  expect(await checkout.sync()).toEqual({ unreachable: true, reset: [REQUEST] });
+  expect(readFileSync(copy, 'utf8')).toContain('#needs-fix');
 });
 
 it('refuses a directory that is not its checkout, and resets a change no lease is behind', async () => {
