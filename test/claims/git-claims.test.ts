@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { lastSeenClaims } from '../../src/claims/claims-view.js';
 import { GitClaims } from '../../src/daemon/git-claims.js';
+import { worktreePlace } from '../../src/worktrees/worktree.js';
 import type { PlannedItem } from '../../src/daemon/request-snapshot.js';
 import { TEST_TAGS_MD } from '../helpers/daemon-harness.js';
 import { inProcessContext } from '../helpers/in-process-context.js';
@@ -112,8 +113,13 @@ it('says a checkout that cannot be moved as such, and never blames the remote fo
 });
 
 /** Claims the request, then the agent writes its copy in the checkout: a Response, and done. */
-async function claimAndFinish(shared: SharedRemote, lines: string[], agentBody: string) {
-  claims = await openOn(shared, (message) => lines.push(message));
+async function claimAndFinish(
+  shared: SharedRemote,
+  lines: string[],
+  agentBody: string,
+  fetchMs?: number,
+) {
+  claims = await openOn(shared, (message) => lines.push(message), fetchMs);
   const [sessions] = await claims.paths();
   const file = join(sessions!, 'item.md');
   expect(await claims.claim(itemOf(file, TEXT), 'sessions/s-1')).toEqual({ kind: 'claimed' });
@@ -164,4 +170,44 @@ it('dates each fetch of the claims, for engine status and the board', async () =
   claims = await openOn(shared, () => undefined);
   const seen = await lastSeenClaims({ repo: join(shared.dir, 'a'), remote: 'origin' });
   expect(Date.parse(seen?.fetchedAt ?? '')).toBeGreaterThanOrEqual(before - 1_000);
+});
+
+it("continues the agent's branch an earlier run left on the remote when it claims", async () => {
+  const shared = sharedRemote({ 'directives/TAGS.md': TEST_TAGS_MD, [REQUEST]: TEXT });
+  remote = shared;
+  claims = await openOn(shared, () => undefined);
+  const [sessions] = await claims.paths();
+  const file = join(sessions!, 'item.md');
+  // An earlier run, on another host, left its work on the agent's branch.
+  const { branch } = worktreePlace(claims.agentRoot, 'fix', file);
+  const other = shared.host('other');
+  shared.git(other, 'checkout', '-q', '-b', branch);
+  writeFileSync(join(other, 'work.txt'), 'earlier run\n');
+  shared.git(other, 'add', '.');
+  shared.git(other, 'commit', '-qm', 'earlier run');
+  shared.git(other, 'push', '-q', 'origin', branch);
+  expect(await claims.claim(itemOf(file, TEXT), 'sessions/s-1')).toEqual({ kind: 'claimed' });
+  const here = shared.git(join(shared.dir, 'a'), 'rev-parse', `refs/heads/${branch}`).trim();
+  expect(here).toBe(shared.git(other, 'rev-parse', 'HEAD').trim());
+});
+
+it('gives a done up at once when the daemon stops, rather than trying for a lease', async () => {
+  const shared = sharedRemote({ 'directives/TAGS.md': TEST_TAGS_MD, [REQUEST]: TEXT });
+  remote = shared;
+  const lines: string[] = [];
+  const file = await claimAndFinish(shared, lines, 'Body.\n', 1_000);
+  // The server refuses every push to the branch: the done is tried again and again.
+  const hook =
+    '#!/bin/sh\nwhile read old new ref; do [ "$ref" = refs/heads/main ] && exit 1; done\nexit 0\n';
+  writeFileSync(join(shared.bare, 'hooks', 'pre-receive'), hook, { mode: 0o755 });
+  const done = claims!.publishDone({ file, noun: 'fix', session: 'sessions/s-1' });
+  await waitFor(() => lines.some((l) => /could not publish the done/.test(l)), {
+    timeoutMs: 20_000,
+    message: () => `a refused done said; log:\n${lines.join('\n')}`,
+  });
+  const asked = Date.now();
+  claims!.stopping();
+  expect(await done).toMatchObject({ counted: false });
+  // Its next try gives up: one fetch period (1 s here), not the 30 s lease of refusals.
+  expect(Date.now() - asked).toBeLessThan(15_000);
 });
