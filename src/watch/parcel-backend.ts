@@ -22,29 +22,55 @@ const TYPES: Record<parcel.EventType, WatchEventType> = {
   delete: 'unlink',
 };
 
-export const parcelBackend: WatchBackend = {
-  kind: 'parcel',
-  async subscribe(dir, ignore, handlers) {
-    // A little before the subscription: the birth time of the kernel's coarse clock may lag.
-    const since = Date.now() - 1000;
-    const subscription = await parcel.subscribe(
-      dir,
-      (error, events) => {
-        if (error) {
-          handlers.onError(error);
-          handlers.onStale();
-        }
-        for (const event of events) {
-          handlers.onEvent(TYPES[event.type], event.path);
-          if (event.type === 'create') void lookInside(event.path, ignore, handlers);
-          else if (event.type === 'update') void lookInside(event.path, ignore, handlers, since);
-        }
-      },
-      { ignore: ignorePattern(ignore) },
-    );
-    return { close: () => subscription.unsubscribe() };
-  },
-};
+/** What this backend uses of @parcel/watcher (a stand-in in tests). */
+export interface ParcelWatcher {
+  subscribe: (
+    dir: string,
+    callback: (error: Error | null, events: parcel.Event[]) => void,
+    options: { ignore: RegExp[] },
+  ) => Promise<{ unsubscribe: () => Promise<void> }>;
+}
+
+/**
+ * parcel's errors that end its watching thread (it throws them from its loop): "Unable to poll"
+ * is one a signal brings (EINTR: a child process's exit, which parcel 2.6 does not retry).
+ */
+const THREAD_ENDED =
+  /^(Unable to poll|Error reading from inotify|Unable to open pipe|Unable to initialize inotify)/;
+
+export function parcelBackendOver(watcher: ParcelWatcher): WatchBackend {
+  return {
+    kind: 'parcel',
+    async subscribe(dir, ignore, handlers) {
+      // A little before the subscription: the birth time of the kernel's coarse clock may lag.
+      const since = Date.now() - 1000;
+      let ended = false;
+      const subscription = await watcher.subscribe(
+        dir,
+        (error, events) => {
+          if (ended) return;
+          if (error) {
+            ended = THREAD_ENDED.test(error.message);
+            handlers.onError(error);
+            handlers.onStale();
+          }
+          for (const event of events) {
+            handlers.onEvent(TYPES[event.type], event.path);
+            if (event.type === 'create') void lookInside(event.path, ignore, handlers);
+            else if (event.type === 'update') void lookInside(event.path, ignore, handlers, since);
+          }
+        },
+        { ignore: ignorePattern(ignore) },
+      );
+      // Once its thread ended, unsubscribing waits for that thread forever, on the main thread
+      // (~InotifyBackend; the daemon hung): the subscription is left as it is, silent, and its
+      // inotify instance with it. The reopened watch gets a new backend: parcel drops the old.
+      return { close: () => (ended ? Promise.resolve() : subscription.unsubscribe()) };
+    },
+  };
+}
+
+export const parcelBackend: WatchBackend = parcelBackendOver(parcel);
 
 /**
  * One regular expression, matched against each path relative to the watched directory: never
