@@ -181,8 +181,12 @@ export class Launcher {
       return { elsewhere: written.host };
     }
     if (written.kind === 'failed') {
-      // Not claimed: the item stays approved, tried again when its file changes or at a restart.
-      ctx.log('error', `could not claim ${what}: ${written.message}`);
+      // Not claimed: the item stays approved, tried again when its file changes or at a restart;
+      // one with a time to try again (a remote out of reach, races lost) is a passing state.
+      ctx.log(
+        written.retryAt === undefined ? 'error' : 'warn',
+        `could not claim ${what}: ${written.message}`,
+      );
       return written.retryAt === undefined ? 'lost' : { retryAt: written.retryAt };
     }
     this.shared.sessions.add(item.file, ref);
