@@ -1,8 +1,8 @@
 /**
  * The request's text a done publishes on the shared branch. The agent works on the checkout's
  * copy of its request (its `## Response`, its notes, the `#done-X` swap): that copy is its work,
- * published merged three-way onto the branch's text as it is now, from the text its claim
- * wrote, so that a human's edits pushed meanwhile are kept as well. When the two clash, or the
+ * published merged three-way onto the branch's text as it is now, from the text the copy was
+ * edited from, so that a human's edits pushed meanwhile are kept as well. When the two clash, or the
  * agent's copy is unknown, only the Tags swap is published (the caller keeps the copy and says
  * so). Publishing the Tags swap alone lost every agent's Response.
  */
@@ -10,6 +10,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runGit } from '../process/run-git.js';
+import { carrierTags } from '../tags/edit-tags.js';
+import { scanTags } from '../tags/scan-tags.js';
 
 /** The done's Tags swap: the text with `#done-X`, or null when it no longer shows the claim. */
 export type DoneSwap = (text: string) => string | null;
@@ -22,34 +24,40 @@ export interface DoneText {
 }
 
 /**
- * `claimed`: the request's text as the claim wrote it on the branch (undefined for a claim this
- * daemon adopted or took over: its agent's copy then has no known base). `agent`: the agent's
- * copy at its done (null when it could not be read).
+ * `done`: the tag the swap writes. `base`: the text the agent's copy was edited from (the
+ * checkout's own, at its HEAD; undefined when unknown). `agent`: the agent's copy at its done
+ * (null when it could not be read).
  */
 export function doneText(
   swap: DoneSwap,
-  claimed: string | undefined,
+  done: string,
+  base: string | undefined,
   agent: string | null,
 ): DoneText {
+  // Once a try clashed it stays said: a later try may find its done already landed.
   let clash = false;
   const edit = async (tip: string): Promise<string | null> => {
-    clash = false;
     const tagsOnly = swap(tip);
-    if (tagsOnly === null || claimed === undefined || agent === null) return tagsOnly;
-    const base = swap(claimed);
-    if (base === null) return tagsOnly;
+    if (tagsOnly === null || base === undefined || agent === null) return tagsOnly;
+    const from = swap(base);
+    if (from === null) return tagsOnly;
     // The checkout may write the blob's LF as CRLF (core.autocrlf, eol).
-    const theirs = claimed.includes('\r') ? agent : agent.replace(/\r\n/g, '\n');
-    if (theirs === base) return tagsOnly;
-    const merged = await merge3(tagsOnly, base, theirs);
-    // A merge that still shows the claim (the agent put it back) is not a done.
-    if (merged === null || swap(merged) !== null) {
+    const theirs = base.includes('\r') ? agent : agent.replace(/\r\n/g, '\n');
+    if (theirs === from) return tagsOnly;
+    const merged = await merge3(tagsOnly, from, theirs);
+    // A merge that still shows the claim, or not the done (the agent edited its Tags line),
+    // is not a done.
+    if (merged === null || swap(merged) !== null || !showsTag(merged, done)) {
       clash = true;
       return tagsOnly;
     }
     return merged;
   };
   return { edit, clashed: () => clash };
+}
+
+function showsTag(text: string, tag: string): boolean {
+  return carrierTags(scanTags(text)).some((occurrence) => occurrence.tag === tag);
 }
 
 /** `git merge-file`: `base`'s changes to `theirs` applied to `ours`; null on a conflict. */

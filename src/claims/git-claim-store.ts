@@ -228,7 +228,8 @@ export class GitClaimStore {
   private async keptAlive(lease: HeldLease): Promise<HeldLease | null> {
     if (this.now() - lease.record.renewedAt < lease.record.leaseMs / 3) return lease;
     const renewed = await this.renew(lease);
-    if (renewed.won) return renewed.lease;
+    // An ended lease (its own done landed unheard) is no fence for another write.
+    if (renewed.won) return renewed.lease.record.state === 'held' ? renewed.lease : null;
     return renewed.outcome.kind === 'lost' ? null : lease;
   }
 
@@ -240,8 +241,8 @@ export class GitClaimStore {
    * One compare-and-swap of the item's ref. `recover`, for a lease already held: an earlier
    * write of it may have landed with its answer lost on the way back; the ref then holds this
    * holder's own record of this attempt, and the lease is still ours: the write is made again
-   * over it, once; an end of it that landed is the end asked for. (A claim or takeover that
-   * landed is seen by swapClaimRef itself.)
+   * over it, once; an end of it that landed ends it, whatever was asked. (A claim or takeover
+   * that landed is seen by swapClaimRef itself.)
    */
   private async swap(
     item: string,
@@ -255,8 +256,9 @@ export class GitClaimStore {
     if (outcome.kind !== 'lost' || !recover) return { won: false, outcome };
     const seen = await fetchClaim(this.options, item);
     if (seen === null || seen === 'absent') return { won: false, outcome };
-    // The end itself landed earlier: that is the lease's end, as asked.
-    if (record.state !== 'held' && this.isMine(seen, record, record.state))
+    // This lease's own end landed earlier (a done whose answer was lost): the lease has ended,
+    // as this holder ended it; a renewal gets that ended lease back, which is then kept no more.
+    if (this.isMine(seen, record, 'done') || this.isMine(seen, record, 'released'))
       return this.won(item, seen.commit, seen.record!);
     if (!this.isMine(seen, record)) return { won: false, outcome };
     return this.swap(item, seen.commit, record);
@@ -265,6 +267,11 @@ export class GitClaimStore {
   private won(item: string, commit: string, record: LeaseRecord): ClaimResult {
     this.observed.set(item, { commit, seenSince: this.monotonic() });
     return { won: true, lease: { item, commit, record } };
+  }
+
+  /** This lease's own `done`, when it landed (its answer lost): the done counts. */
+  doneOfMine(lease: HeldLease): Promise<HeldLease | null> {
+    return this.landedOfMine(lease, 'done');
   }
 
   /**

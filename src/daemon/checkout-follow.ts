@@ -18,8 +18,6 @@ export interface Held {
   tip: string;
   /** The agent's branch (`engine/<noun>/<slug>`), pushed with the done. */
   branch?: string;
-  /** The text the claim wrote on the branch: the base the agent's copy is merged from. */
-  claimed?: string;
 }
 
 export class CheckoutFollow {

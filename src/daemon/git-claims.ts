@@ -20,7 +20,7 @@ import { SharedCheckout } from '../claims/shared-checkout.js';
 import { EngineError, messageOf, PreconditionError } from '../errors.js';
 import type { TextEdit as FileEdit } from '../files/update-request-file.js';
 import type { ProcProbe } from '../process/proc-probe.js';
-import { oneLine, runGit } from '../process/run-git.js';
+import { gitOk, oneLine, runGit } from '../process/run-git.js';
 import { swapTags } from '../tags/edit-tags.js';
 import { claimEdit } from '../tags/lifecycle-edits.js';
 import { transitionTags } from '../tags/tag-name.js';
@@ -168,12 +168,9 @@ export class GitClaims implements ClaimStore {
     const claimText = orNull((text) => claimEdit(text, item.noun, session));
     // Line ends aside: the checkout may write a blob's LF as CRLF (core.autocrlf, eol).
     const read = lf(item.snapshot.text);
-    let claimed: string | undefined;
     const edit = (text: string): string | null => {
       sinceRead = lf(text) !== read;
-      const written = sinceRead ? null : claimText(text);
-      claimed = written ?? undefined;
-      return written;
+      return sinceRead ? null : claimText(text);
     };
     const message = `engine: claim ${at.path} (#claimed-${item.noun}, attempt ${lease.record.attempt})`;
     this.keeper.hold(lease);
@@ -205,7 +202,7 @@ export class GitClaims implements ClaimStore {
     // A re-approved item continues the branch its earlier run left on the remote.
     const left = await followRemoteBranch(this.place, branch).catch(messageOf);
     if (left !== null) this.log('warn', `claims: ${at.path}: ${left}`);
-    this.held.set(session, { ...at, branch, claimed });
+    this.held.set(session, { ...at, branch });
     this.follow.claimedAgain(at.path);
     // The checkout shows the claim before the session is followed there.
     await this.follow.sync();
@@ -269,6 +266,7 @@ export class GitClaims implements ClaimStore {
     const { to } = transitionTags('finish', item.noun);
     const { done, copy } = await this.doneTextOf(at, item.noun);
     const also = await this.agentBranch(at);
+    const mine = this.keeper.current(at.item);
     // Tried for a lease; races lost to other pushes go on while the lease is kept alive (renewed:
     // the remote answers and the lease is this host's), up to PUBLISH_LEASES leases in all (the
     // daemon's pipeline waits meanwhile); then given up, and another host takes the item over.
@@ -281,23 +279,24 @@ export class GitClaims implements ClaimStore {
       // Where the item is now: a human may have renamed its file on the branch meanwhile.
       const path = await this.follow.pathNow(at);
       const message = `engine: done ${path} (${to})`;
-      const written = await this.branchTurn(() =>
-        this.keeper.use(at.item, async (lease) => {
-          const fenced = await this.store.writeFenced(
-            lease,
-            path,
-            done.edit,
-            message,
-            'done',
-            also,
-          );
-          return { lease: fenced.lease, value: fenced };
-        }),
-      );
+      const written =
+        (await this.branchTurn(() =>
+          this.keeper.use(at.item, async (lease) => {
+            const fenced = await this.store.writeFenced(
+              lease,
+              path,
+              done.edit,
+              message,
+              'done',
+              also,
+            );
+            return { lease: fenced.lease, value: fenced };
+          }),
+        )) ?? (await this.doneUnheard(mine));
       const outcome = written?.outcome;
       const ended = doneOf(written);
       if (ended !== null) {
-        if (ended.counted && done.clashed()) await this.keepClash(at, copy);
+        if (ended.counted && done.clashed()) await this.keepClash(at, copy, mine);
         // Restored while still held: a sync meanwhile must not take the mark for a stray write.
         await this.follow.restore(at.path);
         this.held.delete(item.session);
@@ -374,15 +373,38 @@ export class GitClaims implements ClaimStore {
     return at;
   }
 
-  /** The done's text: the agent's copy (its Response with it) merged onto the branch's. */
+  /**
+   * The done's text: the agent's copy (its Response with it) merged onto the branch's, from
+   * the checkout's own text of the file (what the copy was edited from: the checkout is not
+   * moved past a file its agent changed).
+   */
   private async doneTextOf(
     at: Held,
     noun: string,
   ): Promise<{ done: DoneText; copy: string | null }> {
     const { from, to } = transitionTags('finish', noun);
     const copy = await readFile(join(this.place.checkout.dir, at.path), 'utf8').catch(() => null);
+    if (copy === null)
+      this.log(
+        'warn',
+        `claims: ${at.path}: the agent's copy could not be read: only its done is published`,
+      );
+    const base = await gitOk(this.place.checkout.dir, ['show', `HEAD:${at.path}`]).catch(
+      () => undefined,
+    );
     const swap = orNull((text) => swapTags(text, [from], to));
-    return { done: doneText(swap, at.claimed, copy), copy };
+    return { done: doneText(swap, to, base, copy), copy };
+  }
+
+  /**
+   * The lease was ended while the done was tried: by this done itself, landed with its answer
+   * lost (a renewal found the ref ended), which counts; else nothing to say (undefined).
+   */
+  private async doneUnheard(
+    mine: HeldLease | undefined,
+  ): Promise<{ outcome: BranchEditOutcome; lease: HeldLease } | undefined> {
+    const ended = mine && (await this.store.doneOfMine(mine).catch(() => null));
+    return ended ? { outcome: { kind: 'unchanged' }, lease: ended } : undefined;
   }
 
   /**
@@ -390,9 +412,10 @@ export class GitClaims implements ClaimStore {
    * edited the same lines): only its done was published, so the copy is kept beside the
    * checkout (as text: no tag of it is read as the queue's) and said.
    */
-  private async keepClash(at: Held, copy: string | null): Promise<void> {
+  private async keepClash(at: Held, copy: string | null, lease?: HeldLease): Promise<void> {
     if (copy === null) return;
-    const kept = join(`${this.place.checkout.dir}.kept`, `${at.item}.request.txt`);
+    const name = `${at.item}-attempt-${lease?.record.attempt ?? 0}.request.txt`;
+    const kept = join(`${this.place.checkout.dir}.kept`, name);
     const where = await mkdir(dirname(kept), { recursive: true })
       .then(() => writeFile(kept, copy))
       .then(

@@ -31,13 +31,6 @@ export interface ParcelWatcher {
   ) => Promise<{ unsubscribe: () => Promise<void> }>;
 }
 
-/**
- * parcel's errors that end its watching thread (it throws them from its loop): "Unable to poll"
- * is one a signal brings (EINTR: a child process's exit, which parcel 2.6 does not retry).
- */
-const THREAD_ENDED =
-  /^(Unable to poll|Error reading from inotify|Unable to open pipe|Unable to initialize inotify)/;
-
 export function parcelBackendOver(watcher: ParcelWatcher): WatchBackend {
   return {
     kind: 'parcel',
@@ -50,7 +43,9 @@ export function parcelBackendOver(watcher: ParcelWatcher): WatchBackend {
         (error, events) => {
           if (ended) return;
           if (error) {
-            ended = THREAD_ENDED.test(error.message);
+            // parcel (2.6, Linux) reports an error once and drops the subscription's callback:
+            // mostly its thread ended (a signal interrupted its poll: EINTR from a child's exit).
+            ended = true;
             handlers.onError(error);
             handlers.onStale();
           }
@@ -62,7 +57,7 @@ export function parcelBackendOver(watcher: ParcelWatcher): WatchBackend {
         },
         { ignore: ignorePattern(ignore) },
       );
-      // Once its thread ended, unsubscribing waits for that thread forever, on the main thread
+      // After an error, unsubscribing may wait forever for the ended thread, on the main thread
       // (~InotifyBackend; the daemon hung): the subscription is left as it is, silent, and its
       // inotify instance with it. The reopened watch gets a new backend: parcel drops the old.
       return { close: () => (ended ? Promise.resolve() : subscription.unsubscribe()) };

@@ -169,6 +169,18 @@ describe('claims on a shared remote', () => {
     expect(await a.end(other.lease, 'done')).toEqual(ended);
   });
 
+  it('a renewal that finds its own done landed unheard gets that ended lease, not "lost"', async () => {
+    const a = store(remote.host('a'), hostA, 10_000);
+    const held = await a.claim('item-10', 'README.md', 'fix');
+    if (!held.won) throw new Error('claim lost');
+    const landed = await a.writeFenced(held.lease, 'README.md', (t) => `${t}done\n`, 'd', 'done');
+    expect(landed.lease.record.state).toBe('done');
+    // The keeper's renewal, queued behind the done whose answer it never heard.
+    const renewed = await a.renew(held.lease);
+    expect(renewed).toEqual({ won: true, lease: landed.lease });
+    expect(await a.doneOfMine(held.lease)).toEqual(landed.lease);
+  });
+
   it('goes on with a write that met renewals of its lease landed unheard, twice', async () => {
     const repo = remote.host('a');
     const a = store(repo, hostA, 10_000);

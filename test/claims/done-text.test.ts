@@ -8,25 +8,35 @@ const CLAIMED = '# Item\n**Tags**: #claimed-fix\n\nBody.\n';
 
 it('takes the Tags swap alone when the agent changed nothing else, or its base is unknown', async () => {
   const agent = `${CLAIMED.replace('#claimed-fix', '#done-fix')}`;
-  expect(await doneText(swap, CLAIMED, agent).edit(CLAIMED)).toBe(swap(CLAIMED));
+  expect(await doneText(swap, '#done-fix', CLAIMED, agent).edit(CLAIMED)).toBe(swap(CLAIMED));
   const answered = `${agent}\n## Response\nDone.\n`;
-  expect(await doneText(swap, undefined, answered).edit(CLAIMED)).toBe(swap(CLAIMED));
-  expect(await doneText(swap, CLAIMED, null).edit(CLAIMED)).toBe(swap(CLAIMED));
+  expect(await doneText(swap, '#done-fix', undefined, answered).edit(CLAIMED)).toBe(swap(CLAIMED));
+  expect(await doneText(swap, '#done-fix', CLAIMED, null).edit(CLAIMED)).toBe(swap(CLAIMED));
 });
 
 it('refuses a branch text that no longer shows the claim', async () => {
   const moved = CLAIMED.replace('#claimed-fix', '#needs-fix');
-  expect(await doneText(swap, CLAIMED, CLAIMED).edit(moved)).toBeNull();
+  expect(await doneText(swap, '#done-fix', CLAIMED, CLAIMED).edit(moved)).toBeNull();
 });
 
 it('merges a copy the checkout wrote with CRLF line ends without changing the branch’s', async () => {
   const agent = `${swap(CLAIMED)!}\n## Response\nDone.\n`.replace(/\n/g, '\r\n');
-  const merged = await doneText(swap, CLAIMED, agent).edit(CLAIMED);
+  const merged = await doneText(swap, '#done-fix', CLAIMED, agent).edit(CLAIMED);
   expect(merged).toBe(`${swap(CLAIMED)!}\n## Response\nDone.\n`);
 });
 
 it('publishes only the done when the agent put the claim back, and says it clashed', async () => {
-  const text = doneText(swap, CLAIMED, `${CLAIMED}More.\n`);
+  const text = doneText(swap, '#done-fix', CLAIMED, `${CLAIMED}More.\n`);
   expect(await text.edit(CLAIMED)).toBe(swap(CLAIMED));
+  expect(text.clashed()).toBe(true);
+});
+
+it('publishes only the done when the merge would lose it, and keeps saying it clashed', async () => {
+  const untagged = `${CLAIMED.replace('#claimed-fix', '#P1')}\n## Response\nDone.\n`;
+  const text = doneText(swap, '#done-fix', CLAIMED, untagged);
+  expect(await text.edit(CLAIMED)).toBe(swap(CLAIMED));
+  expect(text.clashed()).toBe(true);
+  // A later try finds its done landed already: the clash is still said.
+  expect(await text.edit(swap(CLAIMED)!)).toBeNull();
   expect(text.clashed()).toBe(true);
 });

@@ -211,3 +211,27 @@ it('gives a done up at once when the daemon stops, rather than trying for a leas
   // Its next try gives up: one fetch period (1 s here), not the 30 s lease of refusals.
   expect(Date.now() - asked).toBeLessThan(15_000);
 });
+
+it("merges the agent's copy from the text it was edited from: a human's line removed since stays removed", async () => {
+  const shared = sharedRemote({ 'directives/TAGS.md': TEST_TAGS_MD, [REQUEST]: TEXT });
+  remote = shared;
+  claims = await openOn(shared, () => undefined, 300);
+  const [sessions] = await claims.paths();
+  const file = join(sessions!, 'item.md');
+  expect(await claims.claim(itemOf(file, TEXT), 'sessions/s-1')).toEqual({ kind: 'claimed' });
+  // A human adds a line; the checkout's copy shows it before the agent writes.
+  humanPush(shared, (text) => text.replace('# Item\n', '# Item\nA line the human takes back.\n'));
+  await waitFor(() => readFileSync(file, 'utf8').includes('takes back'), {
+    timeoutMs: 20_000,
+    message: 'the checkout moved to the human line',
+  });
+  const copy = readFileSync(file, 'utf8').replace('#claimed-fix', '#done-fix');
+  writeFileSync(file, `${copy}\n## Response\nFixed it.\n`);
+  humanPush(shared, (text) => text.replace('A line the human takes back.\n', ''));
+  expect(await claims.publishDone({ file, noun: 'fix', session: 'sessions/s-1' })).toEqual({
+    counted: true,
+  });
+  const branchText = shared.git(shared.bare, 'show', `main:${REQUEST}`);
+  expect(branchText).toContain('## Response\nFixed it.\n');
+  expect(branchText).not.toContain('takes back');
+});
