@@ -5,6 +5,7 @@
  * shared branch's tip, the remote refused its push as not a fast-forward, and the item went
  * round (given up, taken over, requeued, claimed again) for good.
  */
+import { pathExists } from '../files/path-exists.js';
 import { gitOk, oneLine, runGit } from '../process/run-git.js';
 import { fetchInto, remoteValue, type ClaimRemote } from './claim-refs.js';
 
@@ -34,7 +35,10 @@ export async function followRemoteBranch(
     if (behind.code !== 0) return `${branch} here has commits the remote's lacks: left as it is`;
     const list = await gitOk(where.repo, ['worktree', 'list', '--porcelain', '-z']);
     const checkedOut = worktreeOf(list, ref);
-    if (checkedOut !== null) return fastForward(checkedOut, branch, remote);
+    // A worktree whose directory was deleted by hand is forgotten, and its branch moved alone.
+    if (checkedOut !== null && !(await pathExists(checkedOut)))
+      await gitOk(where.repo, ['worktree', 'prune']);
+    else if (checkedOut !== null) return fastForward(checkedOut, branch, remote);
   }
   // Compare-and-swap on the local ref too: absent (an empty old value), or still `old`.
   await gitOk(where.repo, [

@@ -2,7 +2,7 @@
  * A re-approved item continues the agent's branch its earlier run left on the remote
  * (src/claims/agent-branch.ts): the next push of it, from any host, is a fast-forward.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { followRemoteBranch } from '../../src/claims/agent-branch.js';
@@ -86,4 +86,17 @@ it('leaves a worktree here whose uncommitted changes clash with the remote’s c
   expect(await followRemoteBranch(where(b), BRANCH)).toMatch(/could not be fast-forwarded/);
   expect(local(b)).toBe(before);
   expect(readFileSync(join(tree, 'second.txt'), 'utf8')).toBe('mine\n');
+});
+
+it('moves the branch of a worktree here whose directory was deleted by hand', async () => {
+  const a = remote.host('a');
+  const b = remote.host('b');
+  work(a, 'main', 'first');
+  remote.git(b, 'fetch', '-q', 'origin', `${BRANCH}:${BRANCH}`);
+  const tree = join(remote.dir, 'b-agent');
+  remote.git(b, 'worktree', 'add', '-q', tree, BRANCH);
+  rmSync(tree, { recursive: true, force: true });
+  const second = work(a, BRANCH, 'second');
+  expect(await followRemoteBranch(where(b), BRANCH)).toBeNull();
+  expect(local(b)).toBe(second);
 });
