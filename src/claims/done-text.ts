@@ -19,8 +19,10 @@ export type DoneSwap = (text: string) => string | null;
 export interface DoneText {
   /** The done's text over the branch's text now; null when that no longer shows the claim. */
   edit: (tip: string) => Promise<string | null>;
-  /** The last edit left the agent's other changes out: they clashed with the branch's. */
+  /** An edit left the agent's other changes out: they clashed with the branch's. */
   clashed: () => boolean;
+  /** The agent changed its copy besides the Tags swap (or that is unknown): worth keeping. */
+  edited: boolean;
 }
 
 /**
@@ -36,14 +38,13 @@ export function doneText(
 ): DoneText {
   // Once a try clashed it stays said: a later try may find its done already landed.
   let clash = false;
+  const from = base === undefined ? null : swap(base);
+  // The checkout may write the blob's LF as CRLF (core.autocrlf, eol).
+  const theirs = agent === null || base?.includes('\r') ? agent : agent.replace(/\r\n/g, '\n');
+  const edited = theirs !== null && theirs !== from;
   const edit = async (tip: string): Promise<string | null> => {
     const tagsOnly = swap(tip);
-    if (tagsOnly === null || base === undefined || agent === null) return tagsOnly;
-    const from = swap(base);
-    if (from === null) return tagsOnly;
-    // The checkout may write the blob's LF as CRLF (core.autocrlf, eol).
-    const theirs = base.includes('\r') ? agent : agent.replace(/\r\n/g, '\n');
-    if (theirs === from) return tagsOnly;
+    if (tagsOnly === null || from === null || theirs === null || !edited) return tagsOnly;
     const merged = await merge3(tagsOnly, from, theirs);
     // A merge that still shows the claim, or not the done (the agent edited its Tags line),
     // is not a done.
@@ -53,7 +54,7 @@ export function doneText(
     }
     return merged;
   };
-  return { edit, clashed: () => clash };
+  return { edit, clashed: () => clash, edited };
 }
 
 function showsTag(text: string, tag: string): boolean {

@@ -296,13 +296,11 @@ export class GitClaims implements ClaimStore {
       const outcome = written?.outcome;
       const ended = doneOf(written);
       if (ended !== null) {
-        if (ended.counted && done.clashed()) await this.keepClash(at, copy, mine);
-        // Restored while still held: a sync meanwhile must not take the mark for a stray write.
-        await this.follow.restore(at.path);
-        this.held.delete(item.session);
-        await this.keeper.drop(at.item);
+        const kept = await this.keepCopy(at, { done, copy, mine }, ended);
+        await this.release(at, item.session);
         if (ended.counted || !isFenced(outcome)) return ended;
-        return { counted: false, why: `${ended.why}; ${await this.keepLate(at.item, also)}` };
+        const late = await this.keepLate(at.item, also);
+        return { counted: false, why: [ended.why, kept, late].filter((t) => t !== '').join('; ') };
       }
       this.log(
         'warn',
@@ -315,10 +313,10 @@ export class GitClaims implements ClaimStore {
       const refused = refusedSince !== null && Date.now() - refusedSince > leaseMs;
       if (this.closed || this.stopped || Date.now() > until || refused) {
         // Given up: the lease runs out, and another host takes the item over.
-        await this.follow.restore(at.path);
-        this.held.delete(item.session);
-        await this.keeper.drop(at.item);
-        return { counted: false, why: 'it could not be published while its lease was kept' };
+        const why = 'it could not be published while its lease was kept';
+        const kept = await this.keepCopy(at, { done, copy, mine }, { counted: false, why });
+        await this.release(at, item.session);
+        return { counted: false, why: [why, kept].filter((t) => t !== '').join('; ') };
       }
       await new Promise((resolve) => setTimeout(resolve, this.options.claimsFetchMs));
     }
@@ -408,24 +406,37 @@ export class GitClaims implements ClaimStore {
   }
 
   /**
-   * The agent's copy whose other edits clashed with the branch's since its claim (a human
-   * edited the same lines): only its done was published, so the copy is kept beside the
-   * checkout (as text: no tag of it is read as the queue's) and said.
+   * Keeps the agent's copy of its request when its edits were not published (they clashed with
+   * the branch's, or its done did not count): beside the checkout, as text (none of its tags
+   * reads as the queue's), named in the log. Says where, or nothing when there was none to keep.
    */
-  private async keepClash(at: Held, copy: string | null, lease?: HeldLease): Promise<void> {
-    if (copy === null) return;
-    const name = `${at.item}-attempt-${lease?.record.attempt ?? 0}.request.txt`;
+  private async keepCopy(
+    at: Held,
+    { done, copy, mine }: { done: DoneText; copy: string | null; mine: HeldLease | undefined },
+    ended: DoneWrite,
+  ): Promise<string> {
+    if (copy === null || !done.edited || (ended.counted && !done.clashed())) return '';
+    const name = `${at.item}-attempt-${mine?.record.attempt ?? 0}.request.txt`;
     const kept = join(`${this.place.checkout.dir}.kept`, name);
     const where = await mkdir(dirname(kept), { recursive: true })
       .then(() => writeFile(kept, copy))
       .then(
-        () => `its copy is kept at ${kept}`,
-        (error: unknown) => `its copy could not be kept: ${messageOf(error)}`,
+        () => `its agent's copy is kept at ${kept}`,
+        (error: unknown) => `its agent's copy could not be kept: ${messageOf(error)}`,
       );
-    this.log(
-      'warn',
-      `claims: ${at.path}: the agent's edits clashed with the shared branch's since its claim: only its done was published; ${where}`,
-    );
+    const what = ended.counted
+      ? "the agent's edits clashed with the shared branch's since its claim: only its done was published"
+      : `its done did not count (${ended.why})`;
+    this.log('warn', `claims: ${at.path}: ${what}; ${where}`);
+    return where;
+  }
+
+  /** The done's lease let go: the checkout's copy restored while still held (a sync meanwhile
+   * must not take the mark for a stray write), then no longer kept. */
+  private async release(at: Held, session: string): Promise<void> {
+    await this.follow.restore(at.path);
+    this.held.delete(session);
+    await this.keeper.drop(at.item);
   }
 
   /** The agent's branch as this clone has it: pushed with the done, in the same atomic push. */

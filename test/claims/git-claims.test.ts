@@ -158,7 +158,7 @@ it("keeps the agent's copy and publishes only the done when its edits clash with
   expect(branchText).toContain('The human rewrote the body.\n');
   expect(branchText).not.toContain('<<<<<<<');
   const said = lines.find((l) => /clashed/.test(l));
-  const kept = /its copy is kept at (\S+)$/.exec(said ?? '')?.[1];
+  const kept = /its agent's copy is kept at (\S+)$/.exec(said ?? '')?.[1];
   expect(kept, lines.join('\n')).toBeDefined();
   expect(readFileSync(kept!, 'utf8')).toContain('The agent rewrote the body.\n');
 });
@@ -234,4 +234,20 @@ it("merges the agent's copy from the text it was edited from: a human's line rem
   const branchText = shared.git(shared.bare, 'show', `main:${REQUEST}`);
   expect(branchText).toContain('## Response\nFixed it.\n');
   expect(branchText).not.toContain('takes back');
+});
+
+it("keeps the agent's copy when its done does not count (a human took the claim back)", async () => {
+  const shared = sharedRemote({ 'directives/TAGS.md': TEST_TAGS_MD, [REQUEST]: TEXT });
+  remote = shared;
+  const lines: string[] = [];
+  const file = await claimAndFinish(shared, lines, 'Body.\n\n## Response\nFixed it.\n');
+  humanPush(shared, (text) => text.replace('#claimed-fix', '#needs-fix'));
+  const ended = await claims!.publishDone({ file, noun: 'fix', session: 'sessions/s-1' });
+  expect(ended).toMatchObject({ counted: false });
+  expect(shared.git(shared.bare, 'show', `main:${REQUEST}`)).toContain('#needs-fix');
+  const kept = /its agent's copy is kept at (\S+)$/.exec(
+    lines.find((l) => /did not count/.test(l)) ?? '',
+  )?.[1];
+  expect(kept, lines.join('\n')).toBeDefined();
+  expect(readFileSync(kept!, 'utf8')).toContain('## Response\nFixed it.\n');
 });
