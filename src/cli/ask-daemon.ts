@@ -6,6 +6,7 @@
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type {
+  DaemonClient,
   FindAnswer,
   GivenPath,
   StatusTextAnswer,
@@ -54,24 +55,41 @@ export async function findFromDaemon(
   }
   const root = await findProjectRoot(process.cwd());
   if (root === null) return null;
-  return ask(root, (client) => client.find({ pattern, tagsOnly, paths: given }));
+  return ask(connectTo(root), (client) => client.find({ pattern, tagsOnly, paths: given }));
 }
 
-/** `status`'s printed text from the daemon of `root`, for `query.paths`. */
+/**
+ * The daemon of `root`, connected now, before the command reads what it will ask: the daemon
+ * starts its sync with the watch at the hello (control-server.ts startSyncs). The caller closes
+ * it (statusTextFromDaemon does).
+ */
+export function connectEarly(root: string): Promise<DaemonClient | null> {
+  if (declined || asking() === 'never') return Promise.resolve(null);
+  return connectTo(root);
+}
+
+/** `status`'s printed text from the daemon `connecting` (connectEarly), for `query.paths`. */
 export async function statusTextFromDaemon(
-  root: string,
+  connecting: Promise<DaemonClient | null>,
   query: StatusTextQuery,
 ): Promise<StatusTextAnswer | null> {
-  if (declined || asking() === 'never' || !query.paths.every(isReal)) return null;
-  return ask(root, (client) => client.statusText(query));
+  if (!query.paths.every(isReal)) {
+    (await connecting)?.close();
+    return null;
+  }
+  return ask(connecting, (client) => client.statusText(query));
+}
+
+async function connectTo(root: string): Promise<DaemonClient | null> {
+  const { connectDaemon } = await import('../control/control-client.js');
+  return connectDaemon(root);
 }
 
 async function ask<T>(
-  root: string,
-  question: (client: import('../control/control-client.js').DaemonClient) => Promise<T | null>,
+  connecting: Promise<DaemonClient | null>,
+  question: (client: DaemonClient) => Promise<T | null>,
 ): Promise<T | null> {
-  const { connectDaemon } = await import('../control/control-client.js');
-  const client = await connectDaemon(root);
+  const client = await connecting;
   if (!client) return decline();
   try {
     return (await question(client)) ?? decline();
