@@ -6,7 +6,6 @@
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type {
-  DaemonClient,
   FindAnswer,
   GivenPath,
   StatusTextAnswer,
@@ -55,41 +54,24 @@ export async function findFromDaemon(
   }
   const root = await findProjectRoot(process.cwd());
   if (root === null) return null;
-  return ask(connectTo(root), (client) => client.find({ pattern, tagsOnly, paths: given }));
+  return ask(root, (client) => client.find({ pattern, tagsOnly, paths: given }));
 }
 
-/**
- * The daemon of `root`, connected now, before the command reads what it will ask: the daemon
- * starts its sync with the watch at the hello (control-server.ts startSyncs). The caller closes
- * it (statusTextFromDaemon does).
- */
-export function connectEarly(root: string): Promise<DaemonClient | null> {
-  if (declined || asking() === 'never') return Promise.resolve(null);
-  return connectTo(root);
-}
-
-/** `status`'s printed text from the daemon `connecting` (connectEarly), for `query.paths`. */
+/** `status`'s printed text from the daemon of `root`, for `query.paths`. */
 export async function statusTextFromDaemon(
-  connecting: Promise<DaemonClient | null>,
+  root: string,
   query: StatusTextQuery,
 ): Promise<StatusTextAnswer | null> {
-  if (!query.paths.every(isReal)) {
-    (await connecting)?.close();
-    return null;
-  }
-  return ask(connecting, (client) => client.statusText(query));
-}
-
-async function connectTo(root: string): Promise<DaemonClient | null> {
-  const { connectDaemon } = await import('../control/control-client.js');
-  return connectDaemon(root);
+  if (declined || asking() === 'never' || !query.paths.every(isReal)) return null;
+  return ask(root, (client) => client.statusText(query));
 }
 
 async function ask<T>(
-  connecting: Promise<DaemonClient | null>,
-  question: (client: DaemonClient) => Promise<T | null>,
+  root: string,
+  question: (client: import('../control/control-client.js').DaemonClient) => Promise<T | null>,
 ): Promise<T | null> {
-  const client = await connecting;
+  const { connectDaemon } = await import('../control/control-client.js');
+  const client = await connectDaemon(root);
   if (!client) return decline();
   try {
     return (await question(client)) ?? decline();

@@ -7,7 +7,7 @@ import { rootOption } from './arguments.js';
 import { readDispatchTable } from './paths.js';
 import { projectRoot } from './project-root.js';
 import { statusLines } from './status-lines.js';
-import { connectEarly, readingFiles, statusTextFromDaemon } from './ask-daemon.js';
+import { readingFiles, statusTextFromDaemon } from './ask-daemon.js';
 import type { StatusReport } from '../status/collect-status.js';
 import type { ShownTable } from '../control/protocol.js';
 import { requireGivenPaths } from './given-paths.js';
@@ -51,20 +51,6 @@ export const statusCommand: CommandModule<object, StatusArgs> = {
  */
 export async function engineStatus(args: StatusArgs): Promise<void> {
   const root = await projectRoot(args.root);
-  // Connected before the settings and the table are read: the daemon syncs meanwhile.
-  const connecting = connectEarly(root);
-  try {
-    await reportStatus(root, args, connecting);
-  } finally {
-    void connecting.then((client) => client?.close());
-  }
-}
-
-async function reportStatus(
-  root: string,
-  args: StatusArgs,
-  connecting: ReturnType<typeof connectEarly>,
-): Promise<void> {
   const { settings } = await loadSettings(root, {}, process.env);
   requireGivenPaths(args.paths, 'directory');
   const { paths, tableRoot } = await statusPlace(root, args.paths);
@@ -79,7 +65,7 @@ async function reportStatus(
   };
   const shown = { path: used.path, shipped: used.shipped };
   // The daemon renders the text: the client parses no report of several MB and renders nothing.
-  const text = await statusTextFromDaemon(connecting, {
+  const text = await statusTextFromDaemon(root, {
     paths,
     table: { text: used.text, path: used.path },
     judging: { ...judging, nowMs: now.getTime() },

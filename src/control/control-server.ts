@@ -58,9 +58,6 @@ export interface ControlServerOptions {
 /** Notices within this period go out as one. */
 const COALESCE_MS = 50;
 
-/** A sync with the watch by watched root (index-sync.ts), started before the question. */
-type Syncs = Map<string, Promise<boolean>>;
-
 /** Refused: the client reads the files instead. */
 class CannotAnswer extends Error {}
 
@@ -144,8 +141,6 @@ export class ControlServer {
   private accept(socket: Socket): void {
     this.connections.add(socket);
     let greeted = false;
-    // The syncs started at the hello, for the connection's first question only.
-    let early: Syncs | null = null;
     let buffered = '';
     socket.setEncoding('utf8');
     socket.on('data', (chunk: string) => {
@@ -156,13 +151,8 @@ export class ControlServer {
         buffered = buffered.slice(end + 1);
         const request = parseRequest(line);
         if (!request || (!greeted && request.op !== 'hello')) return void socket.destroy();
-        if (request.op === 'hello') {
-          greeted = this.hello(socket, request);
-          if (greeted) early = this.startSyncs();
-        } else {
-          void this.answer(socket, request, early);
-          early = null;
-        }
+        if (request.op === 'hello') greeted = this.hello(socket, request);
+        else void this.answer(socket, request);
       }
     });
     socket.on('error', () => socket.destroy());
@@ -185,9 +175,9 @@ export class ControlServer {
     return ok;
   }
 
-  private async answer(socket: Socket, request: Request, early: Syncs | null): Promise<void> {
+  private async answer(socket: Socket, request: Request): Promise<void> {
     try {
-      const result = await this.result(socket, request, early);
+      const result = await this.result(socket, request);
       send(socket, { id: request.id, ok: true, result });
     } catch (error) {
       const message = error instanceof CannotAnswer ? error.message : String(error);
@@ -196,14 +186,14 @@ export class ControlServer {
     }
   }
 
-  private async result(socket: Socket, request: Request, early: Syncs | null): Promise<unknown> {
+  private async result(socket: Socket, request: Request): Promise<unknown> {
     switch (request.op) {
       case 'find':
-        return this.find(request, early);
+        return this.find(request);
       case 'status':
-        return this.status(request, early);
+        return this.status(request);
       case 'status-text':
-        return this.statusText(request, early);
+        return this.statusText(request);
       case 'subscribe':
         this.subscribers.add(socket);
         return null;
@@ -212,7 +202,7 @@ export class ControlServer {
     }
   }
 
-  private async find(query: FindQuery, early: Syncs | null): Promise<IndexFindResult> {
+  private async find(query: FindQuery): Promise<IndexFindResult> {
     for (const { absolute } of query.paths) {
       const info = lstatOrNull(absolute);
       // A file given by name is read whatever its name; the index keeps markdown files only.
@@ -228,27 +218,23 @@ export class ControlServer {
           { pattern, tagsOnly: query.tagsOnly, paths: query.paths },
           this.options.pool,
         ),
-      early,
     );
   }
 
   /** Asks `query` of itself, for what it leaves in the status cache (daemon-control.ts). */
   async warm(query: StatusQuery): Promise<void> {
-    await this.status(query, null);
+    await this.status(query);
   }
 
-  private async statusText(query: StatusTextQuery, early: Syncs | null): Promise<string> {
+  private async statusText(query: StatusTextQuery): Promise<string> {
     const now = new Date(query.judging.nowMs);
-    return this.synced(
-      query.paths,
-      async (index) =>
-        this.options.render(await this.report(index, query), query.shown, query.json, now),
-      early,
+    return this.synced(query.paths, async (index) =>
+      this.options.render(await this.report(index, query), query.shown, query.json, now),
     );
   }
 
-  private async status(query: StatusQuery, early: Syncs | null): Promise<StatusReport> {
-    return this.synced(query.paths, (index) => this.report(index, query), early);
+  private async status(query: StatusQuery): Promise<StatusReport> {
+    return this.synced(query.paths, (index) => this.report(index, query));
   }
 
   private async report(index: TagIndex, query: StatusQuery): Promise<StatusReport> {
@@ -308,19 +294,14 @@ export class ControlServer {
    * is made while the sync runs (a watch reports the sync file 50 ms or more after it is made:
    * @parcel/watcher batches its events) and stands if no change came in by the sync's end: every
    * write made before the ask was in the index already. Else it is made again, after the sync.
-   * `early`: the syncs started at the connection's hello (startSyncs), taken instead of new
-   * ones. Throws CannotAnswer when the index cannot be had in sync.
+   * Throws CannotAnswer when the index cannot be had in sync.
    */
-  private async synced<T>(
-    paths: string[],
-    answer: (index: TagIndex) => Promise<T>,
-    early: Syncs | null,
-  ): Promise<T> {
+  private async synced<T>(paths: string[], answer: (index: TagIndex) => Promise<T>): Promise<T> {
     const { index, roots } = await this.built(paths);
     await index.flush();
     const before = this.changes;
-    const syncing = this.syncRoots(roots, early);
-    const made = answer(index).then(
+    const syncing = this.syncRoots(roots);
+    const early = answer(index).then(
       (value) => ({ value }),
       () => null,
     );
@@ -328,8 +309,8 @@ export class ControlServer {
     await index.flush();
     if (!index.trusted)
       throw new CannotAnswer('the watch lost events: a reconcile pass is under way');
-    const kept = await made;
-    if (kept && this.changes === before) return kept.value;
+    const made = await early;
+    if (made && this.changes === before) return made.value;
     return answer(index);
   }
 
@@ -348,27 +329,12 @@ export class ControlServer {
     return { index, roots };
   }
 
-  /**
-   * Every write made in `roots` before now (before the hello, for `early`'s) has been reported
-   * by the watch (index-sync.ts).
-   */
-  private async syncRoots(roots: Set<string>, early: Syncs | null): Promise<void> {
+  /** Every write made in `roots` before now has been reported by the watch (index-sync.ts). */
+  private async syncRoots(roots: Set<string>): Promise<void> {
     for (const root of roots) {
-      const synced = early?.get(root) ?? this.options.sync.sync(root, this.waitMs);
-      if (!(await synced)) throw new CannotAnswer(`no sync with the watch of ${root}`);
+      if (!(await this.options.sync.sync(root, this.waitMs)))
+        throw new CannotAnswer(`no sync with the watch of ${root}`);
     }
-  }
-
-  /**
-   * A sync of every watched root, started at a client's hello: its question comes once the
-   * client has read what it needs to ask (settings, the item table), and the sync, which waits
-   * for the watch (50 ms or more), has run meanwhile. A command's answer then holds every write
-   * made before it connected, after the command started.
-   */
-  private startSyncs(): Syncs | null {
-    const { index, sync } = this.options;
-    if (!index) return null;
-    return new Map(index.roots.map((root) => [root, sync.sync(root, this.waitMs)]));
   }
 
   private get waitMs(): number {

@@ -1,7 +1,6 @@
 /**
  * The daemon makes an answer while its sync with the watch runs (the watch reports the sync
- * file 50 ms or more after it is made), and keeps it only if no change came in meanwhile; a
- * connection's first question takes the sync started at its hello. Real
+ * file 50 ms or more after it is made), and keeps it only if no change came in meanwhile. Real
  * files, the real watch (@parcel/watcher), index, control socket and client; the sync is the
  * real one, held longer or preceded by a write.
  */
@@ -9,7 +8,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { connectDaemon, type DaemonClient } from '../../src/control/control-client.js';
+import { connectDaemon } from '../../src/control/control-client.js';
 import { ControlServer } from '../../src/control/control-server.js';
 import { StatusCache } from '../../src/control/status-cache.js';
 import { IndexSync } from '../../src/index/index-sync.js';
@@ -39,7 +38,6 @@ class TimedIndex extends TagIndex {
 
 /** The real sync, with `before` run first and `holdMs` more once the watch has reported it. */
 class HeldSync extends IndexSync {
-  started = 0;
   readonly ended: number[] = [];
 
   constructor(
@@ -50,7 +48,6 @@ class HeldSync extends IndexSync {
   }
 
   override async sync(root: string, timeoutMs: number): Promise<boolean> {
-    this.started++;
     await this.before();
     const seen = await super.sync(root, timeoutMs);
     await new Promise((resolve) => setTimeout(resolve, this.holdMs));
@@ -59,18 +56,14 @@ class HeldSync extends IndexSync {
   }
 }
 
-/** A root with sessions/watched/ watched, indexed and served on its control socket. */
-async function serve(sync: HeldSync): Promise<{
-  sessions: string;
-  index: TimedIndex;
-  connect: () => Promise<DaemonClient>;
-  find: (client?: DaemonClient) => Promise<string[]>;
-}> {
+/** A root with sessions/ watched, indexed and served on its control socket. */
+async function serve(
+  sync: HeldSync,
+): Promise<{ sessions: string; index: TimedIndex; find: () => Promise<string[]> }> {
   const root = await mkdtemp(join(tmpdir(), 'engine-sync-answer-'));
-  // The control socket's directory, outside the watched one: its own events change nothing here.
-  await mkdir(join(root, 'sessions', '.engine'), { recursive: true });
-  const sessions = join(root, 'sessions', 'watched');
-  await mkdir(sessions);
+  const sessions = join(root, 'sessions');
+  // Where the daemon keeps its state, the control socket's directory among it.
+  await mkdir(join(sessions, '.engine'), { recursive: true });
   await writeFile(join(sessions, 'a.md'), '# A\n\n**Tags**: #needs-a\n');
   const pool = new ScanPool();
   let server: ControlServer | null = null;
@@ -113,27 +106,26 @@ async function serve(sync: HeldSync): Promise<{
     log: () => undefined,
     render: () => '',
   });
-  const connect = async (): Promise<DaemonClient> => {
+  const find = async (): Promise<string[]> => {
     const client = await connectDaemon(root);
     if (!client) throw new Error('no daemon answered');
-    cleanups.push(async () => client.close());
-    return client;
+    try {
+      const paths = [{ given: 'sessions', absolute: sessions }];
+      const answer = await client.find({ pattern: '#needs-a', tagsOnly: false, paths });
+      if (!answer) throw new Error('the daemon did not answer');
+      return answer.matches.map((m) => m.path);
+    } finally {
+      client.close();
+    }
   };
-  const find = async (given?: DaemonClient): Promise<string[]> => {
-    const client = given ?? (await connect());
-    const paths = [{ given: 'watched', absolute: sessions }];
-    const answer = await client.find({ pattern: '#needs-a', tagsOnly: false, paths });
-    if (!answer) throw new Error('the daemon did not answer');
-    return answer.matches.map((m) => m.path);
-  };
-  return { sessions, index, connect, find };
+  return { sessions, index, find };
 }
 
 describe('an answer made while the sync with the watch runs', () => {
   it('is made before the sync ends, and kept when nothing changed', async () => {
     const sync = new HeldSync(300);
     const { index, find } = await serve(sync);
-    expect(await find()).toEqual(['watched/a.md']);
+    expect(await find()).toEqual(['sessions/a.md']);
     expect(index.asked).toHaveLength(1);
     expect(sync.ended).toHaveLength(1);
     expect(index.asked[0]).toBeLessThan(sync.ended[0] as number);
@@ -149,19 +141,7 @@ describe('an answer made while the sync with the watch runs', () => {
     });
     const served = await serve(sync);
     sessions = served.sessions;
-    expect(await served.find()).toEqual(['watched/a.md', 'watched/new-1.md']);
+    expect(await served.find()).toEqual(['sessions/a.md', 'sessions/new-1.md']);
     expect(served.index.asked).toHaveLength(2);
-  });
-
-  it("takes for a connection's first question the sync its hello started; a later one syncs anew", async () => {
-    const sync = new HeldSync(0);
-    const { connect, find } = await serve(sync);
-    const client = await connect();
-    // Started with the hello, before any question: the client reads its settings meanwhile.
-    expect(sync.started).toBe(1);
-    expect(await find(client)).toEqual(['watched/a.md']);
-    expect(sync.started).toBe(1);
-    expect(await find(client)).toEqual(['watched/a.md']);
-    expect(sync.started).toBe(2);
   });
 });
