@@ -67,8 +67,8 @@ export class ControlServer {
   /** Subscribers with a notice not yet handed to the kernel: one more would say nothing new. */
   private readonly unsent = new Set<Socket>();
   private notice: NodeJS.Timeout | null = null;
-  /** Changes told (changed()): an answer made while a sync ran stands only if none came. */
-  private changes = 0;
+  /** Reads that changed the index (indexChanged()): an answer made while a sync ran stands only if none came. */
+  private indexChanges = 0;
 
   private constructor(
     private readonly options: ControlServerOptions,
@@ -105,17 +105,23 @@ export class ControlServer {
     return new ControlServer(options, server, path, lstatSync(path).ino);
   }
 
-  /**
-   * Something changed (a file, the item table, a session): subscribers hear of it once, and an
-   * answer made while its sync ran is made again.
-   */
+  /** Something changed (a file, the item table, a session): subscribers hear of it once. */
   changed(): void {
-    this.changes++;
     if (this.notice || this.subscribers.size === 0) return;
     this.notice = setTimeout(() => {
       this.notice = null;
       for (const socket of this.subscribers) this.notify(socket);
     }, COALESCE_MS);
+  }
+
+  /**
+   * A read changed what the index holds (tag-index.ts onChange): an answer made while its sync
+   * ran is made again. Every change of a file whose findings the status cache keeps is one: the
+   * cache keeps only files the index holds with their tags.
+   */
+  indexChanged(): void {
+    this.indexChanges++;
+    this.changed();
   }
 
   /** At most one unsent notice per subscriber, so one that never reads costs one line. */
@@ -292,14 +298,15 @@ export class ControlServer {
   /**
    * `answer`, made from the index once every write made before now under `paths` is in it. It
    * is made while the sync runs (a watch reports the sync file 50 ms or more after it is made:
-   * @parcel/watcher batches its events) and stands if no change came in by the sync's end: every
-   * write made before the ask was in the index already. Else it is made again, after the sync.
+   * @parcel/watcher batches its events) and stands if no read changed the index by the sync's
+   * end: every write made before the ask was in the index already, or changed nothing it holds
+   * (a file without tags, a log beside the requests). Else it is made again, after the sync.
    * Throws CannotAnswer when the index cannot be had in sync.
    */
   private async synced<T>(paths: string[], answer: (index: TagIndex) => Promise<T>): Promise<T> {
     const { index, roots } = await this.built(paths);
     await index.flush();
-    const before = this.changes;
+    const before = this.indexChanges;
     const syncing = this.syncRoots(roots);
     const early = answer(index).then(
       (value) => ({ value }),
@@ -310,7 +317,7 @@ export class ControlServer {
     if (!index.trusted)
       throw new CannotAnswer('the watch lost events: a reconcile pass is under way');
     const made = await early;
-    if (made && this.changes === before) return made.value;
+    if (made && this.indexChanges === before) return made.value;
     return answer(index);
   }
 

@@ -1,6 +1,6 @@
 /**
  * The daemon makes an answer while its sync with the watch runs (the watch reports the sync
- * file 50 ms or more after it is made), and keeps it only if no change came in meanwhile. Real
+ * file 50 ms or more after it is made), and keeps it only if no read changed the index meanwhile. Real
  * files, the real watch (@parcel/watcher), index, control socket and client; the sync is the
  * real one, held longer or preceded by a write.
  */
@@ -85,7 +85,7 @@ async function serve(
     [sessions],
     (text) => pool.scan(text),
     () => watcher.eventsComplete,
-    () => server?.changed(),
+    () => server?.indexChanged(),
   );
   cleanups.push(async () => {
     await server?.close();
@@ -143,5 +143,19 @@ describe('an answer made while the sync with the watch runs', () => {
     sessions = served.sessions;
     expect(await served.find()).toEqual(['sessions/a.md', 'sessions/new-1.md']);
     expect(served.index.asked).toHaveLength(2);
+  });
+
+  it('is kept when what the sync brings changes nothing the index holds', async () => {
+    let sessions = '';
+    let writes = 0;
+    // A log beside the requests and a request without tags: events, but nothing to answer.
+    const sync = new HeldSync(0, async () => {
+      await writeFile(join(sessions, 'agent.log'), `line ${++writes}\n`, { flag: 'a' });
+      await writeFile(join(sessions, `plain-${writes}.md`), '# Plain\n\nno tag here\n');
+    });
+    const served = await serve(sync);
+    sessions = served.sessions;
+    expect(await served.find()).toEqual(['sessions/a.md']);
+    expect(served.index.asked).toHaveLength(1);
   });
 });
