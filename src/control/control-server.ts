@@ -67,7 +67,7 @@ export class ControlServer {
   /** Subscribers with a notice not yet handed to the kernel: one more would say nothing new. */
   private readonly unsent = new Set<Socket>();
   private notice: NodeJS.Timeout | null = null;
-  /** Reads that changed the index (indexChanged()): an answer made while a sync ran stands only if none came. */
+  /** Reads that changed the index (indexChanged()): an answer made during a sync needs none. */
   private indexChanges = 0;
 
   private constructor(
