@@ -67,6 +67,8 @@ export class ControlServer {
   /** Subscribers with a notice not yet handed to the kernel: one more would say nothing new. */
   private readonly unsent = new Set<Socket>();
   private notice: NodeJS.Timeout | null = null;
+  /** Reads that changed the index (indexChanged()): an answer made during a sync needs none. */
+  private indexChanges = 0;
 
   private constructor(
     private readonly options: ControlServerOptions,
@@ -110,6 +112,16 @@ export class ControlServer {
       this.notice = null;
       for (const socket of this.subscribers) this.notify(socket);
     }, COALESCE_MS);
+  }
+
+  /**
+   * A read changed what the index holds (tag-index.ts onChange): an answer made while its sync
+   * ran is made again. Every change of a file whose findings the status cache keeps is one: the
+   * cache keeps only files the index holds with their tags.
+   */
+  indexChanged(): void {
+    this.indexChanges++;
+    this.changed();
   }
 
   /** At most one unsent notice per subscriber, so one that never reads costs one line. */
@@ -203,12 +215,15 @@ export class ControlServer {
       if (info && !info.isDirectory() && !(info.isFile() && isMarkdownPath(absolute)))
         throw new CannotAnswer(`${absolute}: not a directory or a markdown file`);
     }
-    const index = await this.synced(query.paths.map((p) => p.absolute));
     const pattern = parseTagPattern(query.pattern);
-    return findInIndex(
-      index,
-      { pattern, tagsOnly: query.tagsOnly, paths: query.paths },
-      this.options.pool,
+    return this.synced(
+      query.paths.map((p) => p.absolute),
+      (index) =>
+        findInIndex(
+          index,
+          { pattern, tagsOnly: query.tagsOnly, paths: query.paths },
+          this.options.pool,
+        ),
     );
   }
 
@@ -218,12 +233,17 @@ export class ControlServer {
   }
 
   private async statusText(query: StatusTextQuery): Promise<string> {
-    const report = await this.status(query);
-    return this.options.render(report, query.shown, query.json, new Date(query.judging.nowMs));
+    const now = new Date(query.judging.nowMs);
+    return this.synced(query.paths, async (index) =>
+      this.options.render(await this.report(index, query), query.shown, query.json, now),
+    );
   }
 
   private async status(query: StatusQuery): Promise<StatusReport> {
-    const index = await this.synced(query.paths);
+    return this.synced(query.paths, (index) => this.report(index, query));
+  }
+
+  private async report(index: TagIndex, query: StatusQuery): Promise<StatusReport> {
     const { table, judging, cache } = this.statusContext(query);
     return collectStatus(this.options.root, query.paths, table, judging, {
       list: (dir) => index.filesBelow(dir),
@@ -276,12 +296,34 @@ export class ControlServer {
   }
 
   /**
-   * The index, once every write made before now under `paths` is in it: built, each root
-   * synced, every dirty path read again. Throws CannotAnswer when that cannot be had.
+   * `answer`, made from the index once every write made before now under `paths` is in it. It
+   * is made while the sync runs (a watch reports the sync file 50 ms or more after it is made:
+   * @parcel/watcher batches its events) and stands if no read changed the index by the sync's
+   * end: every write made before the ask was in the index already, or changed nothing it holds
+   * (a file without tags, a log beside the requests). Else it is made again, after the sync.
+   * Throws CannotAnswer when the index cannot be had in sync.
    */
-  private async synced(paths: string[]): Promise<TagIndex> {
-    const { index, sync } = this.options;
-    const waitMs = this.options.waitMs ?? 2000;
+  private async synced<T>(paths: string[], answer: (index: TagIndex) => Promise<T>): Promise<T> {
+    const { index, roots } = await this.built(paths);
+    await index.flush();
+    const before = this.indexChanges;
+    const syncing = this.syncRoots(roots);
+    const early = answer(index).then(
+      (value) => ({ value }),
+      () => null,
+    );
+    await syncing;
+    await index.flush();
+    if (!index.trusted)
+      throw new CannotAnswer('the watch lost events: a reconcile pass is under way');
+    const made = await early;
+    if (made && this.indexChanges === before) return made.value;
+    return answer(index);
+  }
+
+  /** The index, built, and the watched roots of `paths`; CannotAnswer if any is not watched. */
+  private async built(paths: string[]): Promise<{ index: TagIndex; roots: Set<string> }> {
+    const { index } = this.options;
     if (!index) throw new CannotAnswer('no index: the watch is off');
     const roots = new Set<string>();
     for (const path of paths) {
@@ -289,16 +331,21 @@ export class ControlServer {
       if (root === null || isInIgnored(path, root)) throw new CannotAnswer(`${path}: not watched`);
       roots.add(root);
     }
-    const built = await Promise.race([index.build().then(() => true), delay(waitMs, false)]);
+    const built = await Promise.race([index.build().then(() => true), delay(this.waitMs, false)]);
     if (!built) throw new CannotAnswer('the index is still being built');
+    return { index, roots };
+  }
+
+  /** Every write made in `roots` before now has been reported by the watch (index-sync.ts). */
+  private async syncRoots(roots: Set<string>): Promise<void> {
     for (const root of roots) {
-      if (!(await sync.sync(root, waitMs)))
+      if (!(await this.options.sync.sync(root, this.waitMs)))
         throw new CannotAnswer(`no sync with the watch of ${root}`);
     }
-    await index.flush();
-    if (!index.trusted)
-      throw new CannotAnswer('the watch lost events: a reconcile pass is under way');
-    return index;
+  }
+
+  private get waitMs(): number {
+    return this.options.waitMs ?? 2000;
   }
 }
 

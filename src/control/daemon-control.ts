@@ -60,7 +60,7 @@ export class DaemonControl {
           directories,
           options.scan,
           () => this.eventsComplete(),
-          () => this.server?.changed(),
+          () => this.server?.indexChanged(),
         )
       : null;
     this.cache = new StatusCache((path) => this.index?.isTagged(path) === true);

@@ -3,7 +3,6 @@
  * the tag and decides most candidates with the line scanner; the rest go to remark in the
  * bounded scan pool.
  */
-import PQueue from 'p-queue';
 import { prefilterTree, type PrefilterOptions } from './prefilter-tree.js';
 import { ScanPool, ScanTimeoutError } from './scan-pool.js';
 import type { ScanProblem, TagOccurrence } from './scan-tags.js';
@@ -43,7 +42,11 @@ export interface FindResult {
   problems: FileProblem[];
 }
 
-/** Texts waiting for remark; bounds memory when many candidates need the slow path. */
+/**
+ * Texts waiting for remark; bounds memory when many candidates need the slow path. A set of
+ * promises, not p-queue: loading p-queue (eventemitter3 is CommonJS, which node lexes to import
+ * it) cost `find` about 10 ms of CPU before its first read.
+ */
 const MAX_PENDING_SCANS = 64;
 
 export async function findTaggedFiles(options: FindOptions): Promise<FindResult> {
@@ -51,7 +54,7 @@ export async function findTaggedFiles(options: FindOptions): Promise<FindResult>
   const matches = new Map<string, FileMatch>();
   const skipped: SkippedFile[] = [];
   const problems: FileProblem[] = [];
-  const slowScans = new PQueue();
+  const slowScans = new Set<Promise<void>>();
   const record = (
     path: string,
     text: string,
@@ -81,11 +84,16 @@ export async function findTaggedFiles(options: FindOptions): Promise<FindResult>
       skipped.push(...result.skipped);
       for (const { path, text, occurrences, problems: found } of result.candidates) {
         if (occurrences) record(path, text, occurrences, found);
-        else void slowScans.add(() => scanSlowly(path, text));
+        else {
+          const scanning: Promise<void> = scanSlowly(path, text).finally(() =>
+            slowScans.delete(scanning),
+          );
+          slowScans.add(scanning);
+        }
       }
-      await slowScans.onSizeLessThan(MAX_PENDING_SCANS);
+      while (slowScans.size >= MAX_PENDING_SCANS) await Promise.race(slowScans);
     }
-    await slowScans.onIdle();
+    await Promise.all(slowScans);
   } finally {
     if (!options.pool) await pool.close();
   }

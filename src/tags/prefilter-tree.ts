@@ -1,7 +1,8 @@
 /**
  * `find`'s prefilter over whole trees, on every core: the main thread and the workers take
  * units (a directory, or a batch of files) from one queue, so trees of any shape are shared out
- * as they are discovered. A small tree is done by the main thread before a worker is up.
+ * as they are discovered. A small tree is done by the main thread before a worker is up; on 2
+ * cores the main thread then leaves the reads to its worker and takes the results.
  */
 import { statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -13,7 +14,11 @@ import { startWorker } from './start-worker.js';
 export interface PrefilterOptions {
   /** Threads in all, the main thread included; default: the number of cores, at most 4. */
   threads?: number;
-  /** Whether the main thread takes units too (default true); false leaves them to the workers. */
+  /**
+   * Whether the main thread takes units too; false leaves them to the workers. Default: with 3
+   * threads or more, yes; with 2, only until its worker is up, then it only takes the results
+   * (reading on both threads of 2 cores cost more CPU: docs/BENCHMARKS.md).
+   */
   inline?: boolean;
 }
 
@@ -101,7 +106,11 @@ export async function* prefilterTree(
         yield fromWorker;
         continue;
       }
-      const inline = options.inline !== false || helpers.length === 0;
+      const inline = readsOnMainThread(
+        options.inline,
+        threads,
+        helpers.map((h) => h.ready),
+      );
       const unit = inline ? queue.pop() : undefined;
       if (unit) {
         const result = runUnit(unit, reader);
@@ -121,6 +130,19 @@ export async function* prefilterTree(
     helpers = [];
     await Promise.all(stopping.map((h) => h.worker.terminate()));
   }
+}
+
+/**
+ * Whether the main thread reads the next unit itself (PrefilterOptions.inline), given whether
+ * each worker is up. Without a worker (none started, or all lost) it always does.
+ */
+export function readsOnMainThread(
+  inline: boolean | undefined,
+  threads: number,
+  ready: readonly boolean[],
+): boolean {
+  if (ready.length === 0) return true;
+  return inline ?? (threads > 2 || !ready.some(Boolean));
 }
 
 function initialUnits(paths: string[]): PrefilterUnit[] {

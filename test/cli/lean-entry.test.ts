@@ -101,4 +101,10 @@ describe('the built lean path', () => {
       new Set(['../errors.js', '../tags/find-tagged-files.js', '../status/collect-status.js']),
     );
   });
+
+  it("find's prefilter worker is one module: it imports nothing from dist/", async () => {
+    const url = new URL('../../dist/tags/prefilter-worker.js', import.meta.url);
+    const built = await readFile(url, 'utf8');
+    expect([...built.matchAll(/(?:from|import\()\s*["'](\.[^"']*)["']/g)]).toEqual([]);
+  });
 });

@@ -7,7 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FILES_PER_UNIT, type UnitResult } from '../../src/tags/prefilter-unit.js';
-import { prefilterTree, type PrefilterOptions } from '../../src/tags/prefilter-tree.js';
+import {
+  prefilterTree,
+  readsOnMainThread,
+  type PrefilterOptions,
+} from '../../src/tags/prefilter-tree.js';
 
 const NEEDLE = Buffer.from('#needs-x');
 let dir: string;
@@ -63,5 +67,17 @@ describe('prefilterTree', () => {
 
     expect(await collect({ threads: 2, inline: false })).toEqual(alone);
     expect(await collect({ threads: 3 })).toEqual(alone);
+  });
+});
+
+describe('who reads: the main thread', () => {
+  it('on 2 threads, only until its worker is up; on more, always; without a worker, always', () => {
+    expect(readsOnMainThread(undefined, 2, [false])).toBe(true);
+    expect(readsOnMainThread(undefined, 2, [true])).toBe(false);
+    expect(readsOnMainThread(undefined, 4, [true, true, true])).toBe(true);
+    expect(readsOnMainThread(undefined, 2, [])).toBe(true);
+    expect(readsOnMainThread(true, 2, [true])).toBe(true);
+    expect(readsOnMainThread(false, 2, [false])).toBe(false);
+    expect(readsOnMainThread(false, 2, [])).toBe(true);
   });
 });
