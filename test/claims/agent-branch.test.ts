@@ -32,6 +32,17 @@ const local = (clone: string) =>
   remote.git(clone, 'for-each-ref', '--format=%(objectname)', REF).trim();
 const where = (repo: string) => ({ repo, remote: 'origin' });
 
+/** A's branch on the remote, fetched by b and checked out in b's worktree `b-agent`. */
+function checkedOutOnB(): { a: string; b: string; tree: string } {
+  const a = remote.host('a');
+  const b = remote.host('b');
+  work(a, 'main', 'first');
+  remote.git(b, 'fetch', '-q', 'origin', `${BRANCH}:${BRANCH}`);
+  const tree = join(remote.dir, 'b-agent');
+  remote.git(b, 'worktree', 'add', '-q', tree, BRANCH);
+  return { a, b, tree };
+}
+
 it('makes the branch here from the remote’s when this clone has none, and does nothing without one', async () => {
   const b = remote.host('b');
   expect(await followRemoteBranch(where(b), BRANCH)).toBeNull();
@@ -58,12 +69,7 @@ it('moves a branch here that is behind the remote’s, and leaves one with commi
 });
 
 it('fast-forwards a worktree here that has the branch checked out, keeping its changes', async () => {
-  const a = remote.host('a');
-  const b = remote.host('b');
-  work(a, 'main', 'first');
-  remote.git(b, 'fetch', '-q', 'origin', `${BRANCH}:${BRANCH}`);
-  const tree = join(remote.dir, 'b-agent');
-  remote.git(b, 'worktree', 'add', '-q', tree, BRANCH);
+  const { a, b, tree } = checkedOutOnB();
   // The earlier run's leftover, uncommitted, in a file the later run did not touch.
   writeFileSync(join(tree, 'first.txt'), 'edited here\n');
   const second = work(a, BRANCH, 'second');
@@ -74,13 +80,8 @@ it('fast-forwards a worktree here that has the branch checked out, keeping its c
 });
 
 it('leaves a worktree here whose uncommitted changes clash with the remote’s commits, and says so', async () => {
-  const a = remote.host('a');
-  const b = remote.host('b');
-  work(a, 'main', 'first');
-  remote.git(b, 'fetch', '-q', 'origin', `${BRANCH}:${BRANCH}`);
+  const { a, b, tree } = checkedOutOnB();
   const before = local(b);
-  const tree = join(remote.dir, 'b-agent');
-  remote.git(b, 'worktree', 'add', '-q', tree, BRANCH);
   writeFileSync(join(tree, 'second.txt'), 'mine\n');
   work(a, BRANCH, 'second');
   expect(await followRemoteBranch(where(b), BRANCH)).toMatch(/could not be fast-forwarded/);
@@ -89,12 +90,7 @@ it('leaves a worktree here whose uncommitted changes clash with the remote’s c
 });
 
 it('moves the branch of a worktree here whose directory was deleted by hand', async () => {
-  const a = remote.host('a');
-  const b = remote.host('b');
-  work(a, 'main', 'first');
-  remote.git(b, 'fetch', '-q', 'origin', `${BRANCH}:${BRANCH}`);
-  const tree = join(remote.dir, 'b-agent');
-  remote.git(b, 'worktree', 'add', '-q', tree, BRANCH);
+  const { a, b, tree } = checkedOutOnB();
   rmSync(tree, { recursive: true, force: true });
   const second = work(a, BRANCH, 'second');
   expect(await followRemoteBranch(where(b), BRANCH)).toBeNull();
