@@ -13,27 +13,24 @@
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
-await build({
-  entryPoints: [fileURLToPath(new URL('../src/cli/lean-entry.ts', import.meta.url))],
-  outfile: fileURLToPath(new URL('../dist/cli/lean-entry.js', import.meta.url)),
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  sourcemap: true,
-  allowOverwrite: true,
-  external: ['../tags/find-tagged-files.js', '../status/collect-status.js', '../errors.js'],
-  logLevel: 'warning',
-});
+/** One ESM module for Node 20 from `entry` (under src/) at `out` (under dist/). */
+const bundle = (entry, out, external = []) =>
+  build({
+    entryPoints: [fileURLToPath(new URL(`../src/${entry}`, import.meta.url))],
+    outfile: fileURLToPath(new URL(`../dist/${out}`, import.meta.url)),
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    sourcemap: true,
+    allowOverwrite: true,
+    external,
+    logLevel: 'warning',
+  });
 
-await build({
-  entryPoints: [fileURLToPath(new URL('../src/tags/prefilter-worker.ts', import.meta.url))],
-  outfile: fileURLToPath(new URL('../dist/tags/prefilter-worker.js', import.meta.url)),
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  sourcemap: true,
-  allowOverwrite: true,
-  logLevel: 'warning',
-});
+await bundle('cli/lean-entry.ts', 'cli/lean-entry.js', [
+  '../tags/find-tagged-files.js',
+  '../status/collect-status.js',
+  '../errors.js',
+]);
+await bundle('tags/prefilter-worker.ts', 'tags/prefilter-worker.js');
