@@ -89,10 +89,17 @@ export async function lastSeenClaims(where: ClaimRemote): Promise<ClaimsSeen | n
   return { remote: where.remote, fetchedAt, claims };
 }
 
+/** Each clone's common git directory, asked of git once: a daemon stamps every fetch. */
+const commonDirs = new Map<string, string>();
+
 /** The stamp's path: in the clone's common git directory, beside the refs it dates. */
 async function stampPath(where: ClaimRemote): Promise<string> {
-  const dir = (await gitOk(where.repo, ['rev-parse', '--git-common-dir'])).trim();
-  const common = isAbsolute(dir) ? dir : join(where.repo, dir);
+  let common = commonDirs.get(where.repo);
+  if (common === undefined) {
+    const dir = (await gitOk(where.repo, ['rev-parse', '--git-common-dir'])).trim();
+    common = isAbsolute(dir) ? dir : join(where.repo, dir);
+    commonDirs.set(where.repo, common);
+  }
   return join(common, 'engine', `claims-fetched-${where.remote}`);
 }
 
