@@ -112,7 +112,7 @@ export async function fetchTip(where: SharedBranch): Promise<string | null> {
 const TEXT_MODES = new Set(['100644', '100755']);
 
 /** The file's text and mode at a commit: `gone` when it has none, `not-text` when not ours to edit. */
-async function fileAt(
+export async function fileAt(
   repo: string,
   commit: string,
   path: string,

@@ -30,7 +30,6 @@ export class CheckoutFollow {
   private syncs: Promise<unknown> = Promise.resolve();
 
   constructor(
-    private readonly repo: string,
     private readonly checkout: SharedCheckout,
     /** The leases held now: their requests may differ from the tip, and are followed. */
     private readonly held: () => Iterable<Held>,
@@ -112,7 +111,7 @@ export class CheckoutFollow {
       '-M',
       `${at.tip}..${tip}`,
     ];
-    const log = await runGit(this.repo, args);
+    const log = await runGit(this.checkout.where.repo, args);
     // Each change: its status, then its path, or (a rename or copy) its old and new paths.
     const fields = log.stdout.split('\0').map((field) => field.replace(/^\n+/, ''));
     let path = at.path;

@@ -15,12 +15,12 @@ import { stampFetch } from '../claims/claims-view.js';
 import { GitClaimStore, type HeldLease, type JudgedClaim } from '../claims/git-claim-store.js';
 import { itemIdOf } from '../claims/item-id.js';
 import { LeaseKeeper } from '../claims/lease-keeper.js';
-import type { BranchEditOutcome, Fence } from '../claims/shared-branch.js';
+import { fileAt, type BranchEditOutcome, type Fence } from '../claims/shared-branch.js';
 import { SharedCheckout } from '../claims/shared-checkout.js';
 import { EngineError, messageOf, PreconditionError } from '../errors.js';
 import type { TextEdit as FileEdit } from '../files/update-request-file.js';
 import type { ProcProbe } from '../process/proc-probe.js';
-import { gitOk, oneLine, runGit } from '../process/run-git.js';
+import { oneLine, runGit } from '../process/run-git.js';
 import { swapTags } from '../tags/edit-tags.js';
 import { claimEdit } from '../tags/lifecycle-edits.js';
 import { transitionTags } from '../tags/tag-name.js';
@@ -57,7 +57,7 @@ export class GitClaims implements ClaimStore {
   ) {
     const { repo, remote, branch, me } = place;
     this.agentRoot = place.agentRoot;
-    this.follow = new CheckoutFollow(repo, place.checkout, () => this.held.values(), log);
+    this.follow = new CheckoutFollow(place.checkout, () => this.held.values(), log);
     this.store = new GitClaimStore({ repo, remote, branch, me, leaseMs: options.claimsLeaseMs });
     this.keeper = new LeaseKeeper(this.store, {
       renewEveryMs: options.claimsLeaseMs / 3,
@@ -387,9 +387,8 @@ export class GitClaims implements ClaimStore {
         'warn',
         `claims: ${at.path}: the agent's copy could not be read: only its done is published`,
       );
-    const base = await gitOk(this.place.checkout.dir, ['show', `HEAD:${at.path}`]).catch(
-      () => undefined,
-    );
+    const head = await fileAt(this.place.checkout.dir, 'HEAD', at.path).catch(() => 'gone');
+    const base = typeof head === 'string' ? undefined : head.text;
     const swap = orNull((text) => swapTags(text, [from], to));
     return { done: doneText(swap, to, base, copy), copy };
   }
