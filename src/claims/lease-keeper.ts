@@ -11,7 +11,7 @@ import type { ClaimResult, GitClaimStore, HeldLease } from './git-claim-store.js
 export interface LeaseKeeperOptions {
   /** ms between renewals; each wait is this ± a fifth (a quarter of it after a failed one). */
   renewEveryMs: number;
-  onLost: (item: string) => void;
+  onLost: (item: string, attempt: number) => void;
   /** A renewal could not reach the remote: said once, until one reaches it again. */
   onUnreachable?: (item: string, message: string) => void;
   /** A renewal reached the remote after `onUnreachable`. */
@@ -125,7 +125,7 @@ export class LeaseKeeper {
     }
     if (result.outcome.kind === 'lost') {
       this.forget(kept);
-      this.options.onLost(kept.lease.item);
+      this.options.onLost(kept.lease.item, kept.lease.record.attempt);
       return;
     }
     this.failed(kept, 'message' in result.outcome ? result.outcome.message : result.outcome.kind);

@@ -111,18 +111,29 @@ export async function fetchTip(where: SharedBranch): Promise<string | null> {
 
 const TEXT_MODES = new Set(['100644', '100755']);
 
-/** The file's text and mode at a commit: `gone` when it has none, `not-text` when not ours to edit. */
+/** `fileAt`'s place for the index of the worktree it is asked in, rather than a commit. */
+export const INDEX = Symbol('the index');
+
+/**
+ * The file's text and mode at a commit, or in the index of the worktree `repo` (`INDEX`): `gone`
+ * when it has none, `not-text` when not ours to edit.
+ */
 export async function fileAt(
   repo: string,
-  commit: string,
+  commit: string | typeof INDEX,
   path: string,
 ): Promise<{ text: string; mode: string } | 'gone' | 'not-text'> {
-  // --full-tree: the path is from the top, as `<commit>:<path>` reads it, wherever repo is.
-  const entry = await gitOk(repo, ['ls-tree', '--full-tree', commit, '--', path]);
-  const mode = entry.split(' ')[0];
-  if (!mode) return 'gone';
+  // Each lists `<mode> blob <id>\t<path>` (ls-tree) or `<mode> <id> <stage>\t<path>` (ls-files);
+  // --full-tree: the path is from the top, wherever repo is.
+  const entry =
+    commit === INDEX
+      ? await gitOk(repo, ['--literal-pathspecs', 'ls-files', '--stage', '--', path])
+      : await gitOk(repo, ['ls-tree', '--full-tree', commit, '--', path]);
+  const fields = entry.split(/\s/);
+  const [mode, id] = commit === INDEX ? fields : [fields[0], fields[2]];
+  if (!mode || !id) return 'gone';
   if (!TEXT_MODES.has(mode)) return 'not-text';
-  const bytes = await gitBytes(repo, ['cat-file', 'blob', `${commit}:${path}`]);
+  const bytes = await gitBytes(repo, ['cat-file', 'blob', id]);
   if (bytes === null) return 'gone';
   try {
     return { text: new TextDecoder('utf-8', { fatal: true }).decode(bytes), mode };

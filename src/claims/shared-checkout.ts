@@ -12,9 +12,14 @@ import { gitOk, runGit } from '../process/run-git.js';
 import { fetchTip, type SharedBranch } from './shared-branch.js';
 import { pathExists as exists } from '../files/path-exists.js';
 
-/** `reset`: the paths changed in the checkout besides those that may differ, reset first. */
+/**
+ * `reset`: the paths changed in the checkout besides those that may differ, reset first.
+ * `kept`: paths that may differ which the move left as they were, since the tip changed them too:
+ * each one's index entry keeps the text its copy was edited from (`fileAt(dir, INDEX, path)`).
+ */
 export type SyncOutcome =
-  { tip: string; changed: boolean; reset: string[] } | { unreachable: true; reset: string[] };
+  | { tip: string; changed: boolean; reset: string[]; kept: string[] }
+  | { unreachable: true; reset: string[] };
 
 export class SharedCheckout {
   private tip: string | null = null;
@@ -25,16 +30,21 @@ export class SharedCheckout {
   ) {}
 
   /**
-   * Resets what changed in the checkout besides `mayDiffer`, fetches, and makes or moves the
-   * checkout to the fetched tip. `mayDiffer`: the paths (from
-   * the top) an agent of this daemon may have changed (its claimed request, marked done and not
-   * yet published): carried over by the move, which git refuses when the tip changed them too.
+   * Resets what changed in the checkout besides `mayDiffer` (`beforeReset` told first), fetches,
+   * and makes or moves the checkout to the fetched tip. `mayDiffer`: the paths (from the top) an
+   * agent of this daemon may have changed (its claimed request, marked done and not yet
+   * published): carried over by the move.
    */
-  async sync(mayDiffer: ReadonlySet<string> = new Set()): Promise<SyncOutcome> {
+  async sync(
+    mayDiffer: ReadonlySet<string> = new Set(),
+    beforeReset: (paths: string[]) => Promise<void> = async () => undefined,
+  ): Promise<SyncOutcome> {
     // Reset before the fetch: a stray write is undone even while the remote is out of reach.
     const made = await exists(this.dir);
-    const reset = made ? await this.checkOwn(mayDiffer) : [];
-    await this.restore(reset);
+    const changed = made ? await this.changedPaths() : [];
+    const reset = changed.filter((path) => !mayDiffer.has(path));
+    await beforeReset(reset);
+    await this.fromHead(reset);
     const tip = await fetchTip(this.where);
     if (tip === null) return { unreachable: true, reset };
     if (!made) {
@@ -42,28 +52,64 @@ export class SharedCheckout {
       const add = ['worktree', 'add', '--force', '--quiet', '--detach', this.dir, tip];
       await gitOk(this.where.repo, add);
       this.tip = tip;
-      return { tip, changed: true, reset: [] };
+      return { tip, changed: true, reset: [], kept: [] };
     }
-    if (tip === this.tip) return { tip, changed: false, reset };
-    await gitOk(this.dir, ['checkout', '--quiet', '--detach', tip]);
+    if (tip === this.tip) return { tip, changed: false, reset, kept: [] };
+    const kept = await this.move(
+      tip,
+      changed.filter((path) => mayDiffer.has(path)),
+    );
     this.tip = tip;
-    return { tip, changed: true, reset };
+    return { tip, changed: true, reset, kept };
   }
 
   /**
-   * The checkout's copies of `paths` (from the top) as its tip has them. Literal pathspecs: a
-   * `*` or `:` in a request's name names that file only.
+   * The checkout moved to `tip`, the changed copies in `held` carried over. git refuses to move
+   * over a changed copy the tip changed too (a human's edit of a claimed request): then the rest
+   * is moved path by path and those copies are left as they are, each with the index entry it was
+   * edited from, for the done's three-way merge. Gives those paths.
+   */
+  private async move(tip: string, held: readonly string[]): Promise<string[]> {
+    const moved = held.length === 0 ? new Set<string>() : await this.changedTo(tip);
+    const kept = held.filter((path) => moved.has(path));
+    if (kept.length === 0) {
+      await gitOk(this.dir, ['checkout', '--quiet', '--detach', tip]);
+      return [];
+    }
+    // HEAD first: were the restore cut short, the next sync resets what it left, to this tip.
+    await gitOk(this.dir, ['update-ref', '--no-deref', 'HEAD', tip]);
+    await this.fromHead([...moved].filter((path) => !kept.includes(path)));
+    return kept;
+  }
+
+  /** The paths (from the top) a move from HEAD to `tip` changes, renames as delete and add. */
+  private async changedTo(tip: string): Promise<Set<string>> {
+    const names = await gitOk(this.dir, ['diff', '--name-only', '--no-renames', '-z', 'HEAD', tip]);
+    return new Set(names.split('\0').filter((path) => path !== ''));
+  }
+
+  /**
+   * The checkout's copies of `paths` (from the top) as its tip has them, index and file. Literal
+   * pathspecs: a `*` or `:` in a request's name names that file only.
    */
   async restore(paths: readonly string[]): Promise<void> {
     if (paths.length === 0) return;
-    await this.checkOwn(new Set(paths));
-    await gitOk(this.dir, ['--literal-pathspecs', 'checkout', '--quiet', '--', ...paths]);
+    await this.changedPaths();
+    await this.fromHead(paths);
+  }
+
+  private async fromHead(paths: readonly string[]): Promise<void> {
+    if (paths.length === 0) return;
+    // A path the tip has not is removed; the list goes on stdin, however long it is.
+    const args = ['--literal-pathspecs', 'restore', '--quiet', '--source=HEAD', '--staged'];
+    const from = ['--worktree', '--pathspec-from-file=-', '--pathspec-file-nul'];
+    await gitOk(this.dir, [...args, ...from], { input: paths.join('\0') });
   }
 
   /** Removes the checkout (its files are the remote's: nothing is lost). */
   async remove(): Promise<void> {
     if (!(await exists(this.dir))) return;
-    await this.checkOwn(new Set(), true);
+    await this.changedPaths(true);
     await gitOk(this.where.repo, ['worktree', 'remove', '--force', this.dir]);
     this.tip = null;
   }
@@ -71,9 +117,9 @@ export class SharedCheckout {
   /**
    * The directory must be this repository's worktree at its own top: else git would work in
    * whatever repository encloses it (the human's), a fault to report, never to act on. Gives the
-   * paths changed in it besides `mayDiffer` (`strict`: refused when there are any).
+   * paths changed in it, in its index or its files (`strict`: refused when there are any).
    */
-  private async checkOwn(mayDiffer: ReadonlySet<string>, strict = false): Promise<string[]> {
+  private async changedPaths(strict = false): Promise<string[]> {
     const dir = await realpath(this.dir);
     const list = await gitOk(this.where.repo, ['worktree', 'list', '--porcelain', '-z']);
     const worktrees = list.split('\0').filter((f) => f.startsWith('worktree '));
@@ -87,12 +133,12 @@ export class SharedCheckout {
     const status = await gitOk(this.dir, ['status', '--porcelain', '--untracked-files=no', '-z']);
     // Each entry: two status letters, a space, the path (a rename's source follows: never ours).
     const changed = status.split('\0').filter((entry) => entry !== '');
-    const unexpected = changed.map((entry) => entry.slice(3)).filter((p) => !mayDiffer.has(p));
-    if (strict && unexpected.length > 0) {
+    const paths = changed.map((entry) => entry.slice(3));
+    if (strict && paths.length > 0) {
       throw new EngineError(
-        `${this.dir}, engine's checkout of the shared branch, was changed: ${unexpected.join(', ')}`,
+        `${this.dir}, engine's checkout of the shared branch, was changed: ${paths.join(', ')}`,
       );
     }
-    return unexpected;
+    return paths;
   }
 }

@@ -2,9 +2,12 @@
  * The daemon's checkout of the shared branch, followed (git claims): moved to the fetched tip
  * one sync at a time, with the paths of held requests followed across renames on the branch,
  * and any other change in it (a stray write, an agent's late mark after its lease moved on)
- * reset and said.
+ * reset and said; an agent's copy whose lease moved on is kept first.
  */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { messageOf } from '../errors.js';
+import { keepAgentCopy } from '../claims/kept-copy.js';
 import { runGit } from '../process/run-git.js';
 import { fetchTip } from '../claims/shared-branch.js';
 import type { SharedCheckout } from '../claims/shared-checkout.js';
@@ -18,6 +21,11 @@ export interface Held {
   tip: string;
   /** The agent's branch (`engine/<noun>/<slug>`), pushed with the done. */
   branch?: string;
+  /**
+   * The checkout moved past its copy, which its agent changed: the copy stays at this path, with
+   * the index entry it was edited from, until it is let go; renames are followed at the done.
+   */
+  keptCopy?: boolean;
 }
 
 export class CheckoutFollow {
@@ -25,20 +33,28 @@ export class CheckoutFollow {
   tip: string | null = null;
   /** Why the checkout could not be moved at the last sync; null when it was. */
   fault: string | null = null;
-  /** Paths of leases lost while their agents ran: a late mark there is reset, not counted. */
-  private readonly lost = new Set<string>();
+  /**
+   * Leases lost while their agents ran, by path: the copy there is kept, then reset at the next
+   * sync (a late mark does not count).
+   */
+  private readonly lost = new Map<string, { item: string; attempt: number }>();
   private syncs: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly checkout: SharedCheckout,
     /** The leases held now: their requests may differ from the tip, and are followed. */
     private readonly held: () => Iterable<Held>,
+    /**
+     * Paths of this daemon's own leases it does not keep yet (taken before it started again):
+     * their agents may still run and change them, until the leases are adopted.
+     */
+    private readonly unadopted: () => Iterable<string>,
     private readonly log: LogFn,
   ) {}
 
-  /** A held request whose lease moved on: its agent's mark there is reset and said. */
-  lose(path: string): void {
-    this.lost.add(path);
+  /** A held request whose lease moved on: its agent's copy is kept, then reset, and said. */
+  lose(path: string, lease: { item: string; attempt: number }): void {
+    this.lost.set(path, lease);
   }
 
   /** A request claimed again: a mark there is its new agent's. */
@@ -51,17 +67,27 @@ export class CheckoutFollow {
     const run = async (): Promise<boolean> => {
       try {
         const mayDiffer = new Set([...this.held()].map((held) => held.path));
-        const synced = await this.checkout.sync(mayDiffer);
-        for (const path of synced.reset) this.log('warn', this.resetText(path));
+        for (const path of this.unadopted()) mayDiffer.add(path);
+        const said = new Map<string, string>();
+        const keepLost = async (paths: string[]): Promise<void> => {
+          for (const path of paths) {
+            const text = await this.keepLost(path);
+            if (text !== '') said.set(path, text);
+          }
+        };
+        const synced = await this.checkout.sync(mayDiffer, keepLost);
+        for (const path of synced.reset) this.log('warn', said.get(path) ?? this.resetText(path));
         if ('unreachable' in synced) return false;
         this.tip = synced.tip;
         // A held request renamed on the branch: its agent marks it at the new path, which the
         // next sync must leave alone (it reset the agent's done there, taken for a stray write).
-        for (const held of this.held())
-          if (held.tip !== synced.tip) {
-            held.path = await this.pathAt(held, synced.tip);
-            held.tip = synced.tip;
-          }
+        // A copy the move kept stays where its agent works on it, followed from where it was.
+        for (const held of this.held()) {
+          if (synced.kept.includes(held.path)) held.keptCopy = true;
+          if (held.keptCopy === true || held.tip === synced.tip) continue;
+          held.path = await this.pathAt(held, synced.tip);
+          held.tip = synced.tip;
+        }
         this.fault = null;
         return true;
       } catch (error) {
@@ -120,9 +146,20 @@ export class CheckoutFollow {
     return path;
   }
 
+  /** What a reset of a lost lease's copy says, its copy kept first; '' for any other path. */
+  private async keepLost(path: string): Promise<string> {
+    const lease = this.lost.get(path);
+    if (lease === undefined) return '';
+    this.lost.delete(path);
+    const text = await readFile(join(this.checkout.dir, path), 'utf8').catch(() => null);
+    const kept =
+      text === null
+        ? 'its copy could not be read'
+        : await keepAgentCopy(this.checkout.dir, { ...lease, text });
+    return `${path} was marked after this host's lease of it moved on to another host: not counted; ${kept}, and the checkout's copy is restored`;
+  }
+
   private resetText(path: string): string {
-    if (this.lost.delete(path))
-      return `${path} was marked after this host's lease of it moved on to another host: not counted; the checkout's copy is restored`;
     return `claims: ${path} was written in the checkout with no lease held: reset`;
   }
 }

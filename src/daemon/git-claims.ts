@@ -6,8 +6,8 @@
  * edit of the request on the shared branch; each lease held is renewed by a LeaseKeeper while its
  * session is open; a done is published with the lease's end, in one atomic push.
  */
-import { mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
-import { dirname, isAbsolute, join, relative, sep } from 'node:path';
+import { readFile, realpath } from 'node:fs/promises';
+import { isAbsolute, join, relative, sep } from 'node:path';
 import { followRemoteBranch } from '../claims/agent-branch.js';
 import { doneText, type DoneText } from '../claims/done-text.js';
 import { PUSH_FLAGS, pushUrl } from '../claims/claim-refs.js';
@@ -15,7 +15,8 @@ import { stampFetch } from '../claims/claims-view.js';
 import { GitClaimStore, type HeldLease, type JudgedClaim } from '../claims/git-claim-store.js';
 import { itemIdOf } from '../claims/item-id.js';
 import { LeaseKeeper } from '../claims/lease-keeper.js';
-import { fileAt, type BranchEditOutcome, type Fence } from '../claims/shared-branch.js';
+import { fileAt, INDEX, type BranchEditOutcome, type Fence } from '../claims/shared-branch.js';
+import { keepAgentCopy } from '../claims/kept-copy.js';
 import { SharedCheckout } from '../claims/shared-checkout.js';
 import { EngineError, messageOf, PreconditionError } from '../errors.js';
 import type { TextEdit as FileEdit } from '../files/update-request-file.js';
@@ -57,11 +58,16 @@ export class GitClaims implements ClaimStore {
   ) {
     const { repo, remote, branch, me } = place;
     this.agentRoot = place.agentRoot;
-    this.follow = new CheckoutFollow(place.checkout, () => this.held.values(), log);
+    this.follow = new CheckoutFollow(
+      place.checkout,
+      () => this.held.values(),
+      () => this.unadopted(),
+      log,
+    );
     this.store = new GitClaimStore({ repo, remote, branch, me, leaseMs: options.claimsLeaseMs });
     this.keeper = new LeaseKeeper(this.store, {
       renewEveryMs: options.claimsLeaseMs / 3,
-      onLost: (item) => {
+      onLost: (item, attempt) => {
         log(
           'warn',
           `the lease of ${item} moved on to another host: its session's done will not count`,
@@ -69,7 +75,7 @@ export class GitClaims implements ClaimStore {
         for (const [session, held] of this.held)
           if (held.item === item) {
             this.held.delete(session);
-            this.follow.lose(held.path);
+            this.follow.lose(held.path, { item, attempt });
           }
       },
       onUnreachable: (item, message) =>
@@ -373,8 +379,8 @@ export class GitClaims implements ClaimStore {
 
   /**
    * The done's text: the agent's copy (its Response with it) merged onto the branch's, from
-   * the checkout's own text of the file (what the copy was edited from: the checkout is not
-   * moved past a file its agent changed).
+   * the checkout's own text of the file in its index (what the copy was edited from: a move past
+   * a copy its agent changed leaves the index entry as it was).
    */
   private async doneTextOf(
     at: Held,
@@ -387,8 +393,9 @@ export class GitClaims implements ClaimStore {
         'warn',
         `claims: ${at.path}: the agent's copy could not be read: only its done is published`,
       );
-    const head = await fileAt(this.place.checkout.dir, 'HEAD', at.path).catch(() => 'gone');
-    const base = typeof head === 'string' ? undefined : head.text;
+    // The index's text: the tip's, unless a move kept the agent's copy over the tip's change.
+    const edited = await fileAt(this.place.checkout.dir, INDEX, at.path).catch(() => 'gone');
+    const base = typeof edited === 'string' ? undefined : edited.text;
     const swap = orNull((text) => swapTags(text, [from], to));
     return { done: doneText(swap, to, base, copy), copy };
   }
@@ -415,14 +422,12 @@ export class GitClaims implements ClaimStore {
     ended: DoneWrite,
   ): Promise<string> {
     if (copy === null || !done.edited || (ended.counted && !done.clashed())) return '';
-    const name = `${at.item}-attempt-${mine?.record.attempt ?? 0}.request.txt`;
-    const kept = join(`${this.place.checkout.dir}.kept`, name);
-    const where = await mkdir(dirname(kept), { recursive: true })
-      .then(() => writeFile(kept, copy))
-      .then(
-        () => `its agent's copy is kept at ${kept}`,
-        (error: unknown) => `its agent's copy could not be kept: ${messageOf(error)}`,
-      );
+    const attempt = mine?.record.attempt ?? 0;
+    const where = await keepAgentCopy(this.place.checkout.dir, {
+      item: at.item,
+      attempt,
+      text: copy,
+    });
     const what = ended.counted
       ? "the agent's edits clashed with the shared branch's since its claim: only its done was published"
       : `its done did not count (${ended.why})`;
@@ -486,11 +491,15 @@ export class GitClaims implements ClaimStore {
     return next;
   }
 
-  /** One fetch of the branch and the claims; false when the remote could not be reached. */
+  /**
+   * One fetch of the claims and the branch; false when the remote could not be reached. The
+   * claims first: the checkout's move must know this daemon's own leases from before it started
+   * again, whose agents' copies are theirs, not stray writes; without them it is not moved.
+   */
   private async tick(): Promise<boolean> {
-    const synced = await this.follow.sync();
     const claims = await this.store.refresh();
     this.seen = claims && new Map(claims.map((claim) => [claim.item, claim]));
+    const synced = claims !== null && (await this.follow.sync());
     // Dated for `engine status` and the board, as `engine claims list` dates its own fetch.
     if (claims !== null)
       await stampFetch(this.place, new Date()).catch((error: unknown) =>
@@ -517,6 +526,14 @@ export class GitClaims implements ClaimStore {
         .catch((error: unknown) => this.log('error', `claims: ${messageOf(error)}`))
         .finally(() => this.schedule());
     }, wait);
+  }
+
+  /** Paths of this daemon's own leases, as last fetched, that it does not keep (yet). */
+  private unadopted(): string[] {
+    const mine = [...(this.seen?.values() ?? [])].filter(
+      (claim) => claim.judgement === 'mine' && !this.keeper.current(claim.item),
+    );
+    return mine.flatMap((claim) => (claim.record ? [claim.record.file] : []));
   }
 
   /** The item id and path on the shared branch of a request file in the checkout. */

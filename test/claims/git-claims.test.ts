@@ -44,8 +44,13 @@ const itemOf = (file: string, text: string) =>
   ({ file, noun: 'fix', snapshot: { text } }) as unknown as PlannedItem;
 
 /** GitClaims over a clone of `shared`, fetching every `fetchMs`. */
-async function openOn(shared: SharedRemote, log: (message: string) => void, fetchMs = 600_000) {
-  const root = shared.host('a');
+async function openOn(
+  shared: SharedRemote,
+  log: (message: string) => void,
+  fetchMs = 600_000,
+  leaseMs = 30_000,
+  root = shared.host('a'),
+) {
   process.env.XDG_STATE_HOME = join(shared.dir, 'state');
   const { options } = inProcessContext(root, {
     options: {
@@ -54,7 +59,7 @@ async function openOn(shared: SharedRemote, log: (message: string) => void, fetc
       claimsRemote: 'origin',
       claimsBranch: 'main',
       claimsFetchMs: fetchMs,
-      claimsLeaseMs: 30_000,
+      claimsLeaseMs: leaseMs,
     },
   });
   const probe = fakeProbe({ host: 'a', bootId: 'b' });
@@ -250,4 +255,122 @@ it("keeps the agent's copy when its done does not count (a human took the claim 
   )?.[1];
   expect(kept, lines.join('\n')).toBeDefined();
   expect(readFileSync(kept!, 'utf8')).toContain('## Response\nFixed it.\n');
+});
+
+it('follows the queue past a claimed request a human edited after its agent changed it, and merges both at the done', async () => {
+  const shared = sharedRemote({ 'directives/TAGS.md': TEST_TAGS_MD, [REQUEST]: TEXT });
+  remote = shared;
+  const lines: string[] = [];
+  claims = await openOn(shared, (message) => lines.push(message), 300);
+  const [sessions] = await claims.paths();
+  const file = join(sessions!, 'item.md');
+  expect(await claims.claim(itemOf(file, TEXT), 'sessions/s-1')).toEqual({ kind: 'claimed' });
+  writeFileSync(file, `${readFileSync(file, 'utf8')}\n## Response\nWorking on it.\n`);
+  // The human adds a note to the claimed request and approves another one.
+  const human = shared.host('human');
+  writeFileSync(
+    join(human, REQUEST),
+    `A human's note.\n${readFileSync(join(human, REQUEST), 'utf8')}`,
+  );
+  writeFileSync(join(human, 'sessions/other.md'), '# Other\n**Tags**: #delegated-fix\n');
+  shared.git(human, 'add', '.');
+  shared.git(human, 'commit', '-qm', 'human edits');
+  shared.git(human, 'push', '-q', 'origin', 'main');
+  await waitFor(() => existsSync(join(sessions!, 'other.md')), {
+    timeoutMs: 20_000,
+    message: () => `the queue followed past the claimed request; log:\n${lines.join('\n')}`,
+  });
+  expect(readFileSync(file, 'utf8')).toContain('Working on it.');
+  writeFileSync(file, readFileSync(file, 'utf8').replace('#claimed-fix', '#done-fix'));
+  expect(await claims.publishDone({ file, noun: 'fix', session: 'sessions/s-1' })).toEqual({
+    counted: true,
+  });
+  const branchText = shared.git(shared.bare, 'show', `main:${REQUEST}`);
+  expect(branchText).toContain("A human's note.\n");
+  expect(branchText).toContain('#done-fix');
+  expect(branchText).toContain('## Response\nWorking on it.\n');
+  expect(lines.filter((l) => /could not be moved|clashed/.test(l))).toEqual([]);
+});
+
+it("keeps the agent's copy when its lease moved on, before the checkout's copy is reset", async () => {
+  const shared = sharedRemote({ 'directives/TAGS.md': TEST_TAGS_MD, [REQUEST]: TEXT });
+  remote = shared;
+  const lines: string[] = [];
+  claims = await openOn(shared, (message) => lines.push(message), 300, 3_000);
+  const [sessions] = await claims.paths();
+  const file = join(sessions!, 'item.md');
+  expect(await claims.claim(itemOf(file, TEXT), 'sessions/s-1')).toEqual({ kind: 'claimed' });
+  writeFileSync(file, `${readFileSync(file, 'utf8')}\n## Response\nHalf done.\n`);
+  // A person releases the claim by force: the holder's next renewal finds its lease gone.
+  const [ref] = shared
+    .git(shared.bare, 'for-each-ref', '--format=%(refname)', 'refs/engine/claims/')
+    .split('\n');
+  shared.git(shared.bare, 'update-ref', '-d', ref!);
+  await waitFor(() => lines.some((l) => /moved on to another host: not counted/.test(l)), {
+    timeoutMs: 20_000,
+    message: () => `the lost lease's copy reset; log:\n${lines.join('\n')}`,
+  });
+  const said = lines.find((l) => /moved on to another host: not counted/.test(l))!;
+  const kept = /its agent's copy is kept at (\S+),/.exec(said)?.[1];
+  expect(kept, said).toBeDefined();
+  expect(readFileSync(kept!, 'utf8')).toContain('## Response\nHalf done.\n');
+  expect(readFileSync(file, 'utf8')).not.toContain('Half done.');
+});
+
+it('leaves the copy of a running agent alone when its daemon starts again, until the lease is adopted', async () => {
+  const shared = sharedRemote({ 'directives/TAGS.md': TEST_TAGS_MD, [REQUEST]: TEXT });
+  remote = shared;
+  const lines: string[] = [];
+  const file = await claimAndFinish(shared, lines, 'Body.\n\n## Response\nFixed it.\n');
+  const copy = readFileSync(file, 'utf8');
+  await claims!.close();
+  // The daemon starts again (same host, boot and checkout); its agent still runs.
+  claims = await openOn(
+    shared,
+    (message) => lines.push(message),
+    600_000,
+    30_000,
+    join(shared.dir, 'a'),
+  );
+  expect(readFileSync(file, 'utf8')).toBe(copy);
+  expect(await claims.publishDone({ file, noun: 'fix', session: 'sessions/s-1' })).toEqual({
+    counted: true,
+  });
+  expect(shared.git(shared.bare, 'show', `main:${REQUEST}`)).toContain('## Response\nFixed it.\n');
+});
+
+it("keeps the agent's copy where it works on it when a human renames the request meanwhile, and lands the done at the new name", async () => {
+  const shared = sharedRemote({ 'directives/TAGS.md': TEST_TAGS_MD, [REQUEST]: TEXT });
+  remote = shared;
+  const lines: string[] = [];
+  claims = await openOn(shared, (message) => lines.push(message), 300);
+  const [sessions] = await claims.paths();
+  const file = join(sessions!, 'item.md');
+  expect(await claims.claim(itemOf(file, TEXT), 'sessions/s-1')).toEqual({ kind: 'claimed' });
+  writeFileSync(file, `${readFileSync(file, 'utf8')}\n## Response\nWorking on it.\n`);
+  const human = shared.host('human');
+  shared.git(human, 'mv', REQUEST, 'sessions/renamed.md');
+  shared.git(human, 'commit', '-qm', 'rename');
+  shared.git(human, 'push', '-q', 'origin', 'main');
+  await waitFor(() => existsSync(join(sessions!, 'renamed.md')), {
+    timeoutMs: 20_000,
+    message: () => `the checkout moved past the rename; log:\n${lines.join('\n')}`,
+  });
+  // A later move the request is no part of: the copy stays where its agent works on it.
+  writeFileSync(join(human, 'README.md'), 'later\n');
+  shared.git(human, 'commit', '-qam', 'later');
+  shared.git(human, 'push', '-q', 'origin', 'main');
+  await waitFor(() => readFileSync(join(dirname(sessions!), 'README.md'), 'utf8') === 'later\n', {
+    timeoutMs: 20_000,
+    message: 'the checkout moved on',
+  });
+  expect(readFileSync(file, 'utf8')).toContain('Working on it.');
+  writeFileSync(file, readFileSync(file, 'utf8').replace('#claimed-fix', '#done-fix'));
+  expect(await claims.publishDone({ file, noun: 'fix', session: 'sessions/s-1' })).toEqual({
+    counted: true,
+  });
+  const branchText = shared.git(shared.bare, 'show', 'main:sessions/renamed.md');
+  expect(branchText).toContain('#done-fix');
+  expect(branchText).toContain('## Response\nWorking on it.\n');
+  expect(lines.filter((l) => /could not be moved|reset/.test(l))).toEqual([]);
 });

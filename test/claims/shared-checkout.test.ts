@@ -1,6 +1,7 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
+import { fileAt, INDEX } from '../../src/claims/shared-branch.js';
 import { SharedCheckout } from '../../src/claims/shared-checkout.js';
 import { sharedRemote, type SharedRemote } from './git-remote.js';
 
@@ -132,4 +133,62 @@ it('makes its checkout again after its directory was deleted by hand', async () 
   // git still lists it as a worktree: adding it again must not be refused.
   expect(await checkout.sync()).toMatchObject({ changed: true });
   expect(readFileSync(join(checkout.dir, REQUEST), 'utf8')).toContain('#needs-fix');
+});
+
+it('moves past a held copy its agent changed when the tip changed it too, keeping the copy and the text it was edited from', async () => {
+  const host = remote.host('h1');
+  const where = { repo: host, remote: 'origin', branch: 'main' };
+  const checkout = new SharedCheckout(where, join(remote.dir, 'h1-shared'));
+  await checkout.sync();
+  const base = readFileSync(join(checkout.dir, REQUEST), 'utf8');
+  const agents = `${base}\n## Response\nFixed.\n`;
+  writeFileSync(join(checkout.dir, REQUEST), agents);
+  // A human edits the claimed request and adds another; git refuses a plain move over the copy.
+  const human = remote.host('human');
+  writeFileSync(join(human, REQUEST), `A human's note.\n${base}`);
+  writeFileSync(join(human, 'sessions/other.md'), '# Other\n\n**Tags**: #delegated-fix\n');
+  remote.git(human, 'add', '.');
+  remote.git(human, 'commit', '-qm', 'human edits');
+  remote.git(human, 'push', '-q', 'origin', 'main');
+  const tip = remote.git(human, 'rev-parse', 'HEAD').trim();
+  expect(await checkout.sync(new Set([REQUEST]))).toEqual({
+    tip,
+    changed: true,
+    reset: [],
+    kept: [REQUEST],
+  });
+  expect(remote.git(checkout.dir, 'rev-parse', 'HEAD').trim()).toBe(tip);
+  expect(readFileSync(join(checkout.dir, 'sessions/other.md'), 'utf8')).toContain('# Other');
+  expect(readFileSync(join(checkout.dir, REQUEST), 'utf8')).toBe(agents);
+  expect(await fileAt(checkout.dir, INDEX, REQUEST)).toMatchObject({ text: base });
+  // Another move the request is not part of carries the copy and its index entry over.
+  writeFileSync(join(human, 'README.md'), 'new\n');
+  remote.git(human, 'commit', '-qam', 'readme');
+  remote.git(human, 'push', '-q', 'origin', 'main');
+  expect(await checkout.sync(new Set([REQUEST]))).toMatchObject({ reset: [], kept: [] });
+  expect(readFileSync(join(checkout.dir, REQUEST), 'utf8')).toBe(agents);
+  expect(await fileAt(checkout.dir, INDEX, REQUEST)).toMatchObject({ text: base });
+  // Given back, the copy and its index entry are the tip's again.
+  await checkout.restore([REQUEST]);
+  expect(readFileSync(join(checkout.dir, REQUEST), 'utf8')).toBe(`A human's note.\n${base}`);
+  expect(remote.git(checkout.dir, 'status', '--porcelain')).toBe('');
+});
+
+it('keeps a held copy the tip deleted or renamed where its agent works on it, and resets it once no longer held', async () => {
+  const host = remote.host('h1');
+  const where = { repo: host, remote: 'origin', branch: 'main' };
+  const checkout = new SharedCheckout(where, join(remote.dir, 'h1-shared'));
+  await checkout.sync();
+  const agents = 'the agent was here\n';
+  writeFileSync(join(checkout.dir, REQUEST), agents);
+  const human = remote.host('human');
+  remote.git(human, 'mv', REQUEST, 'sessions/renamed.md');
+  remote.git(human, 'commit', '-qm', 'rename');
+  remote.git(human, 'push', '-q', 'origin', 'main');
+  expect(await checkout.sync(new Set([REQUEST]))).toMatchObject({ reset: [], kept: [REQUEST] });
+  expect(readFileSync(join(checkout.dir, REQUEST), 'utf8')).toBe(agents);
+  expect(readFileSync(join(checkout.dir, 'sessions/renamed.md'), 'utf8')).toContain('#needs-fix');
+  expect(await checkout.sync()).toMatchObject({ reset: [REQUEST] });
+  expect(existsSync(join(checkout.dir, REQUEST))).toBe(false);
+  expect(remote.git(checkout.dir, 'status', '--porcelain')).toBe('');
 });
