@@ -233,6 +233,23 @@ describe('engine claims release', () => {
     expect(remote.git(remote.bare, 'rev-parse', 'refs/engine/claims/fix-a').trim()).toBe(renewal);
   });
 
+  it('says there is no claim when the ref vanished between its read and the delete, exit 1', async () => {
+    await held(buildBox, 'fix-a', 2 * 60_000);
+    // Another person's release lands while this one is on the wire: the server's hook deletes
+    // the ref first.
+    const hook = join(remote.bare, 'hooks', 'pre-receive');
+    writeFileSync(
+      hook,
+      '#!/bin/sh\nenv -u GIT_QUARANTINE_PATH git update-ref -d refs/engine/claims/fix-a\n',
+    );
+    chmodSync(hook, 0o755);
+    const run = await claims(['release', 'fix-a', '--force']);
+    expect(run.code).toBe(1);
+    expect(run.stdout).not.toContain('released fix-a');
+    expect(run.stderr).toContain('no claim of fix-a on remote "origin"');
+    expect(remoteRefs()).not.toContain('refs/engine/claims/fix-a');
+  });
+
   it('says so when there is no claim, or the name is not an item', async () => {
     const none = await claims(['release', 'fix-z']);
     expect(none.code).toBe(1);
@@ -259,6 +276,20 @@ describe('engine claims prune', () => {
     expect(again.stdout).toBe('No done claims older than 2 h on remote "origin" (2 claims).\n');
     expect((await claims(['prune', '--older-than', '0'])).stdout).toBe('pruned fix-new\n');
     expect(remoteRefs()).toContain('fix-held');
+  });
+
+  it('says a claim deleted by another between its read and the delete is gone, exit 0', async () => {
+    await done(laptop, 'fix-old', 25 * HOUR);
+    const hook = join(remote.bare, 'hooks', 'pre-receive');
+    writeFileSync(
+      hook,
+      '#!/bin/sh\nenv -u GIT_QUARANTINE_PATH git update-ref -d refs/engine/claims/fix-old\n',
+    );
+    chmodSync(hook, 0o755);
+    const run = await claims(['prune']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe('gone fix-old: deleted by another since it was read\n');
+    expect(seenRefs()).not.toContain('fix-old');
   });
 
   it("keeps stray refs (a name no item has, another item's record) as unreadable, no stack trace", async () => {
