@@ -3,7 +3,7 @@
  * shared remote (a path, and `git daemon` on 127.0.0.1), with claims written by the real store.
  */
 import { join } from 'node:path';
-import { chmodSync, symlinkSync, writeFileSync } from 'node:fs';
+import { symlinkSync, writeFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GitClaimStore } from '../../src/claims/git-claim-store.js';
 import { itemIdOf } from '../../src/claims/item-id.js';
@@ -13,7 +13,7 @@ import { pruneClaims } from '../../src/claims/prune-claims.js';
 import type { ClaimView } from '../../src/claims/claims-view.js';
 import { runCli } from '../helpers/run-cli.js';
 import { gitDaemon } from './git-daemon.js';
-import { sharedRemote, type SharedRemote } from './git-remote.js';
+import { preReceive, sharedRemote, type SharedRemote } from './git-remote.js';
 
 const buildBox: Holder = { host: 'build-box', instance: 'inst-b', boot: 'boot-b' };
 const laptop: Holder = { host: 'laptop', instance: 'inst-l', boot: 'boot-l' };
@@ -219,12 +219,10 @@ describe('engine claims release', () => {
         remote.git(remote.bare, 'rev-parse', `${first.commit}^{tree}`).trim(),
       )
       .trim();
-    const hook = join(remote.bare, 'hooks', 'pre-receive');
-    writeFileSync(
-      hook,
-      `#!/bin/sh\nenv -u GIT_QUARANTINE_PATH git update-ref refs/engine/claims/fix-a ${renewal}\n`,
+    preReceive(
+      remote,
+      `env -u GIT_QUARANTINE_PATH git update-ref refs/engine/claims/fix-a ${renewal}`,
     );
-    chmodSync(hook, 0o755);
     const run = await claims(['release', 'fix-a', '--force']);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain(
@@ -237,12 +235,7 @@ describe('engine claims release', () => {
     await held(buildBox, 'fix-a', 2 * 60_000);
     // Another person's release lands while this one is on the wire: the server's hook deletes
     // the ref first.
-    const hook = join(remote.bare, 'hooks', 'pre-receive');
-    writeFileSync(
-      hook,
-      '#!/bin/sh\nenv -u GIT_QUARANTINE_PATH git update-ref -d refs/engine/claims/fix-a\n',
-    );
-    chmodSync(hook, 0o755);
+    preReceive(remote, 'env -u GIT_QUARANTINE_PATH git update-ref -d refs/engine/claims/fix-a');
     const run = await claims(['release', 'fix-a', '--force']);
     expect(run.code).toBe(1);
     expect(run.stdout).not.toContain('released fix-a');
@@ -280,12 +273,7 @@ describe('engine claims prune', () => {
 
   it('says a claim deleted by another between its read and the delete is gone, exit 0', async () => {
     await done(laptop, 'fix-old', 25 * HOUR);
-    const hook = join(remote.bare, 'hooks', 'pre-receive');
-    writeFileSync(
-      hook,
-      '#!/bin/sh\nenv -u GIT_QUARANTINE_PATH git update-ref -d refs/engine/claims/fix-old\n',
-    );
-    chmodSync(hook, 0o755);
+    preReceive(remote, 'env -u GIT_QUARANTINE_PATH git update-ref -d refs/engine/claims/fix-old');
     const run = await claims(['prune']);
     expect(run.code).toBe(0);
     expect(run.stdout).toBe('gone fix-old: deleted by another since it was read\n');
