@@ -129,12 +129,36 @@ export async function swapClaimRef(
   commit: string | null,
 ): Promise<SwapOutcome> {
   const outcome = await swapRef(where, claimRefOf(item), expected, commit);
-  if (outcome.kind === 'done' && commit === null && expected !== null) {
-    // The claim is gone: so is this clone's copy of it, unless a fetch moved that since.
-    const seen = `${seenClaims(where)}/${item}`;
-    await runGit(where.repo, ['update-ref', '-d', seen, expected]);
-  }
+  if (outcome.kind === 'done' && commit === null && expected !== null)
+    await dropSeen(where, item, expected);
   return outcome;
+}
+
+/**
+ * - `gone`: another deleted the ref before this delete (a release, a prune): nothing done.
+ * - the others as SwapOutcome's; `lost`: the ref moved (a renewal, a takeover).
+ */
+export type DeleteOutcome = SwapOutcome | { kind: 'gone' };
+
+/**
+ * Deletes `item`'s claim ref from `expected`; a lost race is read again, since a ref that moved
+ * and a ref that went mean different things to a person.
+ */
+export async function deleteClaimRef(
+  where: ClaimRemote,
+  item: string,
+  expected: string,
+): Promise<DeleteOutcome> {
+  const outcome = await swapClaimRef(where, item, expected, null);
+  if (outcome.kind !== 'lost' || (await remoteValue(where, claimRefOf(item))) !== null)
+    return outcome;
+  await dropSeen(where, item, expected);
+  return { kind: 'gone' };
+}
+
+/** The claim is gone: so is this clone's copy of it, unless a fetch moved that since. */
+async function dropSeen(where: ClaimRemote, item: string, expected: string): Promise<void> {
+  await runGit(where.repo, ['update-ref', '-d', `${seenClaims(where)}/${item}`, expected]);
 }
 
 /**
@@ -175,7 +199,8 @@ export async function swapRef(
   // race lost to a concurrent push and a full disk) are told apart by the ref's value now.
   const now = await remoteValue(where, ref);
   if (now === undefined) return { kind: 'unreachable', message: oneLine(run.stderr) };
-  if (now === commit) return { kind: 'done' };
+  // A delete refused because another deleted the ref first did not land: that race is lost.
+  if (now === commit) return commit === null ? { kind: 'lost' } : { kind: 'done' };
   if (now !== expected) return { kind: 'lost' };
   const reason = line.split('\t').at(-1) ?? line;
   // The remote could not lock or write the ref (a concurrent push holds its lock, a full disk):

@@ -6,7 +6,12 @@
  * `pruneClaims(where, prunable(claims, now))` after a refresh (docs/MULTI-HOST.md).
  */
 import { messageOf } from '../errors.js';
-import { swapClaimRef, type ClaimRemote, type SeenClaim, type SwapOutcome } from './claim-refs.js';
+import {
+  deleteClaimRef,
+  type ClaimRemote,
+  type DeleteOutcome,
+  type SeenClaim,
+} from './claim-refs.js';
 
 export const PRUNE_AFTER_MS = 24 * 3600_000;
 
@@ -23,7 +28,7 @@ export function prunable(
 
 export interface PruneResult {
   item: string;
-  outcome: SwapOutcome;
+  outcome: DeleteOutcome;
 }
 
 /** Deletes each claim's ref from the commit it was seen at, one after another. */
@@ -34,8 +39,8 @@ export async function pruneClaims(
   const results: PruneResult[] = [];
   for (const claim of claims) {
     // One claim that cannot be deleted (a name git refuses) does not stop the others.
-    const outcome = await swapClaimRef(where, claim.item, claim.commit, null).catch(
-      (error: unknown): SwapOutcome => ({ kind: 'refused', message: messageOf(error) }),
+    const outcome = await deleteClaimRef(where, claim.item, claim.commit).catch(
+      (error: unknown): DeleteOutcome => ({ kind: 'refused', message: messageOf(error) }),
     );
     results.push({ item: claim.item, outcome });
   }

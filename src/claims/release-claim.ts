@@ -5,12 +5,12 @@
  * clock is the holder's), or an unreadable one is released only when forced: its holder's next write is
  * then refused (the ref moved) and its work fenced. The shared branch is not touched.
  */
-import { fetchClaim, swapClaimRef, type ClaimRemote, type SeenClaim } from './claim-refs.js';
+import { deleteClaimRef, fetchClaim, type ClaimRemote, type SeenClaim } from './claim-refs.js';
 import { needsForce } from './claims-view.js';
 
 /**
  * - `released`: the ref is gone.
- * - `absent`: the remote has no claim for the item.
+ * - `absent`: the remote has no claim for the item (none, or another deleted it meanwhile).
  * - `live`: held (or unreadable), so it may be live; nothing done without `force`.
  * - `lost`: the ref moved since it was read (a renewal, a takeover): nothing done.
  * - `refused`, `unreachable`: the remote refused the delete, or could not be reached.
@@ -29,8 +29,9 @@ export async function releaseClaim(
   if (claim === null) return { kind: 'unreachable', message: `cannot reach ${where.remote}` };
   if (claim === 'absent') return { kind: 'absent' };
   if (!force && needsForce(claim)) return { kind: 'live', claim };
-  const outcome = await swapClaimRef(where, item, claim.commit, null);
+  const outcome = await deleteClaimRef(where, item, claim.commit);
   if (outcome.kind === 'done') return { kind: 'released', claim };
   if (outcome.kind === 'lost') return { kind: 'lost', claim };
+  if (outcome.kind === 'gone') return { kind: 'absent' };
   return outcome;
 }

@@ -217,6 +217,8 @@ const pruneCommand: CommandModule<object, PruneArgs> = {
     for (const { item, outcome } of await pruneClaims(where, chosen)) {
       if (outcome.kind === 'done') printLine(`pruned ${item}`);
       else if (outcome.kind === 'lost') printLine(`kept ${item}: it changed since it was read`);
+      else if (outcome.kind === 'gone')
+        printLine(`gone ${item}: deleted by another since it was read`);
       else failed.push(`${item}: ${outcome.kind}: ${outcome.message}`);
     }
     if (failed.length > 0) throw new EngineError(`not pruned: ${failed.join('; ')}`);

@@ -11,21 +11,13 @@ import { isAbsolute, join } from 'node:path';
 import {
   checkRemote,
   ENGINE_IDENTITY,
-  PUSH_FLAGS,
   pushUrl,
   readRemoteRef,
   remoteValue,
+  swapRef,
 } from '../claims/claim-refs.js';
 import { messageOf } from '../errors.js';
-import {
-  cloneTop,
-  gitOk,
-  NETWORK_DEADLINE_MS,
-  networkOptions,
-  oneLine,
-  runGit,
-  type GitOptions,
-} from '../process/run-git.js';
+import { cloneTop, gitOk, NETWORK_DEADLINE_MS } from '../process/run-git.js';
 import {
   fail,
   pass,
@@ -54,29 +46,31 @@ export async function testPushRefs(
   } catch (error) {
     return { kind: 'no-remote', message: messageOf(error) };
   }
-  const url = await pushUrl({ repo, remote });
-  if (url === null) return { kind: 'no-remote', message: `${repo} has no remote "${remote}"` };
+  if ((await pushUrl({ repo, remote })) === null)
+    return { kind: 'no-remote', message: `${repo} has no remote "${remote}"` };
   const where = { repo, remote, deadlineMs };
   const ref = await doctorRefOf(repo);
   const before = await readRemoteRef(where, ref);
   if ('error' in before) return { kind: 'unreachable', ref, message: before.error };
   const commit = await testCommit(repo);
-  const net = networkOptions(deadlineMs);
-  const push = await pushRef(repo, url, ref, before.value ?? '', commit, net);
+  const push = await swapRef(where, ref, before.value, commit);
+  if (push.kind === 'lost') {
+    return { kind: 'refused', ref, message: 'the test ref changed while it was pushed' };
+  }
   if (push.kind !== 'done') {
     // No answer for the ref: a server that answers a read refused the push itself.
-    const reads = push.kind === 'silent' && 'value' in (await readRemoteRef(where, ref));
-    const kind = push.kind === 'rejected' || reads ? 'refused' : 'unreachable';
+    const reads = push.kind === 'unreachable' && 'value' in (await readRemoteRef(where, ref));
+    const kind = push.kind === 'refused' || reads ? 'refused' : 'unreachable';
     return { kind, ref, message: push.message };
   }
   // A server may take the ref and hide it from reads (uploadpack.hideRefs): no host would see
   // another's claims.
   const seen = await remoteValue(where, ref);
-  const removed = await pushRef(repo, url, ref, commit, '', net);
+  const removed = await swapRef(where, ref, commit, null);
   if (seen !== commit) return { kind: 'hidden', ref, message: readBack(seen) };
   return removed.kind === 'done'
     ? { kind: 'accepted', ref, message: '' }
-    : { kind: 'left', ref, message: removed.message };
+    : { kind: 'left', ref, message: 'message' in removed ? removed.message : 'it changed since' };
 }
 
 function readBack(seen: string | null | undefined): string {
@@ -96,27 +90,6 @@ async function testCommit(repo: string): Promise<string> {
   const tree = (await gitOk(repo, ['mktree'], { input: '' })).trim();
   const args = ['commit-tree', tree, '-m', 'engine doctor: a test push'];
   return (await gitOk(repo, args, { env: ENGINE_IDENTITY })).trim();
-}
-
-/** One compare-and-swap push of `ref` from `expected` to `value` ('' : none). */
-async function pushRef(
-  repo: string,
-  url: string,
-  ref: string,
-  expected: string,
-  value: string,
-  net: GitOptions,
-): Promise<{ kind: 'done' | 'rejected' | 'silent'; message: string }> {
-  const run = await runGit(
-    repo,
-    ['push', ...PUSH_FLAGS, `--force-with-lease=${ref}:${expected}`, url, `${value}:${ref}`],
-    net,
-  );
-  const line = run.stdout.split('\n').find((l) => l.split('\t')[1]?.endsWith(`:${ref}`));
-  const message = oneLine(run.stderr) || `git push exited ${run.code}`;
-  if (line === undefined) return { kind: 'silent', message };
-  if (line.startsWith('!')) return { kind: 'rejected', message: line.split('\t').at(-1) ?? line };
-  return run.code === 0 ? { kind: 'done', message: '' } : { kind: 'silent', message };
 }
 
 const ALLOW =

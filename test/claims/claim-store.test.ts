@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { claimRefOf, newNonce, type Holder } from '../../src/claims/lease.js';
 import { fetchClaims, leaseCommit, swapClaimRef } from '../../src/claims/claim-refs.js';
 import { GitClaimStore } from '../../src/claims/git-claim-store.js';
-import { sharedRemote, type SharedRemote } from './git-remote.js';
+import { preReceive, sharedRemote, type SharedRemote } from './git-remote.js';
 
 const hostA: Holder = { host: 'a', instance: 'i1', boot: 'b1' };
 const hostB: Holder = { host: 'b', instance: 'i2', boot: 'b2' };
@@ -239,9 +239,10 @@ describe('claims on a shared remote', () => {
     const held = await a.claim('item-6', 'README.md', 'fix');
     if (!held.won) throw new Error('claim lost');
     // A protected branch: the claim refs may move, the branch may not.
-    const hook =
-      '#!/bin/sh\nwhile read old new ref; do [ "$ref" = refs/heads/main ] && exit 1; done\nexit 0\n';
-    writeFileSync(join(remote.bare, 'hooks', 'pre-receive'), hook, { mode: 0o755 });
+    preReceive(
+      remote,
+      'while read old new ref; do [ "$ref" = refs/heads/main ] && exit 1; done\nexit 0',
+    );
     const written = await a.writeFenced(
       held.lease,
       'README.md',

@@ -3,7 +3,7 @@
  * shared remote (a path, and `git daemon` on 127.0.0.1), with claims written by the real store.
  */
 import { join } from 'node:path';
-import { chmodSync, symlinkSync, writeFileSync } from 'node:fs';
+import { symlinkSync, writeFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GitClaimStore } from '../../src/claims/git-claim-store.js';
 import { itemIdOf } from '../../src/claims/item-id.js';
@@ -13,7 +13,7 @@ import { pruneClaims } from '../../src/claims/prune-claims.js';
 import type { ClaimView } from '../../src/claims/claims-view.js';
 import { runCli } from '../helpers/run-cli.js';
 import { gitDaemon } from './git-daemon.js';
-import { sharedRemote, type SharedRemote } from './git-remote.js';
+import { preReceive, sharedRemote, type SharedRemote } from './git-remote.js';
 
 const buildBox: Holder = { host: 'build-box', instance: 'inst-b', boot: 'boot-b' };
 const laptop: Holder = { host: 'laptop', instance: 'inst-l', boot: 'boot-l' };
@@ -219,18 +219,28 @@ describe('engine claims release', () => {
         remote.git(remote.bare, 'rev-parse', `${first.commit}^{tree}`).trim(),
       )
       .trim();
-    const hook = join(remote.bare, 'hooks', 'pre-receive');
-    writeFileSync(
-      hook,
-      `#!/bin/sh\nenv -u GIT_QUARANTINE_PATH git update-ref refs/engine/claims/fix-a ${renewal}\n`,
+    preReceive(
+      remote,
+      `env -u GIT_QUARANTINE_PATH git update-ref refs/engine/claims/fix-a ${renewal}`,
     );
-    chmodSync(hook, 0o755);
     const run = await claims(['release', 'fix-a', '--force']);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain(
       'not released: the claim of fix-a changed while it was being released',
     );
     expect(remote.git(remote.bare, 'rev-parse', 'refs/engine/claims/fix-a').trim()).toBe(renewal);
+  });
+
+  it('says there is no claim when the ref vanished between its read and the delete, exit 1', async () => {
+    await held(buildBox, 'fix-a', 2 * 60_000);
+    // Another person's release lands while this one is on the wire: the server's hook deletes
+    // the ref first.
+    preReceive(remote, 'env -u GIT_QUARANTINE_PATH git update-ref -d refs/engine/claims/fix-a');
+    const run = await claims(['release', 'fix-a', '--force']);
+    expect(run.code).toBe(1);
+    expect(run.stdout).not.toContain('released fix-a');
+    expect(run.stderr).toContain('no claim of fix-a on remote "origin"');
+    expect(remoteRefs()).not.toContain('refs/engine/claims/fix-a');
   });
 
   it('says so when there is no claim, or the name is not an item', async () => {
@@ -259,6 +269,15 @@ describe('engine claims prune', () => {
     expect(again.stdout).toBe('No done claims older than 2 h on remote "origin" (2 claims).\n');
     expect((await claims(['prune', '--older-than', '0'])).stdout).toBe('pruned fix-new\n');
     expect(remoteRefs()).toContain('fix-held');
+  });
+
+  it('says a claim deleted by another between its read and the delete is gone, exit 0', async () => {
+    await done(laptop, 'fix-old', 25 * HOUR);
+    preReceive(remote, 'env -u GIT_QUARANTINE_PATH git update-ref -d refs/engine/claims/fix-old');
+    const run = await claims(['prune']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe('gone fix-old: deleted by another since it was read\n');
+    expect(seenRefs()).not.toContain('fix-old');
   });
 
   it("keeps stray refs (a name no item has, another item's record) as unreadable, no stack trace", async () => {

@@ -14,7 +14,7 @@ import { TEST_TAGS_MD } from '../helpers/daemon-harness.js';
 import { inProcessContext } from '../helpers/in-process-context.js';
 import { fakeProbe } from '../process/fake-probe.js';
 import { waitFor } from '../helpers/wait-for.js';
-import { sharedRemote, type SharedRemote } from './git-remote.js';
+import { preReceive, sharedRemote, type SharedRemote } from './git-remote.js';
 
 const REQUEST = 'sessions/item.md';
 const TEXT = '# Item\n**Tags**: #delegated-fix\n\nBody.\n';
@@ -202,9 +202,10 @@ it('gives a done up at once when the daemon stops, rather than trying for a leas
   const lines: string[] = [];
   const file = await claimAndFinish(shared, lines, 'Body.\n', 1_000);
   // The server refuses every push to the branch: the done is tried again and again.
-  const hook =
-    '#!/bin/sh\nwhile read old new ref; do [ "$ref" = refs/heads/main ] && exit 1; done\nexit 0\n';
-  writeFileSync(join(shared.bare, 'hooks', 'pre-receive'), hook, { mode: 0o755 });
+  preReceive(
+    shared,
+    'while read old new ref; do [ "$ref" = refs/heads/main ] && exit 1; done\nexit 0',
+  );
   const done = claims!.publishDone({ file, noun: 'fix', session: 'sessions/s-1' });
   await waitFor(() => lines.some((l) => /could not publish the done/.test(l)), {
     timeoutMs: 20_000,

@@ -77,3 +77,10 @@ export function pushRebasing(shared: SharedRemote, clone: string): void {
     }
   }
 }
+
+/** The remote's pre-receive hook runs `script` (sh) before it takes each push. */
+export function preReceive(shared: SharedRemote, script: string): void {
+  writeFileSync(join(shared.bare, 'hooks', 'pre-receive'), `#!/bin/sh\n${script}\n`, {
+    mode: 0o755,
+  });
+}
