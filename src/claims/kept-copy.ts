@@ -1,7 +1,7 @@
 /**
  * An agent's copy of its request that was not published (its edits clashed with the branch's,
- * its done did not count, its lease moved on): kept beside the daemon's checkout as text, named
- * `<item>-attempt-<n>.request.txt`, so none of its tags reads as the queue's.
+ * its done did not count, its lease moved on), or any changed copy reset in the checkout: kept
+ * beside the daemon's checkout as text (`.txt`), so none of its tags reads as the queue's.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -12,12 +12,30 @@ export async function keepAgentCopy(
   checkoutDir: string,
   copy: { item: string; attempt: number; text: string },
 ): Promise<string> {
+  return keepText(checkoutDir, `${copy.item}-attempt-${copy.attempt}.request.txt`, copy.text);
+}
+
+/**
+ * A changed copy in the checkout no lease of this daemon is behind (an agent this daemon no
+ * longer knows of, its lease gone while the daemon was stopped; a stray write), kept before its
+ * reset by its path and the time. Says where, or why not.
+ */
+export async function keepResetCopy(
+  checkoutDir: string,
+  copy: { path: string; text: string; at: Date },
+): Promise<string> {
+  const stamp = copy.at.toISOString().replace(/[:.]/g, '-');
+  const name = `${copy.path.replace(/[^\w.-]+/g, '_')}-reset-${stamp}.txt`;
+  return keepText(checkoutDir, name, copy.text);
+}
+
+async function keepText(checkoutDir: string, name: string, text: string): Promise<string> {
   const dir = `${checkoutDir}.kept`;
-  const kept = join(dir, `${copy.item}-attempt-${copy.attempt}.request.txt`);
+  const kept = join(dir, name);
   return mkdir(dir, { recursive: true })
-    .then(() => writeFile(kept, copy.text))
+    .then(() => writeFile(kept, text))
     .then(
-      () => `its agent's copy is kept at ${kept}`,
-      (error: unknown) => `its agent's copy could not be kept: ${messageOf(error)}`,
+      () => `its copy is kept at ${kept}`,
+      (error: unknown) => `its copy could not be kept: ${messageOf(error)}`,
     );
 }

@@ -8,7 +8,12 @@ import { watchHeadroom } from '../watch/watch-headroom.js';
 import { loadWatchBackend } from '../watch/load-watch-backend.js';
 import type { WatcherKind } from '../watch/watch-backend.js';
 import { acquireDaemonLock } from '../daemon/daemon-lock.js';
-import { judgeOptionsOf, loadSettings, settingFlagValues } from '../settings/load-settings.js';
+import {
+  judgeOptionsOf,
+  loadSettings,
+  settingFlagValues,
+  type SettingSource,
+} from '../settings/load-settings.js';
 import { daemonOptions } from '../settings/daemon-options.js';
 import { DispatchTableSource } from '../daemon/dispatch-table-source.js';
 import type { DaemonContext, DaemonOptions, LogFn } from '../daemon/daemon-context.js';
@@ -73,7 +78,7 @@ export async function runDaemon(args: Args): Promise<void> {
   const log = createLogger(args['log-format'], args.verbose, logFile);
   const paths = args.args.length > 0 ? args.args.map((p) => resolve(p)) : [join(root, 'sessions')];
   const options = daemonOptions(resolved, { root, paths });
-  if (options.claims === 'git' && resolved.from.watcher === 'default') {
+  if (watchesWithChokidar(options, resolved.from.watcher)) {
     // parcel's watch thread dies when a signal interrupts its poll (EINTR), leaking its inotify
     // instance, and its unsubscribe then hangs the daemon; git claims start git processes all the
     // time, whose exits are such signals. chokidar (Node's own fs.watch) has neither fault.
@@ -448,4 +453,17 @@ function warnOnWatchHeadroom(paths: string[], watcher: WatcherKind, log: LogFn):
   void watchHeadroom(paths, { watcher }).then((report) => {
     if (report) log('warn', report);
   });
+}
+
+/**
+ * Whether a daemon of git claims watches with chokidar rather than parcel (docs/MULTI-HOST.md, "The
+ * watch"): unless parcel is chosen by flag or environment. engine.json as `engine init` writes it
+ * holds every setting at its default, so a `parcel` there is no choice.
+ */
+export function watchesWithChokidar(
+  options: { claims: string; watcher: string },
+  from: SettingSource,
+): boolean {
+  if (options.claims !== 'git') return false;
+  return from === 'default' || (from === 'engine.json' && options.watcher === 'parcel');
 }

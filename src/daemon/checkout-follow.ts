@@ -2,12 +2,12 @@
  * The daemon's checkout of the shared branch, followed (git claims): moved to the fetched tip
  * one sync at a time, with the paths of held requests followed across renames on the branch,
  * and any other change in it (a stray write, an agent's late mark after its lease moved on)
- * reset and said; an agent's copy whose lease moved on is kept first.
+ * reset and said, each changed copy kept first.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { messageOf } from '../errors.js';
-import { keepAgentCopy } from '../claims/kept-copy.js';
+import { keepAgentCopy, keepResetCopy } from '../claims/kept-copy.js';
 import { runGit } from '../process/run-git.js';
 import { fetchTip } from '../claims/shared-branch.js';
 import type { SharedCheckout } from '../claims/shared-checkout.js';
@@ -69,14 +69,11 @@ export class CheckoutFollow {
         const mayDiffer = new Set([...this.held()].map((held) => held.path));
         for (const path of this.unadopted()) mayDiffer.add(path);
         const said = new Map<string, string>();
-        const keepLost = async (paths: string[]): Promise<void> => {
-          for (const path of paths) {
-            const text = await this.keepLost(path);
-            if (text !== '') said.set(path, text);
-          }
+        const keep = async (paths: string[]): Promise<void> => {
+          for (const path of paths) said.set(path, await this.keepReset(path));
         };
-        const synced = await this.checkout.sync(mayDiffer, keepLost);
-        for (const path of synced.reset) this.log('warn', said.get(path) ?? this.resetText(path));
+        const synced = await this.checkout.sync(mayDiffer, keep);
+        for (const path of synced.reset) this.log('warn', said.get(path) ?? path);
         if ('unreachable' in synced) return false;
         this.tip = synced.tip;
         // A held request renamed on the branch: its agent marks it at the new path, which the
@@ -146,20 +143,20 @@ export class CheckoutFollow {
     return path;
   }
 
-  /** What a reset of a lost lease's copy says, its copy kept first; '' for any other path. */
-  private async keepLost(path: string): Promise<string> {
+  /** What a reset of a changed copy says, the copy kept first (a file gone has none). */
+  private async keepReset(path: string): Promise<string> {
     const lease = this.lost.get(path);
-    if (lease === undefined) return '';
     this.lost.delete(path);
     const text = await readFile(join(this.checkout.dir, path), 'utf8').catch(() => null);
+    const at = new Date();
     const kept =
       text === null
-        ? 'its copy could not be read'
-        : await keepAgentCopy(this.checkout.dir, { ...lease, text });
-    return `${path} was marked after this host's lease of it moved on to another host: not counted; ${kept}, and the checkout's copy is restored`;
-  }
-
-  private resetText(path: string): string {
-    return `claims: ${path} was written in the checkout with no lease held: reset`;
+        ? 'it has no copy to keep'
+        : lease === undefined
+          ? await keepResetCopy(this.checkout.dir, { path, text, at })
+          : await keepAgentCopy(this.checkout.dir, { ...lease, text });
+    if (lease === undefined)
+      return `claims: ${path} was written in the checkout with no lease held: ${kept}, and the checkout's copy is reset`;
+    return `${path} was changed by its agent after this host's lease of it moved on (another host took it over, or a person released it): not counted; ${kept}, and the checkout's copy is restored`;
   }
 }

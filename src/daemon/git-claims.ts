@@ -70,7 +70,7 @@ export class GitClaims implements ClaimStore {
       onLost: (item, attempt) => {
         log(
           'warn',
-          `the lease of ${item} moved on to another host: its session's done will not count`,
+          `the lease of ${item} moved on (another host took it over, or a person released it): its session's done will not count`,
         );
         for (const [session, held] of this.held)
           if (held.item === item) {
@@ -584,16 +584,26 @@ function orNull(edit: FileEdit): (text: string) => string | null {
 function doneOf(
   written: { outcome: BranchEditOutcome; lease: HeldLease } | undefined,
 ): DoneWrite | null {
-  if (written === undefined) return { counted: false, why: 'its lease moved on to another host' };
+  if (written === undefined)
+    return {
+      counted: false,
+      why: 'its lease moved on (another host took it over, or a person released it)',
+    };
   const { outcome, lease } = written;
   switch (outcome.kind) {
     case 'pushed':
     case 'unchanged':
     case 'gone':
       if (lease.record.state === 'done') return { counted: true };
-      return { counted: false, why: 'its lease moved on to another host' };
+      return {
+        counted: false,
+        why: 'its lease moved on (another host took it over, or a person released it)',
+      };
     case 'fenced':
-      return { counted: false, why: 'its lease moved on to another host' };
+      return {
+        counted: false,
+        why: 'its lease moved on (another host took it over, or a person released it)',
+      };
     case 'not-applicable':
       return { counted: false, why: 'the shared branch no longer shows its claim' };
     default:

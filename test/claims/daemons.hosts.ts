@@ -340,7 +340,9 @@ describe('daemons of several hosts on one git remote', () => {
     await release(held!.session);
     await waitFor(
       () =>
-        /marked after this host's lease of it moved on.*not counted/.test(a.daemons[0]!.output()),
+        /changed by its agent after this host's lease of it moved on.*not counted/.test(
+          a.daemons[0]!.output(),
+        ),
       {
         timeoutMs: 60_000,
         message: () => `a says its agent's mark is not counted; a:\n${tail(a)}`,

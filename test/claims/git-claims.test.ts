@@ -163,7 +163,7 @@ it("keeps the agent's copy and publishes only the done when its edits clash with
   expect(branchText).toContain('The human rewrote the body.\n');
   expect(branchText).not.toContain('<<<<<<<');
   const said = lines.find((l) => /clashed/.test(l));
-  const kept = /its agent's copy is kept at (\S+)$/.exec(said ?? '')?.[1];
+  const kept = /its copy is kept at (\S+)$/.exec(said ?? '')?.[1];
   expect(kept, lines.join('\n')).toBeDefined();
   expect(readFileSync(kept!, 'utf8')).toContain('The agent rewrote the body.\n');
 });
@@ -251,7 +251,7 @@ it("keeps the agent's copy when its done does not count (a human took the claim 
   const ended = await claims!.publishDone({ file, noun: 'fix', session: 'sessions/s-1' });
   expect(ended).toMatchObject({ counted: false });
   expect(shared.git(shared.bare, 'show', `main:${REQUEST}`)).toContain('#needs-fix');
-  const kept = /its agent's copy is kept at (\S+)$/.exec(
+  const kept = /its copy is kept at (\S+)$/.exec(
     lines.find((l) => /did not count/.test(l)) ?? '',
   )?.[1];
   expect(kept, lines.join('\n')).toBeDefined();
@@ -307,12 +307,12 @@ it("keeps the agent's copy when its lease moved on, before the checkout's copy i
     .git(shared.bare, 'for-each-ref', '--format=%(refname)', 'refs/engine/claims/')
     .split('\n');
   shared.git(shared.bare, 'update-ref', '-d', ref!);
-  await waitFor(() => lines.some((l) => /moved on to another host: not counted/.test(l)), {
+  await waitFor(() => lines.some((l) => /released it\): not counted/.test(l)), {
     timeoutMs: 20_000,
     message: () => `the lost lease's copy reset; log:\n${lines.join('\n')}`,
   });
-  const said = lines.find((l) => /moved on to another host: not counted/.test(l))!;
-  const kept = /its agent's copy is kept at (\S+),/.exec(said)?.[1];
+  const said = lines.find((l) => /released it\): not counted/.test(l))!;
+  const kept = /its copy is kept at (\S+),/.exec(said)?.[1];
   expect(kept, said).toBeDefined();
   expect(readFileSync(kept!, 'utf8')).toContain('## Response\nHalf done.\n');
   expect(readFileSync(file, 'utf8')).not.toContain('Half done.');
@@ -374,4 +374,22 @@ it("keeps the agent's copy where it works on it when a human renames the request
   expect(branchText).toContain('#done-fix');
   expect(branchText).toContain('## Response\nWorking on it.\n');
   expect(lines.filter((l) => /could not be moved|reset/.test(l))).toEqual([]);
+});
+
+it('keeps a copy written in the checkout with no lease held (an agent it no longer knows of) before it resets it', async () => {
+  const shared = sharedRemote({ 'directives/TAGS.md': TEST_TAGS_MD, [REQUEST]: TEXT });
+  remote = shared;
+  const lines: string[] = [];
+  claims = await openOn(shared, (message) => lines.push(message), 300);
+  const [sessions] = await claims.paths();
+  const file = join(sessions!, 'item.md');
+  writeFileSync(file, `${TEXT}\n## Response\nAn agent's work.\n`);
+  await waitFor(() => lines.some((l) => /no lease held/.test(l)), {
+    timeoutMs: 20_000,
+    message: () => `the stray write reset; log:\n${lines.join('\n')}`,
+  });
+  const kept = /its copy is kept at (\S+),/.exec(lines.find((l) => /no lease held/.test(l))!)?.[1];
+  expect(kept, lines.join('\n')).toMatch(/sessions_item\.md-reset-.*\.txt$/);
+  expect(readFileSync(kept!, 'utf8')).toContain("An agent's work.");
+  expect(readFileSync(file, 'utf8')).toBe(TEXT);
 });
