@@ -33,6 +33,8 @@ export interface ClaimItem {
   agentSessionId: string | null;
   /** What the agent's own hooks last said (src/sessions/agent-state.ts); null: nothing yet. */
   agentState: AgentState | null;
+  /** With git claims: the host whose lease runs it, when not this one's (hosts-claims.ts). */
+  held?: string;
 }
 
 export async function describeClaim(

@@ -30,7 +30,7 @@ import { walkMarkdownFiles } from '../tags/walk-markdown.js';
 import { describeClaim, type ClaimItem } from './claim-item.js';
 import { daemonPresence, type DaemonPresence } from './daemon-presence.js';
 import { doneItems, itemKey } from './done-items.js';
-import { hostsClaimsOf, type HostsClaims } from './hosts-claims.js';
+import { hostsClaimsOf, judgedByLease, type HostsClaims } from './hosts-claims.js';
 import { inputWait, needsOfFile, needsOrder, type NeedsYou } from './needs-you.js';
 import { queueSourceOf, type QueueSource } from './queue-source.js';
 import { recordedOf, type DoneItem } from './recorded-end.js';
@@ -150,14 +150,15 @@ export async function collectStatus(
   // In the daemon's checkout, `Depends On` entries name the checkout's files, as the daemon's do.
   const dependencyRoot = queue?.kind === 'checkout' ? queue.root : root;
   const found = await scanPaths(dependencyRoot, paths, table, judging, source);
-  const claims = await Promise.all(found.claims.map((c) => describeClaim(root, c, judging)));
+  const hosts = await hostsClaimsOf(root, judging.now, judging.hostsRemote ?? null);
+  const described = await Promise.all(found.claims.map((c) => describeClaim(root, c, judging)));
+  const claims = described.map((c) => judgedByLease(c, hosts));
   const running = claims.filter((c) => c.alive);
   const paused = await readPause(root);
   const events = await readEvents(root);
   const current = new Set(claims.map((c) => itemKey(c.file, c.noun)));
   const done = doneItems(events, judging.now.getTime() - DAY_MS, current);
   const waits = running.map(inputWait).filter((n) => n !== null);
-  const hosts = await hostsClaimsOf(root, judging.now, judging.hostsRemote ?? null);
   return {
     root,
     paths,
@@ -171,7 +172,8 @@ export async function collectStatus(
       {
         maxAgents: judging.maxAgents,
         capOf: (noun) => table.get(noun)?.max,
-        running: running.map((c) => c.noun),
+        // Another host's agents count against that host's caps, not this one's.
+        running: running.filter((c) => c.held === undefined).map((c) => c.noun),
         pause: paused,
         admission: admission(paused, judging.now),
       },

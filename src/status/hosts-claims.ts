@@ -6,6 +6,7 @@
  */
 import { lastSeenClaims, viewOf, type ClaimView } from '../claims/claims-view.js';
 import { messageOf } from '../errors.js';
+import type { ClaimItem } from './claim-item.js';
 
 export interface HostsClaims {
   remote: string;
@@ -33,4 +34,33 @@ export async function hostsClaimsOf(
   } catch (error) {
     return { ...none, error: messageOf(error) };
   }
+}
+
+/**
+ * A claim with no session record on this host, judged by the claims of every host: one whose lease
+ * a host holds and renews runs there (its agent, its session record and its window are that
+ * host's), so it is neither stale nor this host's to count against its caps. `held` names the
+ * holder; a claim not so held is returned as it was. Pure.
+ */
+export function judgedByLease(claim: ClaimItem, hosts: HostsClaims | undefined): ClaimItem {
+  if (hosts === undefined || claim.status !== null) return claim;
+  const lease = hosts.claims.find(
+    (v) =>
+      v.state === 'held' &&
+      v.noun === claim.noun &&
+      v.file !== null &&
+      (claim.file === v.file || claim.file.endsWith(`/${v.file}`)),
+  );
+  if (lease === undefined || lease.holder === null) return claim;
+  const { renewedAgoMs, leaseMs } = lease;
+  const renewed = renewedAgoMs === null ? '' : `, renewed ${Math.round(renewedAgoMs / 1000)} s ago`;
+  const text = `held by ${lease.holder.host} (attempt ${lease.attempt ?? '?'}${renewed}, by the claims last fetched)`;
+  if (renewedAgoMs !== null && leaseMs !== null && renewedAgoMs > leaseMs)
+    return { ...claim, liveness: `${claim.liveness}; its lease, ${text}, ran out` };
+  return {
+    ...claim,
+    alive: true,
+    liveness: `runs on another host: ${text}`,
+    held: lease.holder.host,
+  };
 }

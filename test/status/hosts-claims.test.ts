@@ -3,7 +3,7 @@
  * into the clone and the time of that fetch, with no network on status's path; nothing new in
  * local mode.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fetchClaimsSeen } from '../../src/claims/claims-view.js';
@@ -124,5 +124,29 @@ describe("engine status: every host's claims", () => {
     expect(byFile.code).toBe(0);
     const report = JSON.parse(byFile.stdout) as { hosts: { claims: { item: string }[] } };
     expect(report.hosts.claims.map((c) => c.item)).toEqual(['fix-a']);
+  });
+
+  it("shows a claim another host's lease runs as running there, not stale, and one whose lease ran out as stale", async () => {
+    engineJson({ claims: 'git' });
+    await claimOn('build-box', 'fix-a');
+    await fetchClaimsSeen({ repo: human, remote: 'origin' }, new Date());
+    // The human's clone shows the claim (pulled); its session record is build-box's, not here.
+    const file = join(human, 'sessions', 'fix-a.md');
+    writeFileSync(file, '# A\n**Tags**: #claimed-fix\n**Session**: sessions/s-1\n');
+    const claimedAt = new Date(Date.now() - 5 * 60_000);
+    utimesSync(file, claimedAt, claimedAt);
+    const report = await status();
+    expect(report.stale).toEqual([]);
+    expect(report.running).toHaveLength(1);
+    expect(report.running[0]).toMatchObject({ alive: true, held: 'build-box' });
+    expect(report.running[0]!.liveness).toMatch(
+      /^runs on another host: held by build-box \(attempt 1/,
+    );
+    // Once its lease ran out by the claims last fetched, it is stale, and says why.
+    const later = await status(new Date(Date.now() + 10 * 60_000));
+    expect(later.running).toEqual([]);
+    expect(later.stale[0]!.liveness).toMatch(
+      /no session record .*; its lease, held by build-box .* ran out$/,
+    );
   });
 });
