@@ -3,6 +3,7 @@
  * its done did not count, its lease moved on), or any changed copy reset in the checkout: kept
  * beside the daemon's checkout as text (`.txt`), so none of its tags reads as the queue's.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { messageOf } from '../errors.js';
@@ -25,7 +26,8 @@ export async function keepResetCopy(
   copy: { path: string; text: string; at: Date },
 ): Promise<string> {
   const stamp = copy.at.toISOString().replace(/[:.]/g, '-');
-  const name = `${copy.path.replace(/[^\w.-]+/g, '_')}-reset-${stamp}.txt`;
+  // A few random letters: two paths may read alike once their separators are replaced.
+  const name = `${copy.path.replace(/[^\w.-]+/g, '_')}-reset-${stamp}-${randomBytes(3).toString('hex')}.txt`;
   return keepText(checkoutDir, name, copy.text);
 }
 

@@ -24,6 +24,9 @@ export interface Holder {
 
 export type LeaseState = 'held' | 'done' | 'released';
 
+/** How a lease no longer this holder's is said: a takeover and a person's release look alike. */
+export const LEASE_MOVED_ON = 'moved on (another host took it over, or a person released it)';
+
 export interface LeaseRecord {
   item: string;
   /** The request file's path in the shared branch when the lease was written. */

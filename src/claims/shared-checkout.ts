@@ -39,7 +39,8 @@ export class SharedCheckout {
     mayDiffer: ReadonlySet<string> = new Set(),
     beforeReset: (paths: string[]) => Promise<void> = async () => undefined,
   ): Promise<SyncOutcome> {
-    // Reset before the fetch: a stray write is undone even while the remote is out of reach.
+    // Reset before the fetch: a stray write is undone even while the remote is out of reach (the
+    // daemon syncs only once it has read the claims, so only when that remote answered).
     const made = await exists(this.dir);
     const changed = made ? await this.changedPaths() : [];
     const reset = changed.filter((path) => !mayDiffer.has(path));
@@ -55,10 +56,9 @@ export class SharedCheckout {
       return { tip, changed: true, reset: [], kept: [] };
     }
     if (tip === this.tip) return { tip, changed: false, reset, kept: [] };
-    const kept = await this.move(
-      tip,
-      changed.filter((path) => mayDiffer.has(path)),
-    );
+    // Read again after the fetch: an agent may have written its copy meanwhile.
+    const held = (await this.changedPaths()).filter((path) => mayDiffer.has(path));
+    const kept = await this.move(tip, mayDiffer, held);
     this.tip = tip;
     return { tip, changed: true, reset, kept };
   }
@@ -66,20 +66,26 @@ export class SharedCheckout {
   /**
    * The checkout moved to `tip`, the changed copies in `held` carried over. git refuses to move
    * over a changed copy the tip changed too (a human's edit of a claimed request): then the rest
-   * is moved path by path and those copies are left as they are, each with the index entry it was
-   * edited from, for the done's three-way merge. Gives those paths.
+   * is moved path by path, and every path that may differ is left as it is (git's check that a
+   * copy is unchanged is not made there), each with the index entry it was edited from, for the
+   * done's three-way merge. Gives those paths.
    */
-  private async move(tip: string, held: readonly string[]): Promise<string[]> {
+  private async move(
+    tip: string,
+    mayDiffer: ReadonlySet<string>,
+    held: readonly string[],
+  ): Promise<string[]> {
     const moved = held.length === 0 ? new Set<string>() : await this.changedTo(tip);
-    const kept = held.filter((path) => moved.has(path));
-    if (kept.length === 0) {
+    if (!held.some((path) => moved.has(path))) {
       await gitOk(this.dir, ['checkout', '--quiet', '--detach', tip]);
       return [];
     }
-    // HEAD first: were the restore cut short, the next sync resets what it left, to this tip.
-    await gitOk(this.dir, ['update-ref', '--no-deref', 'HEAD', tip]);
-    await this.fromHead([...moved].filter((path) => !kept.includes(path)));
-    return kept;
+    const head = (await gitOk(this.dir, ['rev-parse', '--verify', 'HEAD'])).trim();
+    // HEAD first (from the commit it was read at): were the restore cut short, the next sync
+    // resets what it left, to this tip.
+    await gitOk(this.dir, ['update-ref', '--no-deref', 'HEAD', tip, head]);
+    await this.fromHead([...moved].filter((path) => !mayDiffer.has(path)));
+    return [...moved].filter((path) => mayDiffer.has(path));
   }
 
   /** The paths (from the top) a move from HEAD to `tip` changes, renames as delete and add. */
@@ -94,6 +100,7 @@ export class SharedCheckout {
    */
   async restore(paths: readonly string[]): Promise<void> {
     if (paths.length === 0) return;
+    // Its check that the directory is engine's own worktree, before git is run in it.
     await this.changedPaths();
     await this.fromHead(paths);
   }
@@ -130,8 +137,9 @@ export class SharedCheckout {
     if (!listed.includes(dir) || top.code !== 0 || (await realpath(top.stdout.trim())) !== dir) {
       throw new EngineError(`${this.dir} is not engine's checkout of the shared branch`);
     }
-    const status = await gitOk(this.dir, ['status', '--porcelain', '--untracked-files=no', '-z']);
-    // Each entry: two status letters, a space, the path (a rename's source follows: never ours).
+    const args = ['status', '--porcelain', '--untracked-files=no', '--no-renames', '-z'];
+    const status = await gitOk(this.dir, args);
+    // Each entry: two status letters, a space, the path (renames as a delete and an add).
     const changed = status.split('\0').filter((entry) => entry !== '');
     const paths = changed.map((entry) => entry.slice(3));
     if (strict && paths.length > 0) {

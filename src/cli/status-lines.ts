@@ -105,14 +105,19 @@ function section<T>(
   return [heading, ...items.flatMap(lines), ...(more > 0 ? [`  … and ${more} more${where}`] : [])];
 }
 
-function daemonLines({ daemon, paused }: StatusReport, view: View): string[] {
+function daemonLines({ daemon, paused, hosts }: StatusReport, view: View): string[] {
   const since = daemon.since === null ? '' : `, since ${view.at(daemon.since)}`;
+  // With git claims, daemons of other hosts dispatch from the shared branch: nothing here does.
+  const none =
+    hosts === undefined
+      ? 'Daemon: none runs on this root, so nothing is dispatched (engine run starts one)'
+      : `Daemon: none runs on this root; with git claims, daemons on other hosts dispatch from the shared branch (their claims below)`;
   const text =
     daemon.state === 'running'
       ? `Daemon: pid ${daemon.pid} on host ${daemon.host}${since}`
       : daemon.state === 'other-host'
         ? `Daemon: pid ${daemon.pid} on host ${daemon.host} holds the lock${since}; whether it runs cannot be told from this host`
-        : `Daemon: none runs on this root, so nothing is dispatched (engine run starts one)${daemon.stalePid === null ? '' : `; its lock names pid ${daemon.stalePid}, which is gone`}`;
+        : `${none}${daemon.stalePid === null ? '' : `; its lock names pid ${daemon.stalePid}, which is gone`}`;
   const lines = wrap(text, '', '  ');
   if (paused) {
     const until = Date.parse(paused.until) > view.now.getTime();

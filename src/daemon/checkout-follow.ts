@@ -8,8 +8,9 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { messageOf } from '../errors.js';
 import { keepAgentCopy, keepResetCopy } from '../claims/kept-copy.js';
+import { LEASE_MOVED_ON } from '../claims/lease.js';
 import { runGit } from '../process/run-git.js';
-import { fetchTip } from '../claims/shared-branch.js';
+import { fetchTip, fileAt, INDEX } from '../claims/shared-branch.js';
 import type { SharedCheckout } from '../claims/shared-checkout.js';
 import type { LogFn } from './daemon-context.js';
 
@@ -64,49 +65,59 @@ export class CheckoutFollow {
 
   /** Moves the checkout to the fetched tip, one sync at a time; false when unreachable. */
   sync(): Promise<boolean> {
-    const run = async (): Promise<boolean> => {
-      try {
-        const mayDiffer = new Set([...this.held()].map((held) => held.path));
-        for (const path of this.unadopted()) mayDiffer.add(path);
-        const said = new Map<string, string>();
-        const keep = async (paths: string[]): Promise<void> => {
-          for (const path of paths) said.set(path, await this.keepReset(path));
-        };
-        const synced = await this.checkout.sync(mayDiffer, keep);
-        for (const path of synced.reset) this.log('warn', said.get(path) ?? path);
-        if ('unreachable' in synced) return false;
-        this.tip = synced.tip;
-        // A held request renamed on the branch: its agent marks it at the new path, which the
-        // next sync must leave alone (it reset the agent's done there, taken for a stray write).
-        // A copy the move kept stays where its agent works on it, followed from where it was.
-        for (const held of this.held()) {
-          if (synced.kept.includes(held.path)) held.keptCopy = true;
-          if (held.keptCopy === true || held.tip === synced.tip) continue;
-          held.path = await this.pathAt(held, synced.tip);
-          held.tip = synced.tip;
-        }
-        this.fault = null;
-        return true;
-      } catch (error) {
-        // Said once until a sync succeeds: the queue is not followed meanwhile.
-        const fault = `claims: the checkout could not be moved: ${messageOf(error)}`;
-        if (fault !== this.fault) this.log('warn', fault);
-        this.fault = fault;
-        return false;
-      }
-    };
-    const next = this.syncs.then(run, run);
+    return this.inTurn(() => this.syncNow());
+  }
+
+  /** One git change of the checkout at a time: a sync, or a restore of a published file. */
+  private inTurn<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.syncs.then(work, work);
     this.syncs = next.catch(() => undefined);
     return next;
   }
 
-  /** The checkout's copy of a published file, as the branch has it: the next sync moves it. */
+  private async syncNow(): Promise<boolean> {
+    try {
+      const mayDiffer = new Set([...this.held()].map((held) => held.path));
+      for (const path of this.unadopted()) mayDiffer.add(path);
+      // Each said as its copy is kept: a reset cut short still names what it kept.
+      const keep = async (paths: string[]): Promise<void> => {
+        for (const path of paths) this.log('warn', await this.keepReset(path));
+      };
+      const synced = await this.checkout.sync(mayDiffer, keep);
+      if ('unreachable' in synced) return false;
+      this.tip = synced.tip;
+      // A held request renamed on the branch: its agent marks it at the new path, which the
+      // next sync must leave alone (it reset the agent's done there, taken for a stray write).
+      // A copy the move kept stays where its agent works on it, followed from where it was.
+      for (const held of this.held()) {
+        if (synced.kept.includes(held.path)) held.keptCopy = true;
+        if (held.keptCopy === true || held.tip === synced.tip) continue;
+        held.path = await this.pathAt(held, synced.tip);
+        held.tip = synced.tip;
+      }
+      this.fault = null;
+      return true;
+    } catch (error) {
+      // Said once until a sync succeeds: the queue is not followed meanwhile.
+      const fault = `claims: the checkout could not be moved: ${messageOf(error)}`;
+      if (fault !== this.fault) this.log('warn', fault);
+      this.fault = fault;
+      return false;
+    }
+  }
+
+  /**
+   * The checkout's copy of a published file, as the branch has it (in turn with the syncs: one
+   * between a sync's read of the checkout and its move would be undone), then a sync.
+   */
   async restore(path: string): Promise<void> {
-    await this.checkout
-      .restore([path])
-      .catch((error: unknown) =>
-        this.log('warn', `claims: ${path} not restored: ${messageOf(error)}`),
-      );
+    await this.inTurn(() =>
+      this.checkout
+        .restore([path])
+        .catch((error: unknown) =>
+          this.log('warn', `claims: ${path} not restored: ${messageOf(error)}`),
+        ),
+    );
     await this.sync();
   }
 
@@ -148,15 +159,18 @@ export class CheckoutFollow {
     const lease = this.lost.get(path);
     this.lost.delete(path);
     const text = await readFile(join(this.checkout.dir, path), 'utf8').catch(() => null);
-    const at = new Date();
+    const indexed = await fileAt(this.checkout.dir, INDEX, path).catch(() => 'gone');
+    // Only the index differs from HEAD (a move cut short): no one's write to keep.
+    if (text !== null && typeof indexed !== 'string' && indexed.text === text)
+      return `claims: ${path} differed from the checkout's tip only in its index (a move cut short): reset`;
     const kept =
       text === null
         ? 'it has no copy to keep'
         : lease === undefined
-          ? await keepResetCopy(this.checkout.dir, { path, text, at })
+          ? await keepResetCopy(this.checkout.dir, { path, text, at: new Date() })
           : await keepAgentCopy(this.checkout.dir, { ...lease, text });
     if (lease === undefined)
-      return `claims: ${path} was written in the checkout with no lease held: ${kept}, and the checkout's copy is reset`;
-    return `${path} was changed by its agent after this host's lease of it moved on (another host took it over, or a person released it): not counted; ${kept}, and the checkout's copy is restored`;
+      return `claims: ${path} was changed or deleted in the checkout with no lease held: ${kept}, and the checkout's copy is reset`;
+    return `claims: ${path} was changed by its agent after this host's lease of it ${LEASE_MOVED_ON}: not counted; ${kept}, and the checkout's copy is restored`;
   }
 }

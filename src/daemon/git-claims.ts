@@ -14,6 +14,7 @@ import { PUSH_FLAGS, pushUrl } from '../claims/claim-refs.js';
 import { stampFetch } from '../claims/claims-view.js';
 import { GitClaimStore, type HeldLease, type JudgedClaim } from '../claims/git-claim-store.js';
 import { itemIdOf } from '../claims/item-id.js';
+import { LEASE_MOVED_ON } from '../claims/lease.js';
 import { LeaseKeeper } from '../claims/lease-keeper.js';
 import { fileAt, INDEX, type BranchEditOutcome, type Fence } from '../claims/shared-branch.js';
 import { keepAgentCopy } from '../claims/kept-copy.js';
@@ -68,10 +69,7 @@ export class GitClaims implements ClaimStore {
     this.keeper = new LeaseKeeper(this.store, {
       renewEveryMs: options.claimsLeaseMs / 3,
       onLost: (item, attempt) => {
-        log(
-          'warn',
-          `the lease of ${item} moved on (another host took it over, or a person released it): its session's done will not count`,
-        );
+        log('warn', `the lease of ${item} ${LEASE_MOVED_ON}: its session's done will not count`);
         for (const [session, held] of this.held)
           if (held.item === item) {
             this.held.delete(session);
@@ -515,7 +513,7 @@ export class GitClaims implements ClaimStore {
           : `claims: ${this.place.remote} cannot be reached; trying again (no claim is made meanwhile)`,
       );
     this.reachable = reached;
-    return synced && claims !== null;
+    return synced;
   }
 
   private schedule(): void {
@@ -587,7 +585,7 @@ function doneOf(
   if (written === undefined)
     return {
       counted: false,
-      why: 'its lease moved on (another host took it over, or a person released it)',
+      why: `its lease ${LEASE_MOVED_ON}`,
     };
   const { outcome, lease } = written;
   switch (outcome.kind) {
@@ -597,12 +595,12 @@ function doneOf(
       if (lease.record.state === 'done') return { counted: true };
       return {
         counted: false,
-        why: 'its lease moved on (another host took it over, or a person released it)',
+        why: `its lease ${LEASE_MOVED_ON}`,
       };
     case 'fenced':
       return {
         counted: false,
-        why: 'its lease moved on (another host took it over, or a person released it)',
+        why: `its lease ${LEASE_MOVED_ON}`,
       };
     case 'not-applicable':
       return { counted: false, why: 'the shared branch no longer shows its claim' };

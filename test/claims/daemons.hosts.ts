@@ -381,7 +381,9 @@ describe('daemons of several hosts on one git remote', () => {
       timeoutMs: 60_000,
       message: () => `a runs the item approved next; a:\n${tail(a)}`,
     });
-    expect(a.daemons[0]!.output()).toMatch(/sessions\/item-1\.md was written in the checkout/);
+    expect(a.daemons[0]!.output()).toMatch(
+      /sessions\/item-1\.md was changed or deleted in the checkout/,
+    );
     expect(readFileSync(first!.file, 'utf8')).not.toContain('A late note.');
   });
 

@@ -192,3 +192,28 @@ it('keeps a held copy the tip deleted or renamed where its agent works on it, an
   expect(existsSync(join(checkout.dir, REQUEST))).toBe(false);
   expect(remote.git(checkout.dir, 'status', '--porcelain')).toBe('');
 });
+
+it('moving path by path, leaves every held copy the tip changed as it is, changed or not (git does not check it there)', async () => {
+  const other = 'sessions/other.md';
+  const human = remote.host('human');
+  writeFileSync(join(human, other), '# Other\n');
+  remote.git(human, 'add', '.');
+  remote.git(human, 'commit', '-qm', 'other');
+  remote.git(human, 'push', '-q', 'origin', 'main');
+  const where = { repo: remote.host('h1'), remote: 'origin', branch: 'main' };
+  const checkout = new SharedCheckout(where, join(remote.dir, 'h1-shared'));
+  await checkout.sync();
+  const agents = 'the agent was here\n';
+  writeFileSync(join(checkout.dir, REQUEST), agents);
+  // The human edits both held requests; the second one's agent has not written yet.
+  writeFileSync(join(human, REQUEST), 'human 1\n');
+  writeFileSync(join(human, other), 'human 2\n');
+  remote.git(human, 'commit', '-qam', 'both');
+  remote.git(human, 'push', '-q', 'origin', 'main');
+  const synced = await checkout.sync(new Set([REQUEST, other]));
+  expect(synced).toMatchObject({ reset: [] });
+  expect('kept' in synced ? [...synced.kept].sort() : []).toEqual([other, REQUEST].sort());
+  expect(readFileSync(join(checkout.dir, REQUEST), 'utf8')).toBe(agents);
+  expect(readFileSync(join(checkout.dir, other), 'utf8')).toBe('# Other\n');
+  expect(await fileAt(checkout.dir, INDEX, other)).toMatchObject({ text: '# Other\n' });
+});

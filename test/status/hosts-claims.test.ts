@@ -119,6 +119,13 @@ describe("engine status: every host's claims", () => {
     expect(byEnv.stdout).toMatch(
       /Claims of every host on remote "origin" \(1, fetched (just now|\d+ s ago)\):/,
     );
+    // Not "engine run starts one": daemons on other hosts dispatch (found by a walk).
+    expect(byEnv.stdout).toMatch(
+      /daemons\s+on\s+other\s+hosts\s+dispatch\s+from\s+the\s+shared\s+branch/,
+    );
+    expect(local.stdout).toMatch(
+      /so\s+nothing\s+is\s+dispatched\s+\(engine\s+run\s+starts\s+one\)/,
+    );
     engineJson({ claims: 'git' });
     const byFile = await runCli(['status', '--json'], { cwd: human, env });
     expect(byFile.code).toBe(0);
