@@ -234,7 +234,7 @@ it("merges the agent's copy from the text it was edited from: a human's line rem
   const copy = readFileSync(file, 'utf8').replace('#claimed-fix', '#done-fix');
   writeFileSync(file, `${copy}\n## Response\nFixed it.\n`);
   humanPush(shared, (text) => text.replace('A line the human takes back.\n', ''));
-  expect(await claims.publishDone({ file, noun: 'fix', session: 'sessions/s-1' })).toEqual({
+  expect(await claims!.publishDone({ file, noun: 'fix', session: 'sessions/s-1' })).toEqual({
     counted: true,
   });
   const branchText = shared.git(shared.bare, 'show', `main:${REQUEST}`);
@@ -258,14 +258,20 @@ it("keeps the agent's copy when its done does not count (a human took the claim 
   expect(readFileSync(kept!, 'utf8')).toContain('## Response\nFixed it.\n');
 });
 
-it('follows the queue past a claimed request a human edited after its agent changed it, and merges both at the done', async () => {
+/** A claim of the request on a fresh remote, fetched every 300 ms, its agent not yet done. */
+async function claimWorking(lines: string[], leaseMs?: number) {
   const shared = sharedRemote({ 'directives/TAGS.md': TEST_TAGS_MD, [REQUEST]: TEXT });
   remote = shared;
-  const lines: string[] = [];
-  claims = await openOn(shared, (message) => lines.push(message), 300);
+  claims = await openOn(shared, (message) => lines.push(message), 300, leaseMs);
   const [sessions] = await claims.paths();
   const file = join(sessions!, 'item.md');
   expect(await claims.claim(itemOf(file, TEXT), 'sessions/s-1')).toEqual({ kind: 'claimed' });
+  return { shared, sessions: sessions!, file };
+}
+
+it('follows the queue past a claimed request a human edited after its agent changed it, and merges both at the done', async () => {
+  const lines: string[] = [];
+  const { shared, sessions, file } = await claimWorking(lines);
   writeFileSync(file, `${readFileSync(file, 'utf8')}\n## Response\nWorking on it.\n`);
   // The human adds a note to the claimed request and approves another one.
   const human = shared.host('human');
@@ -283,7 +289,7 @@ it('follows the queue past a claimed request a human edited after its agent chan
   });
   expect(readFileSync(file, 'utf8')).toContain('Working on it.');
   writeFileSync(file, readFileSync(file, 'utf8').replace('#claimed-fix', '#done-fix'));
-  expect(await claims.publishDone({ file, noun: 'fix', session: 'sessions/s-1' })).toEqual({
+  expect(await claims!.publishDone({ file, noun: 'fix', session: 'sessions/s-1' })).toEqual({
     counted: true,
   });
   const branchText = shared.git(shared.bare, 'show', `main:${REQUEST}`);
@@ -294,13 +300,8 @@ it('follows the queue past a claimed request a human edited after its agent chan
 });
 
 it("keeps the agent's copy when its lease moved on, before the checkout's copy is reset", async () => {
-  const shared = sharedRemote({ 'directives/TAGS.md': TEST_TAGS_MD, [REQUEST]: TEXT });
-  remote = shared;
   const lines: string[] = [];
-  claims = await openOn(shared, (message) => lines.push(message), 300, 3_000);
-  const [sessions] = await claims.paths();
-  const file = join(sessions!, 'item.md');
-  expect(await claims.claim(itemOf(file, TEXT), 'sessions/s-1')).toEqual({ kind: 'claimed' });
+  const { shared, file } = await claimWorking(lines, 3_000);
   writeFileSync(file, `${readFileSync(file, 'utf8')}\n## Response\nHalf done.\n`);
   // A person releases the claim by force: the holder's next renewal finds its lease gone.
   const [ref] = shared
@@ -315,7 +316,11 @@ it("keeps the agent's copy when its lease moved on, before the checkout's copy i
   const kept = /its copy is kept at (\S+),/.exec(said)?.[1];
   expect(kept, said).toBeDefined();
   expect(readFileSync(kept!, 'utf8')).toContain('## Response\nHalf done.\n');
-  expect(readFileSync(file, 'utf8')).not.toContain('Half done.');
+  // Said as the copy is kept, before the reset.
+  await waitFor(() => !readFileSync(file, 'utf8').includes('Half done.'), {
+    timeoutMs: 20_000,
+    message: "the checkout's copy reset",
+  });
 });
 
 it('leaves the copy of a running agent alone when its daemon starts again, until the lease is adopted', async () => {
@@ -334,20 +339,15 @@ it('leaves the copy of a running agent alone when its daemon starts again, until
     join(shared.dir, 'a'),
   );
   expect(readFileSync(file, 'utf8')).toBe(copy);
-  expect(await claims.publishDone({ file, noun: 'fix', session: 'sessions/s-1' })).toEqual({
+  expect(await claims!.publishDone({ file, noun: 'fix', session: 'sessions/s-1' })).toEqual({
     counted: true,
   });
   expect(shared.git(shared.bare, 'show', `main:${REQUEST}`)).toContain('## Response\nFixed it.\n');
 });
 
 it("keeps the agent's copy where it works on it when a human renames the request meanwhile, and lands the done at the new name", async () => {
-  const shared = sharedRemote({ 'directives/TAGS.md': TEST_TAGS_MD, [REQUEST]: TEXT });
-  remote = shared;
   const lines: string[] = [];
-  claims = await openOn(shared, (message) => lines.push(message), 300);
-  const [sessions] = await claims.paths();
-  const file = join(sessions!, 'item.md');
-  expect(await claims.claim(itemOf(file, TEXT), 'sessions/s-1')).toEqual({ kind: 'claimed' });
+  const { shared, sessions, file } = await claimWorking(lines);
   writeFileSync(file, `${readFileSync(file, 'utf8')}\n## Response\nWorking on it.\n`);
   const human = shared.host('human');
   shared.git(human, 'mv', REQUEST, 'sessions/renamed.md');
@@ -367,7 +367,7 @@ it("keeps the agent's copy where it works on it when a human renames the request
   });
   expect(readFileSync(file, 'utf8')).toContain('Working on it.');
   writeFileSync(file, readFileSync(file, 'utf8').replace('#claimed-fix', '#done-fix'));
-  expect(await claims.publishDone({ file, noun: 'fix', session: 'sessions/s-1' })).toEqual({
+  expect(await claims!.publishDone({ file, noun: 'fix', session: 'sessions/s-1' })).toEqual({
     counted: true,
   });
   const branchText = shared.git(shared.bare, 'show', 'main:sessions/renamed.md');
@@ -391,5 +391,8 @@ it('keeps a copy written in the checkout with no lease held (an agent it no long
   const kept = /its copy is kept at (\S+),/.exec(lines.find((l) => /no lease held/.test(l))!)?.[1];
   expect(kept, lines.join('\n')).toMatch(/sessions_item\.md-reset-.*\.txt$/);
   expect(readFileSync(kept!, 'utf8')).toContain("An agent's work.");
-  expect(readFileSync(file, 'utf8')).toBe(TEXT);
+  await waitFor(() => readFileSync(file, 'utf8') === TEXT, {
+    timeoutMs: 20_000,
+    message: "the checkout's copy reset",
+  });
 });
