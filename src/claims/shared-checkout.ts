@@ -126,9 +126,23 @@ export class SharedCheckout {
    * whatever repository encloses it (the human's), a fault to report, never to act on. Gives the
    * paths changed in it, in its index or its files (`strict`: refused when there are any).
    */
+  /**
+   * `git worktree list`, tried again: it fails while another worktree of the repository is being
+   * added (an agent's, its `locked` file read mid-add), which cut a sync short under load.
+   */
+  private async worktreeList(): Promise<string> {
+    for (let tries = 1; ; tries++) {
+      try {
+        return await gitOk(this.where.repo, ['worktree', 'list', '--porcelain', '-z']);
+      } catch (error) {
+        if (tries === LIST_TRIES) throw error;
+      }
+    }
+  }
+
   private async changedPaths(strict = false): Promise<string[]> {
     const dir = await realpath(this.dir);
-    const list = await gitOk(this.where.repo, ['worktree', 'list', '--porcelain', '-z']);
+    const list = await this.worktreeList();
     const worktrees = list.split('\0').filter((f) => f.startsWith('worktree '));
     const listed = await Promise.all(
       worktrees.map((f) => realpath(f.slice('worktree '.length)).catch(() => '')),
@@ -150,3 +164,6 @@ export class SharedCheckout {
     return paths;
   }
 }
+
+/** How often a sync tries `git worktree list` before it fails. */
+const LIST_TRIES = 3;

@@ -68,6 +68,11 @@ export interface ClaimStore {
   publishDone(item: DoneItem): Promise<DoneWrite>;
   /** Who the claim of `session` in `file` belongs to (claim-check.ts judges the rest). */
   judgeHolder(file: string, noun: string, session: string): Promise<HolderVerdict>;
+  /**
+   * The daemon follows `session` no more, and does not stop: what this store still keeps for
+   * it is let go (git: its lease given back).
+   */
+  followEnded?(session: string): Promise<void>;
   /** The daemon stops: writes still being tried (git: a done's publication) give up. */
   stopping?(): void;
 }

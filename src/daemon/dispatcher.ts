@@ -7,7 +7,10 @@
 import { realpath } from 'node:fs/promises';
 import { blockerText, isHeldByMistake } from '../dispatch/depends-on.js';
 import { dispatchOrder, type Aging } from '../dispatch/work-order.js';
+import { messageOf } from '../errors.js';
 import { decideAdmission, type Admission } from './admission.js';
+import type { ClaimVerdict } from './claim-check.js';
+import { claimStoreOf } from './claim-store.js';
 import type { DaemonShared } from './daemon-shared.js';
 import type { SessionFollower } from './follow-session.js';
 import type { Governor } from './governor.js';
@@ -357,9 +360,17 @@ export class Dispatcher {
   /** Follows the claim until it ends; then its slot is free, and an approval seen meanwhile read. */
   private async follow(file: string, noun: string, session: string): Promise<void> {
     const { table } = this.shared;
+    // How the claim ended: a request gone from its path is followed on at its new one.
+    let ended: ClaimVerdict['kind'] | 'threw' = 'threw';
     try {
-      await this.parts.follower.untilEnded(file, noun, session);
+      ended = (await this.parts.follower.untilEnded(file, noun, session))?.kind ?? 'alive';
     } finally {
+      if (!this.shared.stopping && LETS_GO.has(ended))
+        await claimStoreOf(this.shared.ctx)
+          .followEnded?.(session)
+          .catch((error: unknown) =>
+            this.shared.ctx.log('error', `claims: ${session}: ${messageOf(error)}`),
+          );
       const row = table.get(file, noun);
       if (row && HOLDS_SLOT.includes(row.state.kind)) {
         table.move(file, noun, null, 'its claim ended');
@@ -403,3 +414,12 @@ export class Dispatcher {
     void this.admit();
   }
 }
+
+/** The ends of a followed claim after which its session is let go where claims are kept. */
+const LETS_GO = new Set<ClaimVerdict['kind'] | 'threw'>([
+  'done',
+  'not-claimed',
+  'foreign',
+  'requeued',
+  'threw',
+]);

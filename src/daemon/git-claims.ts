@@ -41,6 +41,8 @@ export class GitClaims implements ClaimStore {
   private readonly store: GitClaimStore;
   private readonly keeper: LeaseKeeper;
   private readonly held = new Map<string, Held>();
+  /** Sessions whose done is being published, by how many tries of it run (follower, reaper). */
+  private readonly publishing = new Map<string, number>();
   /** The claims as last fetched, by item id; null: the last fetch could not reach the remote. */
   private seen: Map<string, JudgedClaim> | null = null;
   /** One write of the shared branch at a time: this daemon's writes never race each other. */
@@ -208,9 +210,19 @@ export class GitClaims implements ClaimStore {
     if (left !== null) this.log('warn', `claims: ${at.path}: ${left}`);
     this.held.set(session, { ...at, branch });
     this.follow.claimedAgain(at.path);
-    // The checkout shows the claim before the session is followed there.
-    await this.follow.sync();
+    await this.showClaim();
     return { kind: 'claimed' };
+  }
+
+  /**
+   * The checkout moved to show the claim before its agent starts there and the session is
+   * followed there: an agent started on the approved copy could not mark it done. A sync cut
+   * short (a fetch or git's worktree list lost to load) is tried again, for a third of a lease.
+   */
+  private async showClaim(): Promise<void> {
+    const until = Date.now() + this.options.claimsLeaseMs / 3;
+    while (!(await this.follow.sync()) && Date.now() < until && !this.closed)
+      await new Promise((resolve) => setTimeout(resolve, SYNC_AGAIN_MS));
   }
 
   /** A lease won but not used: ended as `released` (when it still can be) and no longer kept. */
@@ -264,6 +276,39 @@ export class GitClaims implements ClaimStore {
   }
 
   async publishDone(item: DoneItem): Promise<DoneWrite> {
+    const { session } = item;
+    this.publishing.set(session, (this.publishing.get(session) ?? 0) + 1);
+    try {
+      return await this.publishNow(item);
+    } finally {
+      const left = (this.publishing.get(session) ?? 1) - 1;
+      if (left === 0) this.publishing.delete(session);
+      else this.publishing.set(session, left);
+    }
+  }
+
+  /**
+   * The daemon follows `session` no more, its claim ended as the files say and not through this
+   * store (a human took the tag back; an agent that ended without its done, while the checkout
+   * did not show its claim): a lease still kept for it is given back, its copy kept and reset at
+   * the next sync. Kept, it would be renewed for good, the item shown claimed on the branch and
+   * never claimed again by any host. Never while its done is being published, or the daemon stops.
+   */
+  async followEnded(session: string): Promise<void> {
+    const at = this.held.get(session);
+    if (!at || this.publishing.has(session) || this.stopped || this.closed) return;
+    const lease = this.keeper.current(at.item);
+    this.held.delete(session);
+    if (!lease) return;
+    this.follow.lose(at.path, { item: at.item, attempt: lease.record.attempt });
+    this.log(
+      'warn',
+      `claims: ${at.path}: ${session} is followed no more, its claim ended here: its lease is given back`,
+    );
+    await this.giveBack(at.item);
+  }
+
+  private async publishNow(item: DoneItem): Promise<DoneWrite> {
     const at =
       this.held.get(item.session) ?? (await this.adopt(item.file, item.noun, item.session));
     if (!at) return { counted: false, why: `this daemon holds no lease of ${item.session}` };
@@ -346,9 +391,10 @@ export class GitClaims implements ClaimStore {
     this.held.set(session, at);
     this.keeper.hold(taken.lease);
     const was = judged.record;
+    const how = was?.state === 'released' ? 'was given back' : 'ran out unrenewed';
     return {
       kind: 'taken-over',
-      reason: `the lease of ${was ? was.holder.host : 'its holder'} ran out unrenewed (attempt ${was?.attempt ?? 0}); taken over as attempt ${taken.lease.record.attempt}`,
+      reason: `the lease of ${was ? was.holder.host : 'its holder'} ${how} (attempt ${was?.attempt ?? 0}); taken over as attempt ${taken.lease.record.attempt}`,
     };
   }
 
@@ -554,6 +600,9 @@ export class GitClaims implements ClaimStore {
     return this.seen.get(item) ?? null;
   }
 }
+
+/** How soon a sync cut short after a claim is tried again. */
+const SYNC_AGAIN_MS = 500;
 
 /** How many leases a done's publication is tried for at most, while races are lost. */
 const PUBLISH_LEASES = 5;

@@ -269,6 +269,22 @@ async function claimWorking(lines: string[], leaseMs?: number) {
   return { shared, sessions: sessions!, file };
 }
 
+it('gives the lease back once its session is followed no more, so that the item is claimed again on its next approval', async () => {
+  const lines: string[] = [];
+  const { shared, file } = await claimWorking(lines);
+  // A human takes the claim back and approves the item again, while the lease is held.
+  const again = TEXT.replace('Body.', 'Body, again.');
+  humanPush(shared, () => again);
+  await waitFor(() => readFileSync(file, 'utf8') === again, { message: () => lines.join('\n') });
+  expect(await claims!.claim(itemOf(file, again), 'sessions/s-2')).toMatchObject({
+    kind: 'elsewhere',
+  });
+  await claims!.followEnded('sessions/s-1');
+  expect(lines.join('\n')).toMatch(/sessions\/s-1 is followed no more.*its lease is given back/);
+  expect(await claims!.claim(itemOf(file, again), 'sessions/s-2')).toEqual({ kind: 'claimed' });
+  expect(shared.git(shared.bare, 'show', `main:${REQUEST}`)).toContain('sessions/s-2');
+});
+
 it('follows the queue past a claimed request a human edited after its agent changed it, and merges both at the done', async () => {
   const lines: string[] = [];
   const { shared, sessions, file } = await claimWorking(lines);

@@ -121,8 +121,8 @@ it.skipIf(process.env.ENGINE_HOSTS_RACE !== '1')(
           {
             timeoutMs: 2_400_000,
             intervalMs: 1000,
-            message: () =>
-              `round ${rounds}: ${showing(shared, '#done-fix').length} done on the branch, ${doneEvents().length} done events; ${logs()}`,
+            // The hosts' tails first, what holds the round up last: CI shows a run's last lines.
+            message: () => `${logs()}\n${stuck(shared, rounds)}`,
           },
         );
       }
@@ -153,6 +153,39 @@ it.skipIf(process.env.ENGINE_HOSTS_RACE !== '1')(
   3_600_000,
 );
 
+/**
+ * What holds round `round` up: the items the branch still shows approved or claimed, and those
+ * it shows done with fewer done events than rounds, each with every host's last lines on it.
+ */
+function stuck(shared: SharedRemote, round: number): string {
+  const dones = counts(
+    hosts
+      .flatMap((h) => events(h.root))
+      .filter((e) => e.event === 'done')
+      .map((e) => nameOf(String(e.file))),
+  );
+  const unheard = showing(shared, '#done-fix').filter((n) => (dones.get(n) ?? 0) < round);
+  const groups = {
+    delegated: showing(shared, '#delegated-fix'),
+    claimed: showing(shared, '#claimed-fix'),
+    'done with no done event': unheard,
+  };
+  const lines = [`round ${round}: ${showing(shared, '#done-fix').length} done on the branch`];
+  for (const [what, items] of Object.entries(groups)) {
+    lines.push(`${what}: ${items.length} ${items.slice(0, 20).join(' ')}`);
+    for (const item of items.slice(0, 3))
+      hosts.forEach((h, n) => {
+        const about = h.daemons[0]!.output()
+          .split('\n')
+          .filter(
+            (l) => l.includes(`/${item} `) || l.includes(`/${item}:`) || l.endsWith(`/${item}`),
+          );
+        for (const l of about.slice(-4)) lines.push(`  h${n} ${l}`);
+      });
+  }
+  return lines.join('\n');
+}
+
 /** The items of `list` that occur more than `rounds` times: claimed, started or done twice. */
 const twice = (list: string[], rounds: number) =>
   names.filter((n) => (counts(list).get(n) ?? 0) > rounds);
@@ -169,7 +202,11 @@ function summary(rounds: number, log: string) {
     .map((e) => nameOf(String(e.file)));
   const takeovers = hosts
     .flatMap((h) => h.daemons[0]!.output().split('\n'))
-    .filter((l) => /ran out unrenewed|moved on \(another host|could not be published/.test(l));
+    .filter((l) =>
+      /ran out unrenewed|was given back|is followed no more|moved on \(another host|could not be published/.test(
+        l,
+      ),
+    );
   const publishRetries = counts(
     hosts.flatMap((h) =>
       [

@@ -79,6 +79,29 @@ describe('the claim store seam', () => {
     expect(await readFile(join(root, 'sessions', 'B.md'), 'utf8')).toContain('#claimed-fix');
   });
 
+  it('lets the store go of a session once its claim ended as its file says', async () => {
+    const ended: string[] = [];
+    const claims: ClaimStore = {
+      ...localClaimStore,
+      followEnded: async (session) => void ended.push(session),
+    };
+    const { root, daemon, launched, lines } = await daemonWith(claims, 1);
+    const file = join(root, 'sessions', 'A.md');
+    await writeFile(file, '# A\n**Tags**: #delegated-fix\n');
+    await daemon.start();
+    try {
+      await waitFor(() => launched.length === 1, { message: () => lines.join('\n') });
+      const text = await readFile(file, 'utf8');
+      const session = /\*\*Session\*\*: (\S+)/.exec(text)?.[1];
+      expect(ended).toEqual([]);
+      await writeFile(file, text.replace('#claimed-fix', '#done-fix'));
+      await waitFor(() => ended.length > 0, { message: () => lines.join('\n') });
+      expect(ended).toEqual([session]);
+    } finally {
+      await daemon.stop();
+    }
+  });
+
   it('parks an item whose claim could not reach the store, and claims it when tried again', async () => {
     let calls = 0;
     const claims: ClaimStore = {
