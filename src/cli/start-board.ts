@@ -95,7 +95,7 @@ async function boardSource(
     hostsRemote: hostsRemoteOf(settings),
   };
   // With git claims, each report reads where the daemon running then reads (statusPlace).
-  const place = () => statusPlace(root, paths);
+  const place = () => statusPlace(root, paths, judging.hostsRemote !== null);
   const files = await fileBoardSource({
     root,
     paths,

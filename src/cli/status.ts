@@ -11,7 +11,7 @@ import { readingFiles, statusTextFromDaemon } from './ask-daemon.js';
 import type { StatusReport } from '../status/collect-status.js';
 import type { ShownTable } from '../control/protocol.js';
 import { requireGivenPaths } from './given-paths.js';
-import { liveQueuePlace, queuePaths } from '../daemon/queue-place.js';
+import { queuePaths, queuePlaceOf } from '../daemon/queue-place.js';
 
 export interface StatusArgs {
   paths: string[];
@@ -53,7 +53,11 @@ export async function engineStatus(args: StatusArgs): Promise<void> {
   const root = await projectRoot(args.root);
   const { settings } = await loadSettings(root, {}, process.env);
   requireGivenPaths(args.paths, 'directory');
-  const { paths, tableRoot } = await statusPlace(root, args.paths);
+  const { paths, tableRoot } = await statusPlace(
+    root,
+    args.paths,
+    hostsRemoteOf(settings) !== null,
+  );
   const used = await readDispatchTable(tableRoot);
   const now = new Date();
   const judging = {
@@ -89,9 +93,11 @@ export async function engineStatus(args: StatusArgs): Promise<void> {
 export async function statusPlace(
   root: string,
   given: readonly string[],
+  gitClaims = false,
 ): Promise<{ paths: string[]; tableRoot: string }> {
-  // Whatever the settings say: a daemon started with --claims git reads its checkout.
-  const place = await liveQueuePlace(root);
+  // Whatever the settings say: a daemon started with --claims git reads its checkout; with
+  // none running, the checkout the last one left, when the settings say git claims.
+  const place = await queuePlaceOf(root, gitClaims);
   const asked = given.length > 0 ? given.map((p) => resolve(p)) : [join(root, 'sessions')];
   return { paths: queuePaths(root, place, asked), tableRoot: place?.root ?? root };
 }

@@ -5,7 +5,7 @@
  * dependencies and directives/TAGS.md there too. The record counts only while the daemon that
  * wrote it holds the root's lock: a record left by a daemon that is gone names nothing.
  */
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, relative } from 'node:path';
 import { EngineError } from '../errors.js';
 import { checkLiveness, isAlive, selfIdentity } from '../process/process-identity.js';
@@ -20,6 +20,8 @@ export interface QueuePlace {
   root: string;
   remote: string;
   branch: string;
+  /** No daemon runs on the root now: the checkout as the last one left it (queuePlaceOf). */
+  stopped?: true;
 }
 
 interface PlaceRecord extends QueuePlace {
@@ -49,6 +51,31 @@ export async function liveQueuePlace(root: string): Promise<QueuePlace | null> {
     const { pid, startTicks, checkout, root: at, remote, branch } = JSON.parse(raw) as PlaceRecord;
     if (pid !== holder.pid || startTicks !== holder.startTicks) return null;
     return { checkout, root: at, remote, branch };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Where a status reads the queue: the running daemon's checkout; with `gitClaims` (the settings
+ * say so) and none running, the checkout the last one read, while it is there, as it left it
+ * (its agents may still run from it, and the human's tree shows none of their claims).
+ */
+export async function queuePlaceOf(root: string, gitClaims: boolean): Promise<QueuePlace | null> {
+  const live = await liveQueuePlace(root);
+  if (live !== null || !gitClaims) return live;
+  const raw = await readFile(recordPath(root), 'utf8').catch(() => null);
+  if (raw === null) return null;
+  try {
+    const { checkout, root: at, remote, branch } = JSON.parse(raw) as PlaceRecord;
+    if ([checkout, at, remote, branch].some((field) => typeof field !== 'string')) return null;
+    if (
+      !(await stat(at)
+        .then((s) => s.isDirectory())
+        .catch(() => false))
+    )
+      return null;
+    return { checkout, root: at, remote, branch, stopped: true };
   } catch {
     return null;
   }
