@@ -2,8 +2,9 @@
  * The request's text a done publishes on the shared branch. The agent works on the checkout's
  * copy of its request (its `## Response`, its notes, the `#done-X` swap): that copy is its work,
  * published merged three-way onto the branch's text as it is now, from the text the copy was
- * edited from, so that a human's edits pushed meanwhile are kept as well. When the two clash, or the
- * agent's copy is unknown, only the Tags swap is published (the caller keeps the copy and says
+ * edited from, so that a human's edits pushed meanwhile are kept as well (two additions at the
+ * end both kept, the branch's first). When the two clash, or the agent's copy is unknown, only
+ * the Tags swap is published (the caller keeps the copy and says
  * so). Publishing the Tags swap alone lost every agent's Response.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -45,7 +46,7 @@ export function doneText(
   const edit = async (tip: string): Promise<string | null> => {
     const tagsOnly = swap(tip);
     if (tagsOnly === null || from === null || theirs === null || !edited) return tagsOnly;
-    const merged = await merge3(tagsOnly, from, theirs);
+    const merged = (await merge3(tagsOnly, from, theirs)) ?? appendedBoth(tagsOnly, from, theirs);
     // A merge that still shows the claim, or not the done (the agent edited its Tags line),
     // is not a done.
     if (merged === null || swap(merged) !== null || !showsTag(merged, done)) {
@@ -59,6 +60,18 @@ export function doneText(
 
 function showsTag(text: string, tag: string): boolean {
   return carrierTags(scanTags(text)).some((occurrence) => occurrence.tag === tag);
+}
+
+/**
+ * Both sides only added text at the end of `base` (a human's line pushed below the request while
+ * its agent wrote its `## Response`): the branch's addition, then the agent's. git's merge
+ * calls two additions at one place a conflict, which published the done alone. Null otherwise.
+ */
+function appendedBoth(ours: string, base: string, theirs: string): string | null {
+  if (!ours.startsWith(base) || !theirs.startsWith(base)) return null;
+  const added = ours.slice(base.length);
+  const joint = added === '' || added.endsWith('\n') ? '' : '\n';
+  return `${ours}${joint}${theirs.slice(base.length)}`;
 }
 
 /** `git merge-file`: `base`'s changes to `theirs` applied to `ours`; null on a conflict. */

@@ -25,6 +25,22 @@ it('merges a copy the checkout wrote with CRLF line ends without changing the br
   expect(merged).toBe(`${swap(CLAIMED)!}\n## Response\nDone.\n`);
 });
 
+it("keeps both a human's line appended on the branch and the agent's Response appended to its copy", async () => {
+  const agent = `${swap(CLAIMED)!}\n## Response\nDone.\n`;
+  const text = doneText(swap, '#done-fix', CLAIMED, agent);
+  const tip = `${CLAIMED}\nAlso check the logout page.`;
+  expect(await text.edit(tip)).toBe(
+    `${swap(CLAIMED)!}\nAlso check the logout page.\n\n## Response\nDone.\n`,
+  );
+  expect(text.clashed()).toBe(false);
+  // A change inside the text both made is still a clash: the done alone.
+  const edited = doneText(swap, '#done-fix', CLAIMED, agent.replace('Body.', 'Body, fixed.'));
+  expect(await edited.edit(CLAIMED.replace('Body.', 'Body, human.'))).toBe(
+    swap(CLAIMED.replace('Body.', 'Body, human.')),
+  );
+  expect(edited.clashed()).toBe(true);
+});
+
 it('publishes only the done when the agent put the claim back, and says it clashed', async () => {
   const text = doneText(swap, '#done-fix', CLAIMED, `${CLAIMED}More.\n`);
   expect(await text.edit(CLAIMED)).toBe(swap(CLAIMED));
