@@ -208,16 +208,20 @@ export class GitClaims implements ClaimStore {
     // A re-approved item continues the branch its earlier run left on the remote.
     const left = await followRemoteBranch(this.place, branch).catch(messageOf);
     if (left !== null) this.log('warn', `claims: ${at.path}: ${left}`);
+    // Held only once the checkout shows the claim: a held copy is left as it is by a move path
+    // by path (another agent's changed copy the tip changed too), which left this one approved.
+    await this.showClaim();
     this.held.set(session, { ...at, branch });
     this.follow.claimedAgain(at.path);
-    await this.showClaim();
     return { kind: 'claimed' };
   }
 
   /**
    * The checkout moved to show the claim before its agent starts there and the session is
-   * followed there: an agent started on the approved copy could not mark it done. A sync cut
-   * short (a fetch or git's worktree list lost to load) is tried again, for a third of a lease.
+   * followed there: an agent started on the approved copy could not mark it done, and its
+   * follower ended at once (seen in the daemons' race: the item stalled, its lease renewed for
+   * good). A sync cut short (a fetch or git's worktree list lost to load) is tried again, for a
+   * third of a lease.
    */
   private async showClaim(): Promise<void> {
     const until = Date.now() + this.options.claimsLeaseMs / 3;

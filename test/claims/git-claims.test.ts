@@ -285,6 +285,29 @@ it('gives the lease back once its session is followed no more, so that the item 
   expect(shared.git(shared.bare, 'show', `main:${REQUEST}`)).toContain('sessions/s-2');
 });
 
+it("shows a claim in the checkout before its agent starts, also when the move goes path by path past another agent's changed copy", async () => {
+  const other = 'sessions/other.md';
+  const shared = sharedRemote({
+    'directives/TAGS.md': TEST_TAGS_MD,
+    [REQUEST]: TEXT,
+    [other]: TEXT,
+  });
+  remote = shared;
+  const lines: string[] = [];
+  claims = await openOn(shared, (message) => lines.push(message));
+  const [sessions] = await claims.paths();
+  const file = join(sessions!, 'item.md');
+  expect(await claims.claim(itemOf(file, TEXT), 'sessions/s-1')).toEqual({ kind: 'claimed' });
+  // Its agent writes its copy; a human edits the same request on the branch meanwhile.
+  writeFileSync(file, `${readFileSync(file, 'utf8')}\n## Response\nWorking on it.\n`);
+  humanPush(shared, (text) => `A human's note.\n${text}`);
+  // The next claim's sync moves past both: path by path, the first agent's copy left alone.
+  const next = join(sessions!, 'other.md');
+  expect(await claims.claim(itemOf(next, TEXT), 'sessions/s-2')).toEqual({ kind: 'claimed' });
+  expect(readFileSync(next, 'utf8'), lines.join('\n')).toContain('#claimed-fix');
+  expect(readFileSync(file, 'utf8')).toContain('Working on it.');
+});
+
 it('follows the queue past a claimed request a human edited after its agent changed it, and merges both at the done', async () => {
   const lines: string[] = [];
   const { shared, sessions, file } = await claimWorking(lines);
