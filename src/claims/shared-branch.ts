@@ -13,7 +13,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gitBytes, gitOk, oneLine, runGit } from '../process/run-git.js';
+import { gitBytes, gitOk, networkOptions, oneLine, runGit } from '../process/run-git.js';
 import { claimRefOf } from './lease.js';
 import {
   ENGINE_IDENTITY,
@@ -184,7 +184,8 @@ async function pushFenced(
   args.push(url, `${commit}:${branchRef}`);
   if (fence) args.push(`${fence.commit}:${claimRefOf(fence.item)}`);
   for (const pushed of fence?.also ?? []) args.push(`${pushed.commit}:${pushed.ref}`);
-  const run = await runGit(where.repo, args);
+  // A deadline as every other push has: one that never answers held every later branch write.
+  const run = await runGit(where.repo, args, networkOptions(where.deadlineMs));
   if (run.code === 0) return { kind: 'pushed', commit };
   const lines = run.stdout.split('\n').filter((l) => l.startsWith('!'));
   if (lines.length === 0) return { kind: 'unreachable', message: oneLine(run.stderr) };

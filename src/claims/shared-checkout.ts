@@ -136,6 +136,7 @@ export class SharedCheckout {
         return await gitOk(this.where.repo, ['worktree', 'list', '--porcelain', '-z']);
       } catch (error) {
         if (tries === LIST_TRIES) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 100 * tries));
       }
     }
   }

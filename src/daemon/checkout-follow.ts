@@ -63,9 +63,16 @@ export class CheckoutFollow {
     this.lost.delete(path);
   }
 
-  /** Moves the checkout to the fetched tip, one sync at a time; false when unreachable. */
-  sync(): Promise<boolean> {
-    return this.inTurn(() => this.syncNow());
+  /**
+   * Moves the checkout to the fetched tip, one sync at a time; false when unreachable.
+   * `synced`: run once it moved, before any other sync starts (a claim held from then on).
+   */
+  sync(synced?: () => void): Promise<boolean> {
+    return this.inTurn(async () => {
+      const moved = await this.syncNow();
+      if (moved) synced?.();
+      return moved;
+    });
   }
 
   /** One git change of the checkout at a time: a sync, or a restore of a published file. */

@@ -22,7 +22,7 @@ import { SharedCheckout } from '../claims/shared-checkout.js';
 import { EngineError, messageOf, PreconditionError } from '../errors.js';
 import type { TextEdit as FileEdit } from '../files/update-request-file.js';
 import type { ProcProbe } from '../process/proc-probe.js';
-import { oneLine, runGit } from '../process/run-git.js';
+import { networkOptions, oneLine, runGit } from '../process/run-git.js';
 import { swapTags } from '../tags/edit-tags.js';
 import { claimEdit } from '../tags/lifecycle-edits.js';
 import { transitionTags } from '../tags/tag-name.js';
@@ -208,11 +208,14 @@ export class GitClaims implements ClaimStore {
     // A re-approved item continues the branch its earlier run left on the remote.
     const left = await followRemoteBranch(this.place, branch).catch(messageOf);
     if (left !== null) this.log('warn', `claims: ${at.path}: ${left}`);
-    // Held only once the checkout shows the claim: a held copy is left as it is by a move path
-    // by path (another agent's changed copy the tip changed too), which left this one approved.
-    await this.showClaim();
-    this.held.set(session, { ...at, branch });
-    this.follow.claimedAgain(at.path);
+    // Held only once the checkout shows the claim (a held copy is left as it is by a move path
+    // by path, past another agent's changed copy the tip changed too, which left this one
+    // approved), and before any other sync starts (one under way would reset its agent's write).
+    const hold = () => {
+      this.held.set(session, { ...at, branch });
+      this.follow.claimedAgain(at.path);
+    };
+    if (!(await this.showClaim(hold))) hold();
     return { kind: 'claimed' };
   }
 
@@ -221,12 +224,15 @@ export class GitClaims implements ClaimStore {
    * followed there: an agent started on the approved copy could not mark it done, and its
    * follower ended at once (seen in the daemons' race: the item stalled, its lease renewed for
    * good). A sync cut short (a fetch or git's worktree list lost to load) is tried again, for a
-   * third of a lease.
+   * third of a lease. `hold` runs in the turn of the sync that moved it; false when none did.
    */
-  private async showClaim(): Promise<void> {
+  private async showClaim(hold: () => void): Promise<boolean> {
     const until = Date.now() + this.options.claimsLeaseMs / 3;
-    while (!(await this.follow.sync()) && Date.now() < until && !this.closed)
+    for (;;) {
+      if (await this.follow.sync(hold)) return true;
+      if (Date.now() >= until || this.closed) return false;
       await new Promise((resolve) => setTimeout(resolve, SYNC_AGAIN_MS));
+    }
   }
 
   /** A lease won but not used: ended as `released` (when it still can be) and no longer kept. */
@@ -516,13 +522,11 @@ export class GitClaims implements ClaimStore {
     const run =
       url === null
         ? null
-        : await runGit(this.place.repo, [
-            'push',
-            ...PUSH_FLAGS,
-            `--force-with-lease=${ref}:`,
-            url,
-            `${agent.commit}:${ref}`,
-          ]);
+        : await runGit(
+            this.place.repo,
+            ['push', ...PUSH_FLAGS, `--force-with-lease=${ref}:`, url, `${agent.commit}:${ref}`],
+            networkOptions(),
+          );
     return run?.code === 0
       ? `its branch is kept on the remote as ${ref}`
       : `its branch could not be kept on the remote: ${run ? oneLine(run.stderr) : 'no push URL'}`;

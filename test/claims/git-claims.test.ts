@@ -326,7 +326,7 @@ it('follows the queue past a claimed request a human edited after its agent chan
     timeoutMs: 20_000,
     message: () => `the queue followed past the claimed request; log:\n${lines.join('\n')}`,
   });
-  expect(readFileSync(file, 'utf8')).toContain('Working on it.');
+  expect(readFileSync(file, 'utf8'), lines.join('\n')).toContain('Working on it.');
   writeFileSync(file, readFileSync(file, 'utf8').replace('#claimed-fix', '#done-fix'));
   expect(await claims!.publishDone({ file, noun: 'fix', session: 'sessions/s-1' })).toEqual({
     counted: true,

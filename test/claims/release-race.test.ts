@@ -60,5 +60,6 @@ describe('a forced release racing the holder’s renewals', () => {
       }
     }
     expect(wins.release + wins.renewal).toBe(ROUNDS);
-  }, 20_000);
+    // About 8 s alone on 2 cores, 17 s beside other work: a deadline, not a timing.
+  }, 120_000);
 });

@@ -94,6 +94,13 @@ describe('the claim store seam', () => {
       const text = await readFile(file, 'utf8');
       const session = /\*\*Session\*\*: (\S+)/.exec(text)?.[1];
       expect(ended).toEqual([]);
+      // A read while git rewrites the file (its claim not shown for a moment) ends nothing.
+      await writeFile(file, text.replace('#claimed-fix', ''));
+      await waitFor(() => lines.some((l) => /A\.md no longer shows its claim/.test(l)), {
+        message: () => lines.join('\n'),
+      });
+      await writeFile(file, text);
+      expect(ended).toEqual([]);
       await writeFile(file, text.replace('#claimed-fix', '#done-fix'));
       await waitFor(() => ended.length > 0, { message: () => lines.join('\n') });
       expect(ended).toEqual([session]);
