@@ -6,7 +6,7 @@
  * `--dry-run` refused, and a second daemon of one repository refused. All real: a bare
  * repository as the remote, clones as hosts, the built CLI.
  */
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -130,12 +130,21 @@ describe('a daemon of git claims reads the shared branch, not the human tree', (
     expect(status.stdout).toContain('Queue: the shared branch origin main');
     expect(status.stdout).toMatch(/^ {2}sessions\/shared-only\.md {2}#needs-fix/m);
     expect(status.stdout).not.toContain('local-only.md');
-    // Once the daemon is gone, the human tree is read, and said to be.
+    // Once the daemon is gone, the checkout it left is read as it is (its agents may still run
+    // from it), and said to be; with that checkout gone too, the human tree.
     await d.stop();
     const after = await runCli(['status', '--root', clone]);
     expect(after.code).toBe(0);
-    expect(after.stdout).toContain('Queue: this working tree, not the shared branch on origin');
-    expect(after.stdout).toContain('local-only.md');
+    // The Queue line is wrapped to the width: read as one line.
+    const queue = after.stdout.replace(/\s+/g, ' ');
+    expect(queue).toContain('as the checkout of the daemon that last ran on this root');
+    expect(after.stdout).toMatch(/^ {2}sessions\/shared-only\.md {2}#needs-fix/m);
+    expect(after.stdout).not.toContain('local-only.md');
+    const checkout = /last ran on this root left it \(([^)]+)\)/.exec(queue)?.[1];
+    rmSync(checkout!, { recursive: true, force: true });
+    const gone = await runCli(['status', '--root', clone]);
+    expect(gone.stdout).toContain('Queue: this working tree, not the shared branch on origin');
+    expect(gone.stdout).toContain('local-only.md');
   });
 });
 
