@@ -122,11 +122,6 @@ export class SharedCheckout {
   }
 
   /**
-   * The directory must be this repository's worktree at its own top: else git would work in
-   * whatever repository encloses it (the human's), a fault to report, never to act on. Gives the
-   * paths changed in it, in its index or its files (`strict`: refused when there are any).
-   */
-  /**
    * `git worktree list`, tried again: it fails while another worktree of the repository is being
    * added (an agent's, its `locked` file read mid-add), which cut a sync short under load.
    */
@@ -141,6 +136,11 @@ export class SharedCheckout {
     }
   }
 
+  /**
+   * The directory must be this repository's worktree at its own top: else git would work in
+   * whatever repository encloses it (the human's), a fault to report, never to act on. Gives the
+   * paths changed in it, in its index or its files (`strict`: refused when there are any).
+   */
   private async changedPaths(strict = false): Promise<string[]> {
     const dir = await realpath(this.dir);
     const list = await this.worktreeList();

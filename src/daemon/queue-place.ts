@@ -5,9 +5,10 @@
  * dependencies and directives/TAGS.md there too. The record counts only while the daemon that
  * wrote it holds the root's lock: a record left by a daemon that is gone names nothing.
  */
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, relative } from 'node:path';
 import { EngineError } from '../errors.js';
+import { pathExists } from '../files/path-exists.js';
 import { checkLiveness, isAlive, selfIdentity } from '../process/process-identity.js';
 import { engineStateDir } from '../sessions/event-log.js';
 import { readDaemonLock } from './daemon-lock.js';
@@ -45,15 +46,11 @@ export async function recordQueuePlace(root: string, place: QueuePlace): Promise
 export async function liveQueuePlace(root: string): Promise<QueuePlace | null> {
   const holder = await readDaemonLock(root);
   if (holder === null || !isAlive(checkLiveness(holder))) return null;
-  const raw = await readFile(recordPath(root), 'utf8').catch(() => null);
-  if (raw === null) return null;
-  try {
-    const { pid, startTicks, checkout, root: at, remote, branch } = JSON.parse(raw) as PlaceRecord;
-    if (pid !== holder.pid || startTicks !== holder.startTicks) return null;
-    return { checkout, root: at, remote, branch };
-  } catch {
+  const record = await readRecord(root);
+  if (record === null || record.pid !== holder.pid || record.startTicks !== holder.startTicks)
     return null;
-  }
+  const { checkout, root: at, remote, branch } = record;
+  return { checkout, root: at, remote, branch };
 }
 
 /**
@@ -64,18 +61,20 @@ export async function liveQueuePlace(root: string): Promise<QueuePlace | null> {
 export async function queuePlaceOf(root: string, gitClaims: boolean): Promise<QueuePlace | null> {
   const live = await liveQueuePlace(root);
   if (live !== null || !gitClaims) return live;
+  const record = await readRecord(root);
+  if (record === null) return null;
+  const { checkout, root: at, remote, branch } = record;
+  if ([checkout, at, remote, branch].some((field) => typeof field !== 'string')) return null;
+  if (!(await pathExists(at))) return null;
+  return { checkout, root: at, remote, branch, stopped: true };
+}
+
+/** The record as written; null when there is none or it does not parse. */
+async function readRecord(root: string): Promise<PlaceRecord | null> {
   const raw = await readFile(recordPath(root), 'utf8').catch(() => null);
   if (raw === null) return null;
   try {
-    const { checkout, root: at, remote, branch } = JSON.parse(raw) as PlaceRecord;
-    if ([checkout, at, remote, branch].some((field) => typeof field !== 'string')) return null;
-    if (
-      !(await stat(at)
-        .then((s) => s.isDirectory())
-        .catch(() => false))
-    )
-      return null;
-    return { checkout, root: at, remote, branch, stopped: true };
+    return JSON.parse(raw) as PlaceRecord;
   } catch {
     return null;
   }
