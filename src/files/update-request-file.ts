@@ -11,9 +11,15 @@
  * rename, so the new file never lacks them (an editor saving in place could otherwise read it
  * and write it back without them). An append that lands between the last check and the rename
  * goes to the old inode, which the rename unlinks; the old inode is kept open, so such bytes are
- * read back and appended to the new file. In-place appends are therefore never lost. An editor
- * that saves in place (truncate, then write the whole text) may be caught between the two: the
- * carry-over then waits for its write (up to REWRITE_WAIT_MS).
+ * read back and appended to the new file. An appender that opened the file before the rename
+ * may write after that read-back (descheduled between its open and its write, on a loaded
+ * machine): once an appender was seen at work during the edit, the carry-over goes on while
+ * another process holds the old inode open for writing (Linux's /proc; a quiet pause where it
+ * is absent), up to LATE_APPEND_WAIT_MS. Scanning every process's descriptors costs a few
+ * milliseconds, so an edit that saw no append does not pay it; it could then lose only the first
+ * append of a writer that opened the file within the microseconds before the rename and was
+ * descheduled there. An editor that saves in place (truncate, then write the whole text) may be
+ * caught between the two: the carry-over then waits for its write (up to REWRITE_WAIT_MS).
  *
  * An editor that saves by its own rename between the last check and ours still loses its save
  * to ours. Both run synchronously, yet on a loaded machine the process can be descheduled in
@@ -30,6 +36,7 @@ import { appendFile, open, realpath, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import lockfile from 'proper-lockfile';
 import { EngineError, isErrnoException } from '../errors.js';
+import { openDescriptors, type OpenDescriptor, procReadable } from '../process/open-files.js';
 import { boundedName, NAME_MAX } from './bounded-name.js';
 import {
   encodeText,
@@ -61,6 +68,10 @@ const RETRY_BUDGET_MS = 2000;
 const MAX_CARRY_ROUNDS = 16;
 /** How long the carry-over waits for an in-place save caught between its truncation and write. */
 const REWRITE_WAIT_MS = 500;
+/** How long the carry-over waits for an appender that still holds the replaced inode open. */
+const LATE_APPEND_WAIT_MS = 2000;
+/** Where /proc cannot tell who holds the replaced inode: how long it must stay quiet. */
+const LATE_APPEND_QUIET_MS = 50;
 /** Rounds of adding in-place appends to the new file before the rename. */
 const MAX_CATCH_UP_ROUNDS = 4;
 const LOCK_OPTIONS = { realpath: false, stale: 10_000 } as const;
@@ -223,7 +234,8 @@ async function tryUpdate(
       seen = Buffer.concat([seen, appended]);
       written = Buffer.concat([written, chunk]);
     }
-    await carryOverAppends(original, seen, written, real);
+    const appenderSeen = seen.length > bytes.length;
+    await carryOverAppends(original, before, { seen, written, appenderSeen }, real);
     await syncDirectory(dirname(real));
     return 'changed';
   } finally {
@@ -291,6 +303,15 @@ async function appendToTemp(temp: string, chunk: Buffer): Promise<void> {
   }
 }
 
+interface Replaced {
+  /** The old inode's bytes the new file has. */
+  seen: Buffer;
+  /** The new file's bytes. */
+  written: Buffer;
+  /** Whether something appended in place while the edit ran. */
+  appenderSeen: boolean;
+}
+
 /**
  * Bytes appended in place to the replaced inode after `seen` (between the last check and the
  * rename, or by a writer that opened it before the rename) are appended to the new file, which
@@ -298,14 +319,23 @@ async function appendToTemp(temp: string, chunk: Buffer): Promise<void> {
  */
 async function carryOverAppends(
   original: number,
-  seen: Buffer,
-  written: Buffer,
+  before: BigIntStats,
+  { seen, written, appenderSeen }: Replaced,
   real: string,
 ): Promise<void> {
   let offset = seen.length;
-  for (let round = 0; round < MAX_CARRY_ROUNDS; round++) {
+  let active = appenderSeen;
+  let lastLook = false;
+  const deadline = Date.now() + LATE_APPEND_WAIT_MS;
+  for (let carried = 0; carried < MAX_CARRY_ROUNDS;) {
     const size = await settledSize(original, offset);
-    if (size <= offset) return;
+    if (size <= offset) {
+      if (!active || lastLook || Date.now() > deadline) return;
+      // Held open for writing by another process: it may still append. Not held: whatever it
+      // wrote is in the inode by now, so one more look finds it.
+      lastLook = !(await heldForWriting(before));
+      continue;
+    }
     const tail = Buffer.alloc(size - offset);
     const bytesRead = readSync(original, tail, 0, tail.length, offset);
     if (bytesRead === 0) return;
@@ -313,6 +343,38 @@ async function carryOverAppends(
     if (offset === seen.length) chunk = joinTail(seen, written, chunk);
     await appendFile(real, chunk);
     offset += bytesRead;
+    carried++;
+    active = true;
+    lastLook = false;
+  }
+}
+
+/**
+ * Whether another process holds the inode open for writing; after a short pause when so, so the
+ * caller looks at the inode again a little later. Where /proc cannot tell, a quiet pause and no.
+ */
+async function heldForWriting(inode: BigIntStats): Promise<boolean> {
+  if (!procReadable()) {
+    await new Promise((resolve) => setTimeout(resolve, LATE_APPEND_QUIET_MS));
+    return false;
+  }
+  for (const descriptor of openDescriptors()) {
+    if (descriptor.pid === process.pid || !writingTo(descriptor, inode)) continue;
+    await new Promise((resolve) => setTimeout(resolve, 2));
+    return true;
+  }
+  return false;
+}
+
+/** Whether a descriptor is open on the inode for writing (its flags' access mode not O_RDONLY). */
+function writingTo({ path, info }: OpenDescriptor, inode: BigIntStats): boolean {
+  try {
+    const target = statSync(path, { bigint: true, throwIfNoEntry: false });
+    if (!target || target.ino !== inode.ino || target.dev !== inode.dev) return false;
+    const flags = /^flags:\s*([0-7]+)$/m.exec(readFileSync(info, 'utf8'));
+    return flags === null || (parseInt(flags[1]!, 8) & 3) !== 0;
+  } catch {
+    return false; // Closed meanwhile, or not ours to read.
   }
 }
 

@@ -3,9 +3,10 @@
  * directory; chokidar 5 one per directory and per markdown file (it ignores the other files).
  * Watches past the limit fail (ENOSPC) or silently miss changes.
  */
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readFileSync, readlinkSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { openDescriptors, type OpenDescriptor } from '../process/open-files.js';
 import { isIgnoredDirectoryName, isMarkdownPath } from '../tags/walk-markdown.js';
 import type { WatcherKind } from './watch-backend.js';
 
@@ -60,27 +61,20 @@ export function watchHeadroomLow(limitFile = '/proc/sys/fs/inotify/max_user_watc
   }
   if (!Number.isFinite(limit) || limit <= 0) return false;
   let used = 0;
-  for (const pid of readdirSync('/proc')) if (/^\d+$/.test(pid)) used += watchesOf(pid);
+  for (const descriptor of openDescriptors()) used += watchesOf(descriptor);
   return limit - used < Math.max(LOW_FREE, limit / LOW_SHARE);
 }
 
-/** The inotify watches one process holds; 0 for one we may not inspect (another user's). */
-function watchesOf(pid: string): number {
-  let count = 0;
-  let fds: string[];
+/** The inotify watches one descriptor holds; 0 for any other descriptor. */
+function watchesOf({ path, info }: OpenDescriptor): number {
   try {
-    fds = readdirSync(`/proc/${pid}/fd`);
-  } catch {
-    return 0;
-  }
-  for (const fd of fds) {
-    try {
-      if (readlinkSync(`/proc/${pid}/fd/${fd}`) !== 'anon_inode:inotify') continue;
-      const info = readFileSync(`/proc/${pid}/fdinfo/${fd}`, 'utf8');
-      for (const line of info.split('\n')) if (line.startsWith('inotify wd:')) count++;
-    } catch {
-      // Closed meanwhile.
+    if (readlinkSync(path) !== 'anon_inode:inotify') return 0;
+    let count = 0;
+    for (const line of readFileSync(info, 'utf8').split('\n')) {
+      if (line.startsWith('inotify wd:')) count++;
     }
+    return count;
+  } catch {
+    return 0; // Closed meanwhile.
   }
-  return count;
 }

@@ -18,6 +18,7 @@ import {
   writeFileSync,
   writeSync,
 } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -128,6 +129,33 @@ describe('updateRequestFile', () => {
       closeSync(fd);
     }
     expect(await read()).toBe('# T\n**Tags**: #claimed-x\nlate line\n');
+  });
+
+  it('waits for an appender that opened the file before the rename and writes after the first look', async () => {
+    // Another process opens the file for appending, then is descheduled until after our rename
+    // and our first look at the old inode (found in CI: one line of 852 lost under load).
+    writeFileSync(file, '# T\n**Tags**: #delegated-x\n');
+    const script = `const fs = require('node:fs');
+      const fd = fs.openSync(process.argv[1], 'a');
+      process.stdout.write('open\\n');
+      process.stdin.once('data', () => { fs.writeSync(fd, 'late line\\n'); process.exit(0); });`;
+    const child = spawn(process.execPath, ['-e', script, file], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    try {
+      await new Promise((resolve) => child.stdout.once('data', resolve));
+      let calls = 0;
+      hooks.afterRename = (_from, to) => {
+        if (to === file) child.stdin.write('go\n');
+      };
+      await updateRequestFile(file, (text) => {
+        if (calls++ === 0) appendFileSync(file, 'log 1\n');
+        return claim(text);
+      });
+    } finally {
+      child.kill();
+    }
+    expect(await read()).toBe('# T\n**Tags**: #claimed-x\nlog 1\nlate line\n');
   });
 
   it('puts lines appended while the edit ran into the new file before it replaces the old', async () => {
