@@ -73,6 +73,12 @@ export interface ClaimStore {
    * it is let go (git: its lease given back).
    */
   followEnded?(session: string): Promise<void>;
+  /**
+   * Why a session this daemon does not follow can no longer count: its item is another lease's
+   * now (git: another host took it over, or finished it, while no daemon here followed it). Null
+   * while it still may (its lease is this daemon's to adopt, or lapsed, or cannot be read now).
+   */
+  movedOn?(item: DoneItem): Promise<string | null>;
   /** The daemon stops: writes still being tried (git: a done's publication) give up. */
   stopping?(): void;
 }

@@ -38,6 +38,7 @@ import {
   closeMarkTime,
   closeRequestTime,
   doneMarkTime,
+  supersededTime,
   takeCloseMark,
 } from '../sessions/session-markers.js';
 import type { SessionState } from '../sessions/session-state.js';
@@ -62,6 +63,11 @@ export interface CloseFacts {
   limitedAtMs: number | null;
   /** When a human asked to close it now (`.close-requested`'s mtime); null or absent: nobody did. */
   requestedAtMs?: number | null;
+  /**
+   * When its item was found claimed by another lease (`.superseded`'s mtime): its work can no
+   * longer count, so it is closed whatever its profile. Null or absent: it was not.
+   */
+  supersededAtMs?: number | null;
   /** When the agent was asked to exit (`.close-asked`'s mtime); null: not asked. */
   askedAtMs: number | null;
   /** When it was sent SIGTERM (`.close-term`'s mtime); null: not sent. */
@@ -99,9 +105,14 @@ const STALE_ASK_MS = 1000;
 
 /** When the agent is due to be asked to exit; null: never (another profile, or no reason). */
 export function closeDueAt(
-  facts: Pick<CloseFacts, 'agent' | 'doneAtMs' | 'limitedAtMs' | 'closeAfterMs' | 'requestedAtMs'>,
+  facts: Pick<
+    CloseFacts,
+    'agent' | 'doneAtMs' | 'limitedAtMs' | 'closeAfterMs' | 'requestedAtMs' | 'supersededAtMs'
+  >,
 ): number | null {
-  const { agent, doneAtMs, limitedAtMs, closeAfterMs, requestedAtMs } = facts;
+  const { agent, doneAtMs, limitedAtMs, closeAfterMs, requestedAtMs, supersededAtMs } = facts;
+  // Any profile: a signal ends it, and no key is typed into an agent without hooks.
+  if (supersededAtMs != null) return supersededAtMs;
   if (agent !== 'claude') return null;
   const dueAt = [
     ...(limitedAtMs !== null ? [limitedAtMs] : []),
@@ -210,8 +221,7 @@ export async function takeCloseStep(
     state,
     identity,
     facts,
-    why:
-      facts.limitedAtMs !== null ? 'usage limit' : facts.requestedAtMs != null ? 'asked' : 'done',
+    why: closeReason(facts),
     // A mark older than this was made for an earlier reason: the step is taken again.
     staleBefore: (closeDueAt(facts) as number) - STALE_ASK_MS,
   };
@@ -220,10 +230,11 @@ export async function takeCloseStep(
   // question, maybe): its close waits until nobody views it (a limited agent is closed all the
   // same: its item must go back).
   const opens = step.kind === 'ask' || step.skipsAsk;
-  if (opens && close.why === 'done' && target && (await viewedNow(closer, target))) {
+  const waitsForViewer = close.why === 'done' || close.why === 'superseded';
+  if (opens && waitsForViewer && target && (await viewedNow(closer, target))) {
     closer.warnOnce(
       `close-viewed:${state.sessionRef}`,
-      `${state.sessionRef}: done, but its window is being viewed; it is closed once nobody views it`,
+      `${state.sessionRef}: ${close.why}, but its window is being viewed; it is closed once nobody views it`,
     );
     return closer.now().getTime() + CLOSE_GRACE_MS;
   }
@@ -233,6 +244,19 @@ export async function takeCloseStep(
   }
   await sendSignal(close, step);
   return step.nextAtMs;
+}
+
+/**
+ * Why the agent is closed: `asked` by a human (`engine close`); `superseded`: its item is another
+ * lease's now (its work can no longer count).
+ */
+type CloseReason = 'usage limit' | 'done' | 'asked' | 'superseded';
+
+/** The reason of the close due first: the one its marks and events name. */
+function closeReason(facts: CloseFacts): CloseReason {
+  if (facts.supersededAtMs != null) return 'superseded';
+  if (facts.limitedAtMs !== null) return 'usage limit';
+  return facts.requestedAtMs != null ? 'asked' : 'done';
 }
 
 /** The facts of a close, and the agent state they were read from. */
@@ -245,8 +269,7 @@ interface Close {
   state: SessionState;
   identity: ProcessIdentity;
   facts: ReadFacts;
-  /** `asked`: a human asked to close it now (`engine close`). */
-  why: 'usage limit' | 'done' | 'asked';
+  why: CloseReason;
   staleBefore: number;
 }
 
@@ -260,6 +283,7 @@ async function readCloseFacts(ctx: Closer, dir: string, state: SessionState): Pr
     limitedAtMs:
       agentState?.state === 'limited' ? Date.parse(agentState.at) || ctx.now().getTime() : null,
     requestedAtMs: claude ? await closeRequestTime(dir) : null,
+    supersededAtMs: await supersededTime(dir),
     askedAtMs: await closeMarkTime(dir, 'ask'),
     termAtMs: await closeMarkTime(dir, 'SIGTERM'),
     killAtMs: await closeMarkTime(dir, 'SIGKILL'),
@@ -322,7 +346,7 @@ async function sendSignal(
   ctx.log(
     'warn',
     step.skipsAsk
-      ? `${state.sessionRef}: closing its agent (pid ${identity.pid}, ${why}) without keys, since ${notAtPrompt(close.facts.agentState)}: ${signal}`
+      ? `${state.sessionRef}: closing its agent (pid ${identity.pid}, ${why}) without keys, since ${notAtPrompt(close.facts)}: ${signal}`
       : `${state.sessionRef}: its agent (pid ${identity.pid}) did not exit ${signal === 'SIGKILL' ? 'on SIGTERM' : 'when asked'}; ${signal}`,
   );
   await ctx.recordEvent({
@@ -347,11 +371,14 @@ function askLine({ closer, state, facts, why }: Close): string {
     return `${session}: its agent hit a usage limit and waits; asking it to exit, so its item goes back to the queue`;
   if (why === 'asked')
     return `${session}: done; engine close asked to close it now; asking its agent to exit`;
+  if (why === 'superseded')
+    return `${session}: its item is claimed by another lease now, so its work cannot count; asking its agent to exit`;
   return `${session}: done since ${new Date(facts.doneAtMs ?? 0).toISOString()}, --close-after-done ${closer.closeAfterDoneMs / 60_000} min passed; asking its agent to exit`;
 }
 
 /** Why an agent not at its prompt is not asked (a key could answer its question), for the log. */
-function notAtPrompt(agentState: AgentState | null): string {
+function notAtPrompt({ agent, agentState }: ReadFacts): string {
+  if (agent !== 'claude') return `engine knows no polite way to end a ${agent ?? 'custom'} agent`;
   if (agentState === null) return 'its hooks reported no state (it may be asking something)';
   if (agentState.state === 'waiting')
     return `it waits for an answer (${agentState.detail ?? agentState.event})`;

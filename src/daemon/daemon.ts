@@ -67,6 +67,7 @@ export class Daemon {
   async start(): Promise<void> {
     const { shared } = this;
     const unended = await shared.sessions.load();
+    this.reaper.watchStarted(unended);
     this.started = true;
     await this.ctx.recordEvent({ event: 'daemon-started', pid: process.pid, host: hostname() });
     // The first pass reads each file once: its claims wait for the first reap, its ready items

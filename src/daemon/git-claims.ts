@@ -14,7 +14,7 @@ import { PUSH_FLAGS, pushUrl } from '../claims/claim-refs.js';
 import { stampFetch } from '../claims/claims-view.js';
 import { GitClaimStore, type HeldLease, type JudgedClaim } from '../claims/git-claim-store.js';
 import { itemIdOf } from '../claims/item-id.js';
-import { LEASE_MOVED_ON } from '../claims/lease.js';
+import { LEASE_MOVED_ON, sameHolder } from '../claims/lease.js';
 import { LeaseKeeper } from '../claims/lease-keeper.js';
 import { fileAt, INDEX, type BranchEditOutcome, type Fence } from '../claims/shared-branch.js';
 import { keepAgentCopy } from '../claims/kept-copy.js';
@@ -406,6 +406,19 @@ export class GitClaims implements ClaimStore {
       kind: 'taken-over',
       reason: `the lease of ${was ? was.holder.host : 'its holder'} ${how} (attempt ${was?.attempt ?? 0}); taken over as attempt ${taken.lease.record.attempt}`,
     };
+  }
+
+  async movedOn({ file, session }: DoneItem): Promise<string | null> {
+    if (this.held.has(session) || this.seen === null) return null;
+    const at = await this.itemAt(file);
+    if ('failed' in at) return null;
+    const judged = this.seen.get(at.item);
+    const record = judged?.record;
+    if (!record || (judged.judgement !== 'held' && judged.judgement !== 'done')) return null;
+    // A done of this daemon's identity is its own session's, counted already.
+    if (judged.judgement === 'done' && sameHolder(record.holder, this.place.me)) return null;
+    const what = judged.judgement === 'done' ? 'finished by' : 'held by';
+    return `its item's lease is ${what} ${record.holder.host} as attempt ${record.attempt}`;
   }
 
   /**

@@ -2,13 +2,23 @@
  * The daemon's reap stage: every claim the item table holds as `claimed` (a claim the files
  * carry that this daemon does not follow) is judged, at start and every --reap-interval-ms. A
  * live one is adopted (a `running` row, followed, holding its slot), a dead one requeued by the
- * claim check, a finished one recorded.
+ * claim check, a finished one recorded. The sessions open at start that no claim names any more
+ * are looked at too: one whose item another lease holds now (git claims) is closed.
  */
+import { messageOf } from '../errors.js';
+import { markSuperseded } from '../sessions/session-markers.js';
+import { readSessionState } from '../sessions/session-state.js';
+import { isOpen } from '../sessions/session-status.js';
 import { checkClaim, type ClaimVerdict } from './claim-check.js';
+import { claimStoreOf } from './claim-store.js';
 import type { DaemonShared } from './daemon-shared.js';
 import type { SessionFollower } from './follow-session.js';
+import type { UnendedSession } from './session-index.js';
 
 export class Reaper {
+  /** The sessions open at start that may be superseded, by directory (see `closeSuperseded`). */
+  private readonly started = new Map<string, UnendedSession['state']>();
+
   constructor(
     private readonly shared: DaemonShared,
     private readonly follower: SessionFollower,
@@ -16,8 +26,18 @@ export class Reaper {
     private readonly adopt: (file: string, noun: string, session: string) => void,
   ) {}
 
-  /** Judges the claims no task follows. */
+  /** The sessions open when the daemon started: each reap looks whether one was superseded. */
+  watchStarted(sessions: UnendedSession[]): void {
+    for (const { dir, state } of sessions) if (isOpen(state.status)) this.started.set(dir, state);
+  }
+
+  /** Judges the claims no task follows, then the sessions open at start. */
   async reap(): Promise<void> {
+    await this.reapClaims();
+    await this.closeSuperseded();
+  }
+
+  private async reapClaims(): Promise<void> {
     const { ctx, table } = this.shared;
     for (const { file, noun } of table.list('claimed', 'elsewhere')) {
       if (this.shared.stopping) break;
@@ -59,6 +79,42 @@ export class Reaper {
       return this.retryElsewhere(file, noun);
     if (claimed) table.move(file, noun, null, `its claim ended (${verdict.kind})`);
     await this.follower.recordEnd(file, noun, verdict);
+  }
+
+  /**
+   * A session left running while no daemon ran here, whose item another lease holds now (git:
+   * another host took it over, or finished it): its work can no longer count, and no claim names
+   * it, so nothing else would ever close it. It is marked superseded, and its follower
+   * (exitWhenSeen) closes its agent; its worktree and branch stay for a person to look at.
+   */
+  private async closeSuperseded(): Promise<void> {
+    const { ctx } = this.shared;
+    const store = claimStoreOf(ctx);
+    if (!store.movedOn) return;
+    for (const [dir, state] of this.started) {
+      if (this.shared.stopping) break;
+      const read = await readSessionState(dir);
+      if (!('state' in read) || !isOpen(read.state.status)) {
+        this.started.delete(dir);
+        continue;
+      }
+      const item = { file: state.requestFile, noun: state.noun, session: state.sessionRef };
+      try {
+        const why = await store.movedOn(item);
+        if (why === null) continue;
+        await markSuperseded(dir);
+        this.started.delete(dir);
+        ctx.log(
+          'warn',
+          `${state.sessionRef}: ${why}, so its work cannot count: its agent is closed (its worktree and branch stay)`,
+        );
+      } catch (error) {
+        ctx.log(
+          'error',
+          `${state.sessionRef}: cannot tell whether it was superseded: ${messageOf(error)}`,
+        );
+      }
+    }
   }
 
   /**

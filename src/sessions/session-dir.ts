@@ -31,6 +31,7 @@ export const SESSION_FILES = {
   closeKill: '.close-kill',
   closeRequested: '.close-requested',
   cancelled: '.cancelled',
+  superseded: '.superseded',
   agentLog: 'agent.log',
   agentState: 'agent-state.json',
   claudeSettings: 'claude-settings.json',

@@ -5,7 +5,10 @@
  * and one per step of closing the agent (close-finished.ts), each made right before the step is
  * taken: `.close-asked` (asked to exit), `.close-term` (sent SIGTERM), `.close-kill` (sent
  * SIGKILL); their mtimes are when. `.close-requested`: a human asked to close the finished agent
- * now (`engine close`); its mtime, the first ask's time, is when its close is due.
+ * now (`engine close`); its mtime, the first ask's time, is when its close is due. `.superseded`:
+ * the daemon found the session's item claimed by another lease (git claims: another host took it
+ * over while no daemon here followed the session), so its work can no longer count; its close is
+ * due then, whatever the agent.
  */
 import { open, stat, utimes } from 'node:fs/promises';
 import { sessionDir, type SessionFile } from './session-dir.js';
@@ -100,6 +103,19 @@ export async function isCancelled(dir: string): Promise<boolean> {
 /** Records that a human asked to close the agent now; a second ask keeps the first one's time. */
 export function requestClose(dir: string): Promise<void> {
   return touchMark(dir, 'closeRequested');
+}
+
+/**
+ * Records that the session's item is another lease's now, so its agent is closed; a second mark
+ * keeps the first one's time.
+ */
+export function markSuperseded(dir: string): Promise<void> {
+  return touchMark(dir, 'superseded');
+}
+
+/** When the session was found superseded (ms since the epoch), or null when it was not. */
+export function supersededTime(dir: string): Promise<number | null> {
+  return markTime(dir, 'superseded');
 }
 
 /** Creates a mark, or keeps one there as it is (its mtime says when it was first made). */

@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   DaemonHarness,
   events,
+  isAlive,
   release,
   TEST_TAGS_MD,
   waitForReady,
@@ -413,6 +414,45 @@ describe('daemons of several hosts on one git remote', () => {
     expect(branchesOnRemote(shared)).toEqual(['item-1.md']);
     expect(a.agents()).toHaveLength(1);
     expect(events(a.root).filter((e) => e.event === 'done')).toHaveLength(1);
+  });
+
+  it('a daemon restarted after another host took its item over closes its agent, whose work cannot count', async () => {
+    const lease = 4000;
+    const shared = queueOf(1);
+    const short = ['--claims-lease-ms', `${lease}`];
+    const env = { XDG_STATE_HOME: join(shared.dir, 'state-a'), TEST_AGENT_MODE: 'hold' };
+    const a = await host(shared, 'a', short, env);
+    const [held] = await a.waitForAgents(1);
+    // Stopped, not killed: its agent runs on, and its lease runs out; b takes the item over.
+    await a.daemons[0]!.stop();
+    const b = await host(shared, 'b', [...short, '--retries', '1', '--retry-backoff-ms', '0'], {
+      TEST_AGENT_MODE: 'hold',
+    });
+    await waitFor(() => b.agents().length === 1, {
+      timeoutMs: 120_000,
+      message: () => `b takes the item over; b:\n${tail(b)}`,
+    });
+    expect(isAlive(held!.pid)).toBe(true);
+    const again = a.start([], env);
+    await waitForReady(again, 60_000);
+    await waitFor(() => !isAlive(held!.pid), {
+      timeoutMs: 60_000,
+      message: () => `a closes its superseded agent; a:\n${again.output()}`,
+    });
+    expect(again.output()).toMatch(
+      /its item's lease is held by \S+ as attempt \d+, so its work cannot count: its agent is closed/,
+    );
+    const closing = events(a.root).filter((e) => e.event === 'agent-closing');
+    const ref = `sessions/${held!.session.split('/').pop()}`;
+    expect(closing.map((e) => [e.session, e.reason])).toEqual([[ref, 'superseded']]);
+    // b's agent is untouched, and its done is the item's.
+    expect(isAlive(b.agents()[0]!.pid)).toBe(true);
+    await release(b.agents()[0]!.session);
+    await waitFor(() => onBranch(shared, 1)[0]!.includes('#done-fix'), {
+      timeoutMs: 60_000,
+      message: () => `b's done on the branch; b:\n${tail(b)}`,
+    });
+    expect(events(a.root).filter((e) => e.event === 'done')).toEqual([]);
   });
 
   it('publishes the done of a request renamed on the branch while claimed at its new path', async () => {

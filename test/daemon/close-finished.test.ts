@@ -53,6 +53,21 @@ describe('closeStep, the decision to close a finished interactive agent', () => 
     expect(closeStep(facts({ agent, nowMs: DONE + 1000 * MIN }))).toEqual({ kind: 'never' });
   });
 
+  it.each(['claude', 'claude-print', 'custom', undefined])(
+    'closes a superseded %s agent at once (its work cannot count), by a signal unless at its prompt',
+    (agent) => {
+      const at = DONE + MIN;
+      const over = { agent, doneAtMs: null, supersededAtMs: at, nowMs: at };
+      expect(closeStep(facts({ ...over, nowMs: at - 1 }))).toEqual({ kind: 'wait', atMs: at });
+      expect(closeStep(facts({ ...over, atPrompt: false }))).toEqual({
+        kind: 'signal',
+        signal: 'SIGTERM',
+        nextAtMs: at + GRACE,
+        skipsAsk: true,
+      });
+    },
+  );
+
   it('leaves it open for --close-after-done after the done mark, then asks it to exit', () => {
     expect(closeStep(facts({ nowMs: DONE }))).toEqual({ kind: 'wait', atMs: DONE + 5 * MIN });
     expect(closeStep(facts({ nowMs: DONE + 5 * MIN - 1 }))).toEqual({
