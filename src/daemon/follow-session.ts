@@ -15,6 +15,9 @@ import { endLimitedAgent } from './limited-agent.js';
 import { recordDone } from './record-done.js';
 import { WaitingWatch } from './waiting-for-input.js';
 
+/** How soon a request gone from its path is looked at again (at most --poll-ms). */
+const GONE_LOOK_AGAIN_MS = 1000;
+
 export class SessionFollower {
   constructor(
     private readonly shared: DaemonShared,
@@ -25,7 +28,9 @@ export class SessionFollower {
   /**
    * Checks the claim (a condition on files) until the agent is done or its claim was requeued:
    * again whenever the request file or the session's `.agent` or `.exit` changes, and every
-   * `pollMs` in any case (events are hints; a wrapper killed with -9 writes nothing).
+   * `pollMs` in any case (events are hints; a wrapper killed with -9 writes nothing). A request
+   * gone from its path is looked at once more, a moment later, before that counts: git (a pull,
+   * a checkout, the git claims' checkout moving) rewrites a file by deleting and writing it.
    */
   async untilEnded(file: string, noun: string, session: string): Promise<ClaimVerdict | null> {
     const dir = resolveSessionRef(this.shared.ctx.options.root, session);
@@ -36,6 +41,7 @@ export class SessionFollower {
     );
     const waiting = dir ? new WaitingWatch(this.shared.ctx, dir, { file, noun, session }) : null;
     let recorded = false;
+    let goneOnce = false;
     try {
       for (;;) {
         let verdict: ClaimVerdict | null = null;
@@ -44,6 +50,17 @@ export class SessionFollower {
         } catch (error) {
           this.shared.ctx.log('error', `checking ${file}: ${String(error)}; will look again`);
         }
+        if (verdict?.kind === 'gone' && !goneOnce && !this.shared.stopping) {
+          goneOnce = true;
+          const wait = Math.min(this.shared.ctx.options.pollMs, GONE_LOOK_AGAIN_MS);
+          this.shared.ctx.log(
+            'debug',
+            `${file} is gone from its path: looked at again in ${wait} ms`,
+          );
+          await changes.next(wait);
+          continue;
+        }
+        goneOnce = false;
         if (verdict && verdict.kind !== 'alive' && verdict.kind !== 'unknown') {
           await this.recordEnd(file, noun, verdict);
           if (verdict.kind === 'gone' && dir) await this.followGoneRequest(file, session, dir);

@@ -71,6 +71,23 @@ describe('a claimed request moved while its agent runs', () => {
 });
 
 describe('a claimed request deleted while its agent runs', () => {
+  it('is not gone when it is written again at once (git rewrites a file so): its claim stays followed', async () => {
+    const d = h.start(['--poll-ms', '5000'], { TEST_AGENT_MODE: 'hold' });
+    const file = h.file('REWRITTEN.md');
+    const agent = await claimedAgent(file, d);
+    const text = await read(file);
+    await rm(file);
+    await waitFor(() => /REWRITTEN\.md is gone from its path: looked at again/.test(d.output()), {
+      message: () => d.output(),
+    });
+    await writeFile(file, text);
+    await release(agent.session);
+    await waitForText(file, '#done-fix', { message: () => d.output() });
+    await waitFor(() => /done: .*REWRITTEN\.md/.test(d.output()), { message: () => d.output() });
+    expect(d.output()).not.toMatch(/was moved or deleted/);
+    expect(h.agents()).toHaveLength(1);
+  });
+
   it('is named in a warning, its agent is left running, and its session ends abandoned with the reason', async () => {
     const d = h.start([], { TEST_AGENT_MODE: 'hold' });
     const file = h.file('GONE.md');
