@@ -15,8 +15,8 @@
  * may write after that read-back (descheduled between its open and its write, on a loaded
  * machine): once an appender was seen at work during the edit, the carry-over goes on while
  * another process holds the old inode open for writing (Linux's /proc; a quiet pause where it
- * is absent), up to LATE_APPEND_WAIT_MS. Scanning every process's descriptors costs a few
- * milliseconds, so an edit that saw no append does not pay it; it could then lose only the first
+ * cannot tell), up to LATE_APPEND_WAIT_MS. Scanning every process's descriptors costs
+ * milliseconds to tens of them, so an edit that saw no append does not pay it; it could then lose only the first
  * append of a writer that opened the file within the microseconds before the rename and was
  * descheduled there. An editor that saves in place (truncate, then write the whole text) may be
  * caught between the two: the carry-over then waits for its write (up to REWRITE_WAIT_MS).
@@ -31,7 +31,15 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { BigIntStats } from 'node:fs';
-import { closeSync, fstatSync, readFileSync, readSync, renameSync, statSync } from 'node:fs';
+import {
+  closeSync,
+  fstatSync,
+  readFileSync,
+  readlinkSync,
+  readSync,
+  renameSync,
+  statSync,
+} from 'node:fs';
 import { appendFile, open, realpath, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import lockfile from 'proper-lockfile';
@@ -64,14 +72,14 @@ export interface UpdateResult {
 const MIN_ATTEMPTS = 8;
 const MAX_ATTEMPTS = 64;
 const RETRY_BUDGET_MS = 2000;
-/** Rounds of carrying appends over from the replaced inode, for writers that keep appending. */
-const MAX_CARRY_ROUNDS = 16;
 /** How long the carry-over waits for an in-place save caught between its truncation and write. */
 const REWRITE_WAIT_MS = 500;
 /** How long the carry-over waits for an appender that still holds the replaced inode open. */
 const LATE_APPEND_WAIT_MS = 2000;
 /** Where /proc cannot tell who holds the replaced inode: how long it must stay quiet. */
 const LATE_APPEND_QUIET_MS = 50;
+/** How often the replaced inode is looked at while another process holds it open for writing. */
+const LATE_APPEND_POLL_MS = 10;
 /** Rounds of adding in-place appends to the new file before the rename. */
 const MAX_CATCH_UP_ROUNDS = 4;
 const LOCK_OPTIONS = { realpath: false, stale: 10_000 } as const;
@@ -315,7 +323,8 @@ interface Replaced {
 /**
  * Bytes appended in place to the replaced inode after `seen` (between the last check and the
  * rename, or by a writer that opened it before the rename) are appended to the new file, which
- * holds `written`.
+ * holds `written`. Bounded by LATE_APPEND_WAIT_MS: a writer that keeps the old inode open for
+ * good (`tee -a`) writes there after that unread.
  */
 async function carryOverAppends(
   original: number,
@@ -326,14 +335,16 @@ async function carryOverAppends(
   let offset = seen.length;
   let active = appenderSeen;
   let lastLook = false;
+  let holders: OpenDescriptor[] | null = null;
   const deadline = Date.now() + LATE_APPEND_WAIT_MS;
-  for (let carried = 0; carried < MAX_CARRY_ROUNDS;) {
+  for (;;) {
     const size = await settledSize(original, offset);
     if (size <= offset) {
       if (!active || lastLook || Date.now() > deadline) return;
       // Held open for writing by another process: it may still append. Not held: whatever it
       // wrote is in the inode by now, so one more look finds it.
-      lastLook = !(await heldForWriting(before));
+      holders = await stillWriting(holders, before);
+      lastLook = holders.length === 0;
       continue;
     }
     const tail = Buffer.alloc(size - offset);
@@ -343,38 +354,49 @@ async function carryOverAppends(
     if (offset === seen.length) chunk = joinTail(seen, written, chunk);
     await appendFile(real, chunk);
     offset += bytesRead;
-    carried++;
     active = true;
     lastLook = false;
+    if (Date.now() > deadline) return;
   }
 }
 
 /**
- * Whether another process holds the inode open for writing; after a short pause when so, so the
- * caller looks at the inode again a little later. Where /proc cannot tell, a quiet pause and no.
+ * The other processes' descriptors open for writing on the replaced inode, after a pause when
+ * there are any, so the caller looks at the inode again a little later. The first call scans
+ * every process (an unlinked inode cannot be opened again by its name, so no holder is missed);
+ * the later ones look only at the holders found then. Where that cannot be told (no /proc, or
+ * processes of another user that might hold it), a quiet pause and none.
  */
-async function heldForWriting(inode: BigIntStats): Promise<boolean> {
-  if (!procReadable()) {
-    await new Promise((resolve) => setTimeout(resolve, LATE_APPEND_QUIET_MS));
-    return false;
-  }
-  for (const descriptor of openDescriptors()) {
-    if (descriptor.pid === process.pid || !writingTo(descriptor, inode)) continue;
-    await new Promise((resolve) => setTimeout(resolve, 2));
-    return true;
-  }
-  return false;
+async function stillWriting(
+  holders: OpenDescriptor[] | null,
+  inode: BigIntStats,
+): Promise<OpenDescriptor[]> {
+  let hidden = !procReadable();
+  const found = (
+    holders ??
+    openDescriptors(() => {
+      hidden = true;
+    })
+  ).filter((descriptor) => descriptor.pid !== process.pid && writingTo(descriptor, inode));
+  const pause = found.length > 0 ? LATE_APPEND_POLL_MS : hidden ? LATE_APPEND_QUIET_MS : 0;
+  if (pause > 0) await new Promise((resolve) => setTimeout(resolve, pause));
+  return found;
 }
 
-/** Whether a descriptor is open on the inode for writing (its flags' access mode not O_RDONLY). */
+/**
+ * Whether a descriptor is open for writing (its flags' access mode not O_RDONLY) on the inode,
+ * which is unlinked: the link's text is looked at first, so no other descriptor's file is
+ * stat-ed (a dead network mount could hang that).
+ */
 function writingTo({ path, info }: OpenDescriptor, inode: BigIntStats): boolean {
   try {
+    if (!readlinkSync(path).endsWith(' (deleted)')) return false;
     const target = statSync(path, { bigint: true, throwIfNoEntry: false });
     if (!target || target.ino !== inode.ino || target.dev !== inode.dev) return false;
     const flags = /^flags:\s*([0-7]+)$/m.exec(readFileSync(info, 'utf8'));
     return flags === null || (parseInt(flags[1]!, 8) & 3) !== 0;
   } catch {
-    return false; // Closed meanwhile, or not ours to read.
+    return false; // Closed meanwhile.
   }
 }
 

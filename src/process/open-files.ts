@@ -17,23 +17,32 @@ export function procReadable(): boolean {
   return existsSync('/proc/self/fd');
 }
 
-export function* openDescriptors(): Generator<OpenDescriptor> {
+/**
+ * Every descriptor of every process this user may inspect; `onHidden` is called for each process
+ * whose descriptors may not be read (another user's, or under `hidepid`).
+ */
+export function openDescriptors(onHidden?: () => void): OpenDescriptor[] {
   let pids: string[];
   try {
     pids = readdirSync('/proc');
   } catch {
-    return;
+    return [];
   }
+  const descriptors: OpenDescriptor[] = [];
   for (const pid of pids) {
     if (!/^\d+$/.test(pid)) continue;
     let fds: string[];
     try {
       fds = readdirSync(`/proc/${pid}/fd`);
-    } catch {
-      continue; // Another user's, or ended.
+    } catch (error) {
+      // Ended meanwhile, or not ours to read.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') onHidden?.();
+      continue;
     }
     for (const fd of fds) {
-      yield { pid: Number(pid), path: `/proc/${pid}/fd/${fd}`, info: `/proc/${pid}/fdinfo/${fd}` };
+      const at = `/proc/${pid}/`;
+      descriptors.push({ pid: Number(pid), path: `${at}fd/${fd}`, info: `${at}fdinfo/${fd}` });
     }
   }
+  return descriptors;
 }
