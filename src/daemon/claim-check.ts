@@ -95,6 +95,16 @@ async function judgeClaim(
   return judgeRecorded(claim, read.state);
 }
 
+/** The session the file's claim on `noun` names now; null when it carries no daemon's claim. */
+export async function claimedBy(
+  ctx: DaemonContext,
+  file: string,
+  noun: string,
+): Promise<string | null> {
+  const claim = await claimIn(ctx, file, noun);
+  return 'ref' in claim ? claim.ref : null;
+}
+
 /** The daemon's claim on `noun` the file carries now, or the verdict when there is none. */
 async function claimIn(
   ctx: DaemonContext,

@@ -408,13 +408,14 @@ export class GitClaims implements ClaimStore {
     };
   }
 
-  async movedOn({ file, session }: DoneItem): Promise<string | null> {
+  async movedOn({ file, noun, session }: DoneItem): Promise<string | null> {
     if (this.held.has(session) || this.seen === null) return null;
     const at = await this.itemAt(file);
     if ('failed' in at) return null;
     const judged = this.seen.get(at.item);
     const record = judged?.record;
-    if (!record || (judged.judgement !== 'held' && judged.judgement !== 'done')) return null;
+    if (!record || record.noun !== noun) return null;
+    if (judged.judgement !== 'held' && judged.judgement !== 'done') return null;
     // A done of this daemon's identity is its own session's, counted already.
     if (judged.judgement === 'done' && sameHolder(record.holder, this.place.me)) return null;
     const what = judged.judgement === 'done' ? 'finished by' : 'held by';

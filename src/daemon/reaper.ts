@@ -6,10 +6,11 @@
  * are looked at too: one whose item another lease holds now (git claims) is closed.
  */
 import { messageOf } from '../errors.js';
+import { resolveSessionRef } from '../sessions/session-dir.js';
 import { markSuperseded } from '../sessions/session-markers.js';
 import { readSessionState } from '../sessions/session-state.js';
 import { isOpen } from '../sessions/session-status.js';
-import { checkClaim, type ClaimVerdict } from './claim-check.js';
+import { checkClaim, claimedBy, type ClaimVerdict } from './claim-check.js';
 import { claimStoreOf } from './claim-store.js';
 import type { DaemonShared } from './daemon-shared.js';
 import type { SessionFollower } from './follow-session.js';
@@ -64,8 +65,10 @@ export class Reaper {
     }
     if (verdict.kind === 'alive') {
       // --once follows nothing, yet a live agent holds its slot there too.
-      if (claimed && (verdict.state || !this.shared.adopting))
+      if (claimed && (verdict.state || !this.shared.adopting)) {
         this.adopt(file, noun, verdict.session);
+        this.followed(verdict.session);
+      }
       return;
     }
     if (verdict.kind === 'unknown') {
@@ -79,6 +82,12 @@ export class Reaper {
       return this.retryElsewhere(file, noun);
     if (claimed) table.move(file, noun, null, `its claim ended (${verdict.kind})`);
     await this.follower.recordEnd(file, noun, verdict);
+  }
+
+  /** A session open at start is followed now: its end is its follower's (a lost lease's too). */
+  private followed(session: string): void {
+    const dir = resolveSessionRef(this.shared.ctx.options.root, session);
+    if (dir) this.started.delete(dir);
   }
 
   /**
@@ -98,22 +107,40 @@ export class Reaper {
         this.started.delete(dir);
         continue;
       }
-      const item = { file: state.requestFile, noun: state.noun, session: state.sessionRef };
+      const why = await this.supersededWhy(dir, state);
+      if (why === null) continue;
       try {
-        const why = await store.movedOn(item);
-        if (why === null) continue;
         await markSuperseded(dir);
-        this.started.delete(dir);
-        ctx.log(
-          'warn',
-          `${state.sessionRef}: ${why}, so its work cannot count: its agent is closed (its worktree and branch stay)`,
-        );
       } catch (error) {
-        ctx.log(
-          'error',
-          `${state.sessionRef}: cannot tell whether it was superseded: ${messageOf(error)}`,
-        );
+        ctx.log('error', `${state.sessionRef}: cannot mark it superseded: ${messageOf(error)}`);
+        continue;
       }
+      this.started.delete(dir);
+      ctx.log(
+        'warn',
+        `${state.sessionRef}: ${why}, so its work cannot count: its agent is closed (its worktree and branch stay)`,
+      );
+    }
+  }
+
+  /**
+   * Why the session is superseded, or null while it is not (or that cannot be told now). Never
+   * while its request still carries its claim: the claim check judges that one (a lapsed lease
+   * of a host that died before its requeue is taken over for it, and its work counts).
+   */
+  private async supersededWhy(dir: string, state: UnendedSession['state']): Promise<string | null> {
+    const { ctx } = this.shared;
+    const item = { file: state.requestFile, noun: state.noun, session: state.sessionRef };
+    try {
+      const named = await claimedBy(ctx, item.file, item.noun);
+      if (named !== null && resolveSessionRef(ctx.options.root, named) === dir) return null;
+      return (await claimStoreOf(ctx).movedOn?.(item)) ?? null;
+    } catch (error) {
+      ctx.log(
+        'error',
+        `${state.sessionRef}: cannot tell whether it was superseded: ${messageOf(error)}`,
+      );
+      return null;
     }
   }
 

@@ -3,6 +3,7 @@
  * claims through the context's store, and an item another host holds waits as `elsewhere(host)`
  * without a slot, so the next item takes it.
  */
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +15,7 @@ import { inProcessContext } from '../helpers/in-process-context.js';
 import { fakeProbe } from '../process/fake-probe.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { TEST_TAGS_MD } from '../helpers/daemon-harness.js';
+import { craftClaim, craftedState } from '../helpers/crafted-state.js';
 import { git } from '../helpers/git.js';
 import { runCli } from '../helpers/run-cli.js';
 
@@ -107,6 +109,47 @@ describe('the claim store seam', () => {
     } finally {
       await daemon.stop();
     }
+  });
+
+  it('marks superseded a session open at start that no claim names, once the store says its item moved on', async () => {
+    const asked: string[] = [];
+    const claims: ClaimStore = {
+      ...localClaimStore,
+      // Another host holds both items: nothing here adopts either session.
+      judgeHolder: async () => ({ kind: 'elsewhere', host: 'b' }),
+      movedOn: async ({ session }) => {
+        asked.push(session);
+        return "its item's lease is held by b as attempt 2";
+      },
+    };
+    const { root, daemon, lines } = await daemonWith(claims, 1);
+    // A names its session still: the claim check owns it. B names another session now.
+    const sessions = {
+      A: 'sessions/2026_01_01_000000_FIX_A',
+      B: 'sessions/2026_01_01_000000_FIX_B',
+    };
+    for (const [name, ref] of Object.entries(sessions)) {
+      const file = await craftClaim(root, `${name}.md`, ref, null);
+      await writeFile(
+        join(root, ref, '.state.json'),
+        JSON.stringify(craftedState(root, file, ref, {})),
+      );
+    }
+    const b = join(root, 'sessions', 'B.md');
+    await writeFile(b, (await readFile(b, 'utf8')).replace(sessions.B, 'sessions/other'));
+    await daemon.start();
+    try {
+      await waitFor(() => existsSync(join(root, sessions.B, '.superseded')), {
+        message: () => lines.join('\n'),
+      });
+    } finally {
+      await daemon.stop();
+    }
+    expect(existsSync(join(root, sessions.A, '.superseded'))).toBe(false);
+    expect(asked).toEqual([sessions.B]);
+    expect(lines).toContain(
+      `${sessions.B}: its item's lease is held by b as attempt 2, so its work cannot count: its agent is closed (its worktree and branch stay)`,
+    );
   });
 
   it('parks an item whose claim could not reach the store, and claims it when tried again', async () => {
