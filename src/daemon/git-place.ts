@@ -111,7 +111,12 @@ export async function instanceOf(checkout: string, boot: string): Promise<string
  * directory the watch skips (IGNORE_RULES: a checkout under `.git` would never be watched).
  */
 function checkoutDir(repo: string, remote: string, branch: string): string {
-  const state = process.env.XDG_STATE_HOME || join(homedir(), '.local', 'state');
   const hash = createHash('sha256').update(`${repo}\0${remote}\0${branch}`).digest('hex');
-  return join(state, 'engine', 'checkouts', `${fileSlug(basename(repo))}-${hash.slice(0, 16)}`);
+  return join(checkoutsDir(process.env), `${fileSlug(basename(repo))}-${hash.slice(0, 16)}`);
+}
+
+/** Where every checkout of this user is made, its agents' worktrees inside each. */
+export function checkoutsDir(env: NodeJS.ProcessEnv): string {
+  const state = env.XDG_STATE_HOME || join(homedir(), '.local', 'state');
+  return join(state, 'engine', 'checkouts');
 }

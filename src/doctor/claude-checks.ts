@@ -4,6 +4,7 @@
  * Pure: each reads the facts gathered once (readClaudeFacts).
  */
 import { dirname } from 'node:path';
+import { checkoutsDir } from '../daemon/git-place.js';
 import { serviceFile } from '../service/service-files.js';
 import {
   claudePaths,
@@ -97,24 +98,45 @@ function trustedAt(
   }
 }
 
+/**
+ * The folders agents run in must be trusted: the root (its `.engine-worktrees/` with it) and,
+ * with git claims, the checkouts in engine's state directory, where their worktrees are made.
+ */
 export function checkTrust(ctx: DoctorContext, facts: ClaudeFacts): CheckResult {
   const id = 'claude-trust';
   if (ctx.agent.claude === null) return notClaude(id);
   if (!interactive(ctx)) return skip(id, 'claude -p does not ask to trust a folder');
   if (ctx.root === null) return skip(id, 'no engine project here');
-  const fix = `cd ${ctx.root} && ${ctx.agent.program}, and answer "Yes, I trust this folder"`;
   const global = 'value' in facts.global ? facts.global.value : null;
   const projects = (global?.projects ?? {}) as Record<string, { hasTrustDialogAccepted?: unknown }>;
-  const at = trustedAt(projects, ctx.root);
-  if (at === null)
+  const folders = [ctx.root, ...(ctx.settings.claims === 'git' ? [checkoutsDir(ctx.env)] : [])];
+  const untrusted = folders.filter((folder) => trustedAt(projects, folder) === null);
+  if (untrusted.length > 0) {
+    const answer = `${ctx.agent.program}, and answer "Yes, I trust this folder"`;
+    const fix = untrusted
+      .map((folder) =>
+        folder === ctx.root
+          ? `cd ${folder} && ${answer}`
+          : `mkdir -p ${folder} && cd ${folder} && ${answer}`,
+      )
+      .join('; then ');
+    const where = untrusted.map((folder) =>
+      folder === ctx.root ? folder : `${folder} (git claims: agents' worktrees)`,
+    );
     return fail(
       id,
-      `${ctx.root} is not trusted by Claude Code: each agent would wait on the trust question (default No)`,
+      `${where.join(' and ')} ${untrusted.length > 1 ? 'are' : 'is'} not trusted by Claude Code: each agent would wait on the trust question (default No)`,
       fix,
     );
+  }
   return pass(
     id,
-    at === ctx.root ? `${ctx.root} is trusted` : `${ctx.root} is trusted through ${at}`,
+    folders
+      .map((folder) => {
+        const at = trustedAt(projects, folder);
+        return at === folder ? `${folder} is trusted` : `${folder} is trusted through ${at}`;
+      })
+      .join('; '),
   );
 }
 

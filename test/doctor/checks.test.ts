@@ -156,6 +156,33 @@ describe("Claude Code's first run and trust", () => {
       summary: `${ROOT} is trusted through /work`,
     });
   });
+
+  it('trust with git claims: the checkouts, where agents work, must be trusted too', async () => {
+    const git = (projects: Record<string, unknown>) =>
+      contextOf({
+        env: { PATH: '/usr/bin', XDG_STATE_HOME: '/state' },
+        settings: { claims: 'git' },
+        probe: probeOf({ [GLOBAL]: json({ projects }) }),
+      });
+    const rootOnly = await claudeCheck(
+      checkTrust,
+      git({ '/work': { hasTrustDialogAccepted: true } }),
+    );
+    expect(rootOnly).toMatchObject({
+      status: 'FAIL',
+      summary:
+        "/state/engine/checkouts (git claims: agents' worktrees) is not trusted by Claude Code: each agent would wait on the trust question (default No)",
+      fix: 'mkdir -p /state/engine/checkouts && cd /state/engine/checkouts && claude, and answer "Yes, I trust this folder"',
+    });
+    const both = {
+      '/work': { hasTrustDialogAccepted: true },
+      '/state': { hasTrustDialogAccepted: true },
+    };
+    expect(await claudeCheck(checkTrust, git(both))).toMatchObject({
+      status: 'PASS',
+      summary: `${ROOT} is trusted through /work; /state/engine/checkouts is trusted through /state`,
+    });
+  });
 });
 
 describe('permissions: will an unattended Bash call wait?', () => {
