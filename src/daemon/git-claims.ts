@@ -48,6 +48,8 @@ export class GitClaims implements ClaimStore {
   /** One write of the shared branch at a time: this daemon's writes never race each other. */
   private branchWrites: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
+  /** The scheduled fetch under way, if any. */
+  private ticking: Promise<void> = Promise.resolve();
   private closed = false;
   /** The daemon stops: a done still being tried gives up at its next try. */
   private stopped = false;
@@ -131,6 +133,8 @@ export class GitClaims implements ClaimStore {
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
+    // A fetch under way finishes first: its stamp and sync write nothing after the close.
+    await this.ticking;
     await this.keeper.stop();
     await this.follow.settled();
     await this.place.lock.release();
@@ -588,7 +592,8 @@ export class GitClaims implements ClaimStore {
     if (this.closed) return;
     const wait = this.options.claimsFetchMs * (0.8 + 0.4 * Math.random());
     this.timer = setTimeout(() => {
-      void this.tick()
+      this.ticking = this.tick()
+        .then(() => undefined)
         .catch((error: unknown) => this.log('error', `claims: ${messageOf(error)}`))
         .finally(() => this.schedule());
     }, wait);
