@@ -95,14 +95,18 @@ async function judgeClaim(
   return judgeRecorded(claim, read.state);
 }
 
-/** The session the file's claim on `noun` names now; null when it carries no daemon's claim. */
+/**
+ * The session the file's claim on `noun` names now; null when it carries no daemon's claim;
+ * undefined when that cannot be told now (the file gone, as in git's rewrite, or unreadable).
+ */
 export async function claimedBy(
   ctx: DaemonContext,
   file: string,
   noun: string,
-): Promise<string | null> {
+): Promise<string | null | undefined> {
   const claim = await claimIn(ctx, file, noun);
-  return 'ref' in claim ? claim.ref : null;
+  if ('ref' in claim) return claim.ref;
+  return claim.kind === 'gone' || claim.kind === 'unknown' ? undefined : null;
 }
 
 /** The daemon's claim on `noun` the file carries now, or the verdict when there is none. */

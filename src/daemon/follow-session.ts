@@ -10,6 +10,7 @@ import { readSessionState, type SessionState } from '../sessions/session-state.j
 import { isOpen, transitionSession } from '../sessions/session-status.js';
 import { checkClaim, type ClaimVerdict } from './claim-check.js';
 import { closeFinished } from './close-finished.js';
+import { pausepoint } from './failpoint.js';
 import type { DaemonShared } from './daemon-shared.js';
 import { endLimitedAgent } from './limited-agent.js';
 import { recordDone } from './record-done.js';
@@ -52,12 +53,7 @@ export class SessionFollower {
         }
         if (verdict?.kind === 'gone' && !goneOnce && !this.shared.stopping) {
           goneOnce = true;
-          const wait = Math.min(this.shared.ctx.options.pollMs, GONE_LOOK_AGAIN_MS);
-          this.shared.ctx.log(
-            'debug',
-            `${file} is gone from its path: looked at again in ${wait} ms`,
-          );
-          await changes.next(wait);
+          await this.lookAgainAt(file, changes);
           continue;
         }
         goneOnce = false;
@@ -85,6 +81,23 @@ export class SessionFollower {
       }
     } finally {
       changes.close();
+    }
+  }
+
+  /** Waits until the request is back at its path, or for the time a second look is due. */
+  private async lookAgainAt(
+    file: string,
+    changes: { next(ms: number): Promise<unknown> },
+  ): Promise<void> {
+    const { ctx } = this.shared;
+    const wait = Math.min(ctx.options.pollMs, GONE_LOOK_AGAIN_MS);
+    ctx.log('debug', `${file} is gone from its path: looked at again in ${wait} ms`);
+    await pausepoint('before-gone-look-again');
+    // Other changes (the session's files) wake the wait early: it waits on to its time.
+    const until = ctx.now().getTime() + wait;
+    for (let left = wait; left > 0 && !existsSync(file) && !this.shared.stopping;) {
+      await changes.next(left);
+      left = until - ctx.now().getTime();
     }
   }
 

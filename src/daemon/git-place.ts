@@ -117,6 +117,6 @@ function checkoutDir(repo: string, remote: string, branch: string): string {
 
 /** Where every checkout of this user is made, its agents' worktrees inside each. */
 export function checkoutsDir(env: NodeJS.ProcessEnv): string {
-  const state = env.XDG_STATE_HOME || join(homedir(), '.local', 'state');
+  const state = env.XDG_STATE_HOME || join(env.HOME || homedir(), '.local', 'state');
   return join(state, 'engine', 'checkouts');
 }

@@ -17,8 +17,10 @@ import type { SessionFollower } from './follow-session.js';
 import type { UnendedSession } from './session-index.js';
 
 export class Reaper {
-  /** The sessions open at start that may be superseded, by directory (see `closeSuperseded`). */
-  private readonly started = new Map<string, UnendedSession['state']>();
+  /** The directories of the sessions open at start that may be superseded (`closeSuperseded`). */
+  private readonly started = new Set<string>();
+  /** Those found superseded at the last reap: closed when the next one finds them so again. */
+  private readonly suspected = new Set<string>();
 
   constructor(
     private readonly shared: DaemonShared,
@@ -29,7 +31,7 @@ export class Reaper {
 
   /** The sessions open when the daemon started: each reap looks whether one was superseded. */
   watchStarted(sessions: UnendedSession[]): void {
-    for (const { dir, state } of sessions) if (isOpen(state.status)) this.started.set(dir, state);
+    for (const { dir, state } of sessions) if (isOpen(state.status)) this.started.add(dir);
   }
 
   /** Judges the claims no task follows, then the sessions open at start. */
@@ -88,27 +90,35 @@ export class Reaper {
   private followed(session: string): void {
     const dir = resolveSessionRef(this.shared.ctx.options.root, session);
     if (dir) this.started.delete(dir);
+    if (dir) this.suspected.delete(dir);
   }
 
   /**
    * A session left running while no daemon ran here, whose item another lease holds now (git:
    * another host took it over, or finished it): its work can no longer count, and no claim names
-   * it, so nothing else would ever close it. It is marked superseded, and its follower
+   * it, so nothing else would ever close it. Found so at two reaps in a row (a read while git
+   * rewrites its request shows no claim for a moment), it is marked superseded, and its follower
    * (exitWhenSeen) closes its agent; its worktree and branch stay for a person to look at.
    */
   private async closeSuperseded(): Promise<void> {
     const { ctx } = this.shared;
     const store = claimStoreOf(ctx);
     if (!store.movedOn) return;
-    for (const [dir, state] of this.started) {
+    for (const dir of this.started) {
       if (this.shared.stopping) break;
       const read = await readSessionState(dir);
       if (!('state' in read) || !isOpen(read.state.status)) {
         this.started.delete(dir);
+        this.suspected.delete(dir);
         continue;
       }
+      const { state } = read;
       const why = await this.supersededWhy(dir, state);
-      if (why === null) continue;
+      if (why === null || !this.suspected.has(dir)) {
+        if (why === null) this.suspected.delete(dir);
+        else this.suspected.add(dir);
+        continue;
+      }
       try {
         await markSuperseded(dir);
       } catch (error) {
@@ -116,6 +126,7 @@ export class Reaper {
         continue;
       }
       this.started.delete(dir);
+      this.suspected.delete(dir);
       ctx.log(
         'warn',
         `${state.sessionRef}: ${why}, so its work cannot count: its agent is closed (its worktree and branch stay)`,
@@ -132,7 +143,9 @@ export class Reaper {
     const { ctx } = this.shared;
     const item = { file: state.requestFile, noun: state.noun, session: state.sessionRef };
     try {
+      // Not while the request names it, nor while that cannot be read (git rewriting it).
       const named = await claimedBy(ctx, item.file, item.noun);
+      if (named === undefined) return null;
       if (named !== null && resolveSessionRef(ctx.options.root, named) === dir) return null;
       return (await claimStoreOf(ctx).movedOn?.(item)) ?? null;
     } catch (error) {

@@ -5,6 +5,7 @@
  */
 import { dirname } from 'node:path';
 import { checkoutsDir } from '../daemon/git-place.js';
+import { shellQuote } from '../runners/runner.js';
 import { serviceFile } from '../service/service-files.js';
 import {
   claudePaths,
@@ -114,11 +115,12 @@ export function checkTrust(ctx: DoctorContext, facts: ClaudeFacts): CheckResult 
   if (untrusted.length > 0) {
     const answer = `${ctx.agent.program}, and answer "Yes, I trust this folder"`;
     const fix = untrusted
-      .map((folder) =>
-        folder === ctx.root
-          ? `cd ${folder} && ${answer}`
-          : `mkdir -p ${folder} && cd ${folder} && ${answer}`,
-      )
+      .map((folder) => {
+        const word = /^[\w./@%+=:,-]+$/.test(folder) ? folder : shellQuote(folder);
+        return folder === ctx.root
+          ? `cd ${word} && ${answer}`
+          : `mkdir -p ${word} && cd ${word} && ${answer}`;
+      })
       .join('; then ');
     const where = untrusted.map((folder) =>
       folder === ctx.root ? folder : `${folder} (git claims: agents' worktrees)`,

@@ -46,6 +46,8 @@ const CAPTURED = [
   // The tmux server's socket directory: `engine attach` from a shell must find the same server.
   /^TMUX_TMPDIR$/,
   /^XDG_CONFIG_HOME$/,
+  // engine's state (git claims' checkouts): the service must use the folder doctor checked.
+  /^XDG_STATE_HOME$/,
 ];
 
 /**

@@ -435,8 +435,9 @@ describe('daemons of several hosts on one git remote', () => {
     expect(isAlive(held!.pid)).toBe(true);
     const again = a.start([], env);
     await waitForReady(again, 60_000);
+    // Found superseded at two reaps in a row (30 s apart by default), then closed.
     await waitFor(() => !isAlive(held!.pid), {
-      timeoutMs: 60_000,
+      timeoutMs: 120_000,
       message: () => `a closes its superseded agent; a:\n${again.output()}`,
     });
     expect(again.output()).toMatch(

@@ -26,7 +26,7 @@ afterEach(async () => {
 
 const FIX = { noun: 'fix', skill: '/fix', mode: 'agent', priority: 3, dispatchable: true };
 
-async function daemonWith(claims: ClaimStore, maxAgents: number) {
+async function daemonWith(claims: ClaimStore, maxAgents: number, reapIntervalMs = 30_000) {
   const root = await mkdtemp(join(tmpdir(), 'engine-claim-store-'));
   roots.push(root);
   await mkdir(join(root, 'sessions'));
@@ -41,7 +41,7 @@ async function daemonWith(claims: ClaimStore, maxAgents: number) {
     close: async () => undefined,
   } as unknown as Runner;
   const ctx = inProcessContext(root, {
-    options: { maxAgents },
+    options: { maxAgents, reapIntervalMs },
     log: (_level, message) => lines.push(message),
     routes: {
       route: (noun) => (noun === 'fix' ? FIX : null),
@@ -122,7 +122,8 @@ describe('the claim store seam', () => {
         return "its item's lease is held by b as attempt 2";
       },
     };
-    const { root, daemon, lines } = await daemonWith(claims, 1);
+    // Closed when found superseded at two reaps in a row.
+    const { root, daemon, lines } = await daemonWith(claims, 1, 100);
     // A names its session still: the claim check owns it. B names another session now.
     const sessions = {
       A: 'sessions/2026_01_01_000000_FIX_A',
@@ -146,7 +147,8 @@ describe('the claim store seam', () => {
       await daemon.stop();
     }
     expect(existsSync(join(root, sessions.A, '.superseded'))).toBe(false);
-    expect(asked).toEqual([sessions.B]);
+    expect(new Set(asked)).toEqual(new Set([sessions.B]));
+    expect(asked.length).toBeGreaterThanOrEqual(2);
     expect(lines).toContain(
       `${sessions.B}: its item's lease is held by b as attempt 2, so its work cannot count: its agent is closed (its worktree and branch stay)`,
     );

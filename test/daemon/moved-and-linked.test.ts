@@ -4,7 +4,7 @@
  * kills the agent for either, and never dispatches a hard-linked request.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { link, rename, rm, utimes, writeFile } from 'node:fs/promises';
+import { link, mkdir, rename, rm, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -72,15 +72,24 @@ describe('a claimed request moved while its agent runs', () => {
 
 describe('a claimed request deleted while its agent runs', () => {
   it('is not gone when it is written again at once (git rewrites a file so): its claim stays followed', async () => {
-    const d = h.start(['--poll-ms', '5000'], { TEST_AGENT_MODE: 'hold' });
+    const pauses = join(h.root, 'pauses');
+    await mkdir(pauses);
+    // Held right before its second look, until the file is back.
+    const d = h.start(['--poll-ms', '5000'], {
+      TEST_AGENT_MODE: 'hold',
+      ENGINE_PAUSEPOINT: 'before-gone-look-again',
+      ENGINE_PAUSE_DIR: pauses,
+    });
     const file = h.file('REWRITTEN.md');
     const agent = await claimedAgent(file, d);
     const text = await read(file);
     await rm(file);
-    await waitFor(() => /REWRITTEN\.md is gone from its path: looked at again/.test(d.output()), {
+    await waitFor(() => existsSync(join(pauses, 'before-gone-look-again.paused')), {
       message: () => d.output(),
     });
+    expect(d.output()).toMatch(/REWRITTEN\.md is gone from its path: looked at again in 1000 ms/);
     await writeFile(file, text);
+    await writeFile(join(pauses, 'before-gone-look-again.resume'), '');
     await release(agent.session);
     await waitForText(file, '#done-fix', { message: () => d.output() });
     await waitFor(() => /done: .*REWRITTEN\.md/.test(d.output()), { message: () => d.output() });
