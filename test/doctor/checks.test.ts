@@ -185,9 +185,9 @@ describe("Claude Code's first run and trust", () => {
         [GLOBAL]: json({ projects: { '/work': { hasTrustDialogAccepted: true } } }),
       }),
     });
-    expect((await claudeCheck(checkTrust, spaced)).fix).toBe(
-      `mkdir -p '/my state'\\''s/engine/checkouts' && cd '/my state'\\''s/engine/checkouts' && claude, and answer "Yes, I trust this folder"`,
-    );
+    expect(await claudeCheck(checkTrust, spaced)).toMatchObject({
+      fix: `mkdir -p '/my state'\\''s/engine/checkouts' && cd '/my state'\\''s/engine/checkouts' && claude, and answer "Yes, I trust this folder"`,
+    });
     expect(await claudeCheck(checkTrust, git(both))).toMatchObject({
       status: 'PASS',
       summary: `${ROOT} is trusted through /work; /state/engine/checkouts is trusted through /state`,
