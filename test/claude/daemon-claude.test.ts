@@ -15,9 +15,11 @@ import {
 } from '../helpers/daemon-harness.js';
 import { contentText, reply, lastUserContent } from '../helpers/messages-api.js';
 
-const h = useDaemonHarness();
-// Registered after the daemon harness: its closing hook runs first, ending daemon and agents.
+// Registered before the daemon harness: after-hooks run in reverse order (vitest's "stack"), so
+// the harness ends daemon and agents before the stand-in and the sandbox go (an agent that
+// outlived them wrote its transcript into a sandbox already removed).
 const claude = useClaudeSandbox();
+const h = useDaemonHarness();
 
 it('takes an approved item from #delegated-fix to #done-fix through the real CLI', async () => {
   claude.api.script(

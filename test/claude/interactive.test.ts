@@ -27,9 +27,11 @@ import { contentText, lastUserContent, reply } from '../helpers/messages-api.js'
 import { runCli } from '../helpers/run-cli.js';
 import { waitFor } from '../helpers/wait-for.js';
 
-const h = useDaemonHarness();
-// Registered after the daemon harness: its closing hook runs first, ending daemon and agents.
+// Registered before the daemon harness: after-hooks run in reverse order (vitest's "stack"), so
+// the harness ends daemon and agents before the stand-in and the sandbox go (an agent that
+// outlived them wrote its transcript into a sandbox already removed).
 const claude = useClaudeSandbox();
+const h = useDaemonHarness();
 
 const REQUEST = '# Fix me\n**Tags**: #delegated-fix\n\nThe bug.\n';
 /** --close-after-done in minutes: 6 s, long enough to see the agent still open after done. */

@@ -26,9 +26,11 @@ import { runCli } from '../helpers/run-cli.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { recordFigure } from '../reliability/support.js';
 
-const h = useDaemonHarness();
-// Registered after the daemon harness: its closing hook runs first, ending daemon and agents.
+// Registered before the daemon harness: after-hooks run in reverse order (vitest's "stack"), so
+// the harness ends daemon and agents before the stand-in and the sandbox go (an agent that
+// outlived them wrote its transcript into a sandbox already removed).
 const claude = useClaudeSandbox();
+const h = useDaemonHarness();
 
 const pauseFile = () => join(h.root, 'sessions', '.engine', 'pause.json');
 const readPauseFile = async () => JSON.parse(await read(pauseFile())) as { until: string };
