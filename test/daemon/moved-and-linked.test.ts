@@ -77,19 +77,23 @@ describe('a claimed request deleted while its agent runs', () => {
     // Held right before its second look, until the file is back.
     const d = h.start(['--poll-ms', '5000'], {
       TEST_AGENT_MODE: 'hold',
-      ENGINE_PAUSEPOINT: 'before-gone-look-again',
+      ENGINE_PAUSEPOINT: 'before-look-again',
       ENGINE_PAUSE_DIR: pauses,
     });
     const file = h.file('REWRITTEN.md');
     const agent = await claimedAgent(file, d);
     const text = await read(file);
     await rm(file);
-    await waitFor(() => existsSync(join(pauses, 'before-gone-look-again.paused')), {
+    await waitFor(() => existsSync(join(pauses, 'before-look-again.paused')), {
       message: () => d.output(),
     });
-    expect(d.output()).toMatch(/REWRITTEN\.md is gone from its path: looked at again in 1000 ms/);
+    // The log line is written before the pause, but reaches this process through a pipe.
+    await waitFor(
+      () => /REWRITTEN\.md is gone from its path: looked at again in 1000 ms/.test(d.output()),
+      { message: () => d.output() },
+    );
     await writeFile(file, text);
-    await writeFile(join(pauses, 'before-gone-look-again.resume'), '');
+    await writeFile(join(pauses, 'before-look-again.resume'), '');
     await release(agent.session);
     await waitForText(file, '#done-fix', { message: () => d.output() });
     await waitFor(() => /done: .*REWRITTEN\.md/.test(d.output()), { message: () => d.output() });
