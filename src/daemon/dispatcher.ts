@@ -363,7 +363,7 @@ export class Dispatcher {
     // How the claim ended: a request gone from its path is followed on at its new one.
     let ended: Ended = 'threw';
     try {
-      ended = await this.followed(file, noun, session);
+      ended = (await this.parts.follower.untilEnded(file, noun, session))?.kind ?? 'alive';
     } finally {
       if (!this.shared.stopping && LETS_GO.has(ended))
         await claimStoreOf(this.shared.ctx)
@@ -380,23 +380,6 @@ export class Dispatcher {
       }
       void this.admit();
     }
-  }
-
-  /**
-   * How the followed claim ended. A file that no longer shows the claim is looked at once more,
-   * a moment later, before that counts: git rewrites a request (a move of the checkout) by
-   * deleting and writing it, and a read between the two is no end of anything.
-   */
-  private async followed(file: string, noun: string, session: string): Promise<Ended> {
-    const { follower } = this.parts;
-    const kind = (await follower.untilEnded(file, noun, session))?.kind ?? 'alive';
-    if (kind !== 'not-claimed' || this.shared.stopping) return kind;
-    const { ctx } = this.shared;
-    const wait = Math.min(ctx.options.pollMs, LOOK_AGAIN_MS);
-    ctx.log('debug', `${file} no longer shows its claim: looked at again in ${wait} ms`);
-    await new Promise<void>((resolve) => ctx.timers.setTimeout(resolve, wait));
-    if (this.shared.stopping) return 'alive';
-    return (await follower.untilEnded(file, noun, session))?.kind ?? 'alive';
   }
 
   /** One timer, at the earliest Not Before of the parked items: they are ready then. */
@@ -439,6 +422,3 @@ type Ended = ClaimVerdict['kind'] | 'threw';
 
 /** The ends of a followed claim after which its session is let go where claims are kept. */
 const LETS_GO = new Set<Ended>(['done', 'not-claimed', 'foreign', 'requeued']);
-
-/** How soon a claim no longer shown is looked at again (at most --poll-ms). */
-const LOOK_AGAIN_MS = 1000;

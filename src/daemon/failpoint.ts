@@ -26,7 +26,7 @@ export function failpoint(name: Failpoint): void {
 }
 
 /** Steps where a race test can hold a running daemon (ENGINE_PAUSEPOINT). */
-export type Pausepoint = 'before-requeue' | 'before-gone-look-again';
+export type Pausepoint = 'before-requeue' | 'before-look-again';
 
 const pausedAt = new Set<Pausepoint>();
 

@@ -16,8 +16,13 @@ import { endLimitedAgent } from './limited-agent.js';
 import { recordDone } from './record-done.js';
 import { WaitingWatch } from './waiting-for-input.js';
 
-/** How soon a request gone from its path is looked at again (at most --poll-ms). */
-const GONE_LOOK_AGAIN_MS = 1000;
+/**
+ * The ends a read made while git rewrites a request (a pull, a checkout, the git claims'
+ * checkout moving: it deletes the file and writes it again) can show: looked at again before
+ * they count, this much later (at most --poll-ms).
+ */
+const RECHECKED = new Set<ClaimVerdict['kind']>(['gone', 'not-claimed']);
+const LOOK_AGAIN_MS = 1000;
 
 export class SessionFollower {
   constructor(
@@ -30,8 +35,8 @@ export class SessionFollower {
    * Checks the claim (a condition on files) until the agent is done or its claim was requeued:
    * again whenever the request file or the session's `.agent` or `.exit` changes, and every
    * `pollMs` in any case (events are hints; a wrapper killed with -9 writes nothing). A request
-   * gone from its path is looked at once more, a moment later, before that counts: git (a pull,
-   * a checkout, the git claims' checkout moving) rewrites a file by deleting and writing it.
+   * gone from its path, or no longer showing its claim, is looked at once more, a moment later,
+   * before that counts (RECHECKED); null when the daemon stops meanwhile.
    */
   async untilEnded(file: string, noun: string, session: string): Promise<ClaimVerdict | null> {
     const dir = resolveSessionRef(this.shared.ctx.options.root, session);
@@ -42,7 +47,7 @@ export class SessionFollower {
     );
     const waiting = dir ? new WaitingWatch(this.shared.ctx, dir, { file, noun, session }) : null;
     let recorded = false;
-    let goneOnce = false;
+    let lookedAgain = false;
     try {
       for (;;) {
         let verdict: ClaimVerdict | null = null;
@@ -51,12 +56,13 @@ export class SessionFollower {
         } catch (error) {
           this.shared.ctx.log('error', `checking ${file}: ${String(error)}; will look again`);
         }
-        if (verdict?.kind === 'gone' && !goneOnce && !this.shared.stopping) {
-          goneOnce = true;
-          await this.lookAgainAt(file, changes);
+        if (verdict && RECHECKED.has(verdict.kind) && !lookedAgain && !this.shared.stopping) {
+          lookedAgain = true;
+          await this.lookAgainAt(file, verdict.kind, changes);
+          if (this.shared.stopping) return null;
           continue;
         }
-        goneOnce = false;
+        lookedAgain = false;
         if (verdict && verdict.kind !== 'alive' && verdict.kind !== 'unknown') {
           await this.recordEnd(file, noun, verdict);
           if (verdict.kind === 'gone' && dir) await this.followGoneRequest(file, session, dir);
@@ -84,18 +90,23 @@ export class SessionFollower {
     }
   }
 
-  /** Waits until the request is back at its path, or for the time a second look is due. */
+  /**
+   * Waits for the time a second look is due; a request that was gone, until it is back at its
+   * path. Other changes (the session's files) wake the wait early: it waits on to its time.
+   */
   private async lookAgainAt(
     file: string,
+    kind: ClaimVerdict['kind'],
     changes: { next(ms: number): Promise<unknown> },
   ): Promise<void> {
     const { ctx } = this.shared;
-    const wait = Math.min(ctx.options.pollMs, GONE_LOOK_AGAIN_MS);
-    ctx.log('debug', `${file} is gone from its path: looked at again in ${wait} ms`);
-    await pausepoint('before-gone-look-again');
-    // Other changes (the session's files) wake the wait early: it waits on to its time.
+    const wait = Math.min(ctx.options.pollMs, LOOK_AGAIN_MS);
+    const what = kind === 'gone' ? 'is gone from its path' : 'no longer shows its claim';
+    ctx.log('debug', `${file} ${what}: looked at again in ${wait} ms`);
+    await pausepoint('before-look-again');
+    const back = () => kind === 'gone' && existsSync(file);
     const until = ctx.now().getTime() + wait;
-    for (let left = wait; left > 0 && !existsSync(file) && !this.shared.stopping;) {
+    for (let left = wait; left > 0 && !back() && !this.shared.stopping;) {
       await changes.next(left);
       left = until - ctx.now().getTime();
     }

@@ -64,17 +64,19 @@ export async function queuePlaceOf(root: string, gitClaims: boolean): Promise<Qu
   const record = await readRecord(root);
   if (record === null) return null;
   const { checkout, root: at, remote, branch } = record;
-  if ([checkout, at, remote, branch].some((field) => typeof field !== 'string')) return null;
   if (!(await pathExists(at))) return null;
   return { checkout, root: at, remote, branch, stopped: true };
 }
 
-/** The record as written; null when there is none or it does not parse. */
+/** The record as written; null when there is none, or it does not parse as one. */
 async function readRecord(root: string): Promise<PlaceRecord | null> {
   const raw = await readFile(recordPath(root), 'utf8').catch(() => null);
   if (raw === null) return null;
   try {
-    return JSON.parse(raw) as PlaceRecord;
+    const record = JSON.parse(raw) as PlaceRecord;
+    const { checkout, root: at, remote, branch } = record;
+    if ([checkout, at, remote, branch].some((field) => typeof field !== 'string')) return null;
+    return record;
   } catch {
     return null;
   }

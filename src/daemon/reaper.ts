@@ -89,8 +89,9 @@ export class Reaper {
   /** A session open at start is followed now: its end is its follower's (a lost lease's too). */
   private followed(session: string): void {
     const dir = resolveSessionRef(this.shared.ctx.options.root, session);
-    if (dir) this.started.delete(dir);
-    if (dir) this.suspected.delete(dir);
+    if (dir === null) return;
+    this.started.delete(dir);
+    this.suspected.delete(dir);
   }
 
   /**

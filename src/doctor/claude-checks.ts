@@ -111,7 +111,8 @@ export function checkTrust(ctx: DoctorContext, facts: ClaudeFacts): CheckResult 
   const global = 'value' in facts.global ? facts.global.value : null;
   const projects = (global?.projects ?? {}) as Record<string, { hasTrustDialogAccepted?: unknown }>;
   const folders = [ctx.root, ...(ctx.settings.claims === 'git' ? [checkoutsDir(ctx.env)] : [])];
-  const untrusted = folders.filter((folder) => trustedAt(projects, folder) === null);
+  const trust = folders.map((folder) => ({ folder, at: trustedAt(projects, folder) }));
+  const untrusted = trust.flatMap(({ folder, at }) => (at === null ? [folder] : []));
   if (untrusted.length > 0) {
     const answer = `${ctx.agent.program}, and answer "Yes, I trust this folder"`;
     const fix = untrusted
@@ -133,11 +134,10 @@ export function checkTrust(ctx: DoctorContext, facts: ClaudeFacts): CheckResult 
   }
   return pass(
     id,
-    folders
-      .map((folder) => {
-        const at = trustedAt(projects, folder);
-        return at === folder ? `${folder} is trusted` : `${folder} is trusted through ${at}`;
-      })
+    trust
+      .map(({ folder, at }) =>
+        at === folder ? `${folder} is trusted` : `${folder} is trusted through ${at}`,
+      )
       .join('; '),
   );
 }
