@@ -13,7 +13,7 @@ if (!file) {
   process.stderr.write('usage: demo-agent.mjs <request-file> [seconds]\n');
   process.exit(2);
 }
-const engine = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+const engine = fileURLToPath(new URL('../dist/cli/main.cjs', import.meta.url));
 
 process.stdout.write(
   `demo agent: working on ${file} (#claimed-${noun}), attempt ${process.env.ENGINE_ATTEMPT ?? 1}\n`,

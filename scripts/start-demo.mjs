@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const engine = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+const engine = fileURLToPath(new URL('../dist/cli/main.cjs', import.meta.url));
 const agent = fileURLToPath(new URL('./demo-agent.mjs', import.meta.url));
 const examples = fileURLToPath(new URL('../examples/demo/', import.meta.url));
 const seconds = process.env.ENGINE_DEMO_AGENT_SECONDS ?? '20';

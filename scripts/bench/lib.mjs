@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const REPO = fileURLToPath(new URL('../../', import.meta.url));
-export const ENGINE = join(REPO, 'dist', 'cli', 'main.js');
+export const ENGINE = join(REPO, 'dist', 'cli', 'main.cjs');
 export const NODE = process.execPath;
 export const CLOCK_TICKS = Number(
   (() => {

@@ -1,7 +1,7 @@
 /**
  * The daemon's start, two builds side by side: `node scripts/bench/start-pairs.mjs TREE
  * ENGINE_A ENGINE_B [PAIRS]` starts `engine run --monitor-tags` on TREE (a project, e.g. one
- * written by gen-tree.mjs) with each build's CLI (a dist/cli/main.js) in turn, PAIRS times
+ * written by gen-tree.mjs) with each build's CLI (a dist/cli/main.cjs) in turn, PAIRS times
  * (default 5), the order alternating each pair, and prints for each start: the wall time to its
  * `monitoring` line, the CPU of all its threads then (/proc), its resident memory then, and the
  * load average. With `BENCH_AFTER_READY_MS=N`, the CPU and memory are also taken N ms later.

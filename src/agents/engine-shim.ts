@@ -1,6 +1,6 @@
 /**
  * `engine` on the agent's PATH: a tiny sh script, `<root>/sessions/.engine/bin/engine`, that runs
- * this same engine (the Node binary and the `dist/cli/main.js` of the running daemon). So a
+ * this same engine (the Node binary and the `dist/cli/main.cjs` of the running daemon). So a
  * skill's `engine tag swap ...` works however engine was installed: npx, a clone, a global
  * install.
  *

@@ -1,18 +1,23 @@
 #!/usr/bin/env node
 /**
- * The `engine` command. `engine status` and `engine tag find`, when a daemon answers them, take
- * the lean path (lean-entry.ts), which never loads yargs or the other commands; everything else,
- * and whatever the lean path cannot answer, goes to the full CLI (full-cli.ts).
+ * The `engine` command, built as one CommonJS module (scripts/bundle-lean.mjs: dist/cli/main.cjs,
+ * a sh launcher on its first two lines, scripts/write-launcher.mjs). `engine status` and
+ * `engine tag find` take the lean path (lean-entry.ts), which never loads yargs or the other
+ * commands; everything else, and whatever the lean path cannot answer, goes to the full CLI
+ * (full-cli.ts), loaded by import().
  */
 import { answerLean } from './lean-entry.js';
 
-const argv = process.argv.slice(2);
-const lean = await answerLean(argv);
-if (lean !== null) process.exitCode = lean;
-else {
+async function run(argv: string[]): Promise<number> {
+  const lean = await answerLean(argv.slice(2));
+  if (lean !== null) return lean;
   const [{ main }, { hideBin }] = await Promise.all([
     import('./full-cli.js'),
     import('yargs/helpers'),
   ]);
-  process.exitCode = await main(hideBin(process.argv));
+  return main(hideBin(argv));
 }
+
+void run(process.argv).then((code) => {
+  process.exitCode = code;
+});

@@ -7,7 +7,7 @@ import { EngineError, isErrnoException, messageOf } from '../errors.js';
 export const SHIPPED_TAGS = fileURLToPath(new URL('../../directives/TAGS.md', import.meta.url));
 
 /** This engine's entry point: the `engine` that agents find on their PATH runs it. */
-export const ENGINE_MAIN = fileURLToPath(new URL('./main.js', import.meta.url));
+export const ENGINE_MAIN = fileURLToPath(new URL('./main.cjs', import.meta.url));
 
 /** Where a project's own §TAG_DISPATCH table is. */
 export function projectTablePath(root: string): string {

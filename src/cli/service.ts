@@ -35,14 +35,14 @@ async function place(args: Args): Promise<{ root: string; file: ServiceFile }> {
 
 /**
  * The entry the service runs: the path this engine was started by (the global bin link, which
- * an upgrade keeps), when it leads to this engine; else this engine's own main.js.
+ * an upgrade keeps), when it leads to this engine; else this engine's own main.cjs.
  */
 function engineEntry(): string {
   const invoked = process.argv[1];
   try {
     if (invoked && realpathSync(invoked) === realpathSync(ENGINE_MAIN)) return invoked;
   } catch {
-    // not a file: this engine's own main.js below
+    // not a file: this engine's own main.cjs below
   }
   return ENGINE_MAIN;
 }

@@ -39,7 +39,7 @@ export class OtherUserDir {
     this.makeReadable();
     const agent = join(this.dir, 'test/fixtures/test-agent.mjs');
     return {
-      cli: join(this.dir, 'dist/cli/main.js'),
+      cli: join(this.dir, 'dist/cli/main.cjs'),
       agentCmd: `${shellQuote(process.execPath)} ${shellQuote(agent)} {file}`,
     };
   }

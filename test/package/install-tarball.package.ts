@@ -68,7 +68,7 @@ describe('npm pack', () => {
       expect.arrayContaining([
         'package.json',
         'README.md',
-        'dist/cli/main.js',
+        'dist/cli/main.cjs',
         'dist/board/page/index.html',
         'directives/TAGS.md',
         'LICENSE',
