@@ -30,6 +30,13 @@ export class StatusCache implements FileFindingsCache {
   private readonly shared = new Map<string, string>();
   private key = '';
   private epoch = 0;
+  /** Bumped by every entry kept, forgotten or cleared: withFindings' lists stand until then. */
+  private changes = 0;
+  /** withFindings' answer for a list (the index's own, until a file comes or goes). */
+  private readonly worth = new WeakMap<
+    readonly string[],
+    { changes: number; files: readonly string[] }
+  >();
 
   constructor(private readonly keeps: (path: string) => boolean) {}
 
@@ -44,10 +51,12 @@ export class StatusCache implements FileFindingsCache {
       this.entries.clear();
       this.key = key;
       this.epoch++;
+      this.changes++;
     }
     const current = (): boolean => this.key === key;
     return {
       get: (path) => (current() ? this.get(path) : undefined),
+      withFindings: (files) => (current() ? this.withFindings(files) : files),
       token: () => (current() ? this.token() : -1),
       set: (path, findings, token) => {
         if (current()) this.set(path, findings, token);
@@ -63,11 +72,22 @@ export class StatusCache implements FileFindingsCache {
     return this.epoch;
   }
 
+  /** `files` less those kept as giving nothing, made again only after a change of the cache. */
+  withFindings(files: readonly string[]): readonly string[] {
+    const made = this.worth.get(files);
+    if (made?.changes === this.changes) return made.files;
+    const kept = files.filter((path) => this.entries.get(path) !== NOTHING);
+    this.worth.set(files, { changes: this.changes, files: kept });
+    return kept;
+  }
+
   set(path: string, findings: FileFindings, token: number): void {
     // A copy: the findings' strings are slices of the file's text, which they would keep alive.
     if (token !== this.epoch || !this.keeps(path)) return;
-    if (this.entries.size < MAX_FILES || this.entries.has(path))
+    if (this.entries.size < MAX_FILES || this.entries.has(path)) {
       this.entries.set(path, isEmpty(findings) ? NOTHING : this.compact(path, findings));
+      this.changes++;
+    }
   }
 
   /**
@@ -98,6 +118,7 @@ export class StatusCache implements FileFindingsCache {
   /** `path` changed (a file, or a directory and all below it). */
   forget(path: string): void {
     this.epoch++;
+    this.changes++;
     this.entries.delete(path);
     const below = path + sep;
     for (const key of this.entries.keys()) if (key.startsWith(below)) this.entries.delete(key);

@@ -89,14 +89,16 @@ export class TagNames {
   unpacker(
     keep: (tag: string, place: TagPlace) => boolean,
   ): (packed: PackedOccurrences) => IndexedOccurrence[] {
-    const decided = new Map<number, boolean>();
+    // By head: 1 taken, 2 not, undefined not asked yet. An array, not a Map: a find asks it for every
+    // occurrence of every tagged file (about 100,000 at 50,000 files).
+    const decided: number[] = [];
     const takes = (head: number): boolean => {
-      let take = decided.get(head);
+      let take = decided[head];
       if (take === undefined) {
-        take = keep(this.names[head >> 2] as string, PLACES[head & 3] as TagPlace);
-        decided.set(head, take);
+        take = keep(this.names[head >> 2] as string, PLACES[head & 3] as TagPlace) ? 1 : 2;
+        decided[head] = take;
       }
-      return take;
+      return take === 1;
     };
     return (packed) => {
       let out: IndexedOccurrence[] | null = null;

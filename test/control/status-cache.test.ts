@@ -19,6 +19,29 @@ describe('StatusCache', () => {
     expect(cache.under('table B').get('/r/a.md')).toEqual(findings('under B'));
   });
 
+  it('lists the files that may give something, the same list until an entry is kept or forgotten', () => {
+    const cache = new StatusCache(() => true);
+    const view = cache.under('table A');
+    const nothing: FileFindings = { waiting: [], needs: [], next: [], claims: [] };
+    const files = ['/r/a.md', '/r/b.md', '/r/c.md', '/r/d/e.md'];
+    // Nothing kept yet: every file is to be read.
+    expect(view.withFindings?.(files)).toEqual(files);
+    for (const file of files.slice(1)) view.set(file, nothing, view.token());
+    view.set('/r/c.md', findings('needs you'), view.token());
+    const first = view.withFindings?.(files);
+    expect(first).toEqual(['/r/a.md', '/r/c.md']);
+    expect(view.withFindings?.(files)).toBe(first);
+    // A file that changes is read again; one that gives nothing now leaves the list.
+    cache.forget('/r/d');
+    expect(view.withFindings?.(files)).toEqual(['/r/a.md', '/r/c.md', '/r/d/e.md']);
+    view.set('/r/c.md', nothing, view.token());
+    expect(view.withFindings?.(files)).toEqual(['/r/a.md', '/r/d/e.md']);
+    // Another table starts afresh; the older view filters nothing once it is not current.
+    const newer = cache.under('table B');
+    expect(newer.withFindings?.(files)).toEqual(files);
+    expect(view.withFindings?.(files)).toBe(files);
+  });
+
   it('keeps nothing read before the file changed', () => {
     const cache = new StatusCache(() => true);
     const view = cache.under('table A');
