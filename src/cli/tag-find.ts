@@ -110,6 +110,7 @@ async function findInFiles(
     pattern,
     tagsOnly: args['tags-only'],
     scanTimeoutMs,
+    texts: args.context,
   });
 }
 

@@ -12,6 +12,7 @@ export interface FileMatch {
   /** The given path joined with the file's path below it. */
   path: string;
   occurrences: TagOccurrence[];
+  /** '' unless FindOptions.texts (or remark read it). */
   text: string;
 }
 
@@ -29,6 +30,8 @@ export interface FindOptions {
   /** Time limit for parsing one file when no `pool` is given; the pool's default otherwise. */
   scanTimeoutMs?: number;
   prefilter?: PrefilterOptions;
+  /** Whether each match comes with its text; default yes (`find` wants them for --context). */
+  texts?: boolean;
 }
 
 /** A candidate file whose tags could not all be read (malformed front matter). */
@@ -80,7 +83,8 @@ export async function findTaggedFiles(options: FindOptions): Promise<FindResult>
 
   try {
     const needle = Buffer.from(options.pattern.prefilter, 'utf8');
-    for await (const result of prefilterTree(options.paths, needle, options.prefilter)) {
+    const prefilter = { texts: options.texts ?? true, ...options.prefilter };
+    for await (const result of prefilterTree(options.paths, needle, prefilter)) {
       skipped.push(...result.skipped);
       for (const { path, text, occurrences, problems: found } of result.candidates) {
         if (occurrences) record(path, text, occurrences, found);

@@ -8,7 +8,12 @@ import { statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { BoundedReader } from './bounded-reader.js';
-import { runUnit, type PrefilterUnit, type UnitResult } from './prefilter-unit.js';
+import {
+  runUnit,
+  type PrefilterUnit,
+  type PrefilterWorkerData,
+  type UnitResult,
+} from './prefilter-unit.js';
 import { startWorker } from './start-worker.js';
 
 export interface PrefilterOptions {
@@ -20,6 +25,8 @@ export interface PrefilterOptions {
    * (reading on both threads of 2 cores cost more CPU: docs/BENCHMARKS.md).
    */
   inline?: boolean;
+  /** Whether candidates the fast path read keep their text (prefilter-unit.ts); default yes. */
+  texts?: boolean;
 }
 
 interface Helper {
@@ -71,13 +78,16 @@ export async function* prefilterTree(
   };
 
   const threads = options.threads ?? Math.min(4, availableParallelism());
+  const texts = options.texts ?? true;
   let started = false;
   // Workers start once there is work to share: one small directory never pays for a thread.
   const startHelpers = (): void => {
     started = true;
     for (let i = 1; i < threads; i++) {
       const helper: Helper = {
-        worker: startWorker('prefilter-worker', { workerData: needle }),
+        worker: startWorker('prefilter-worker', {
+          workerData: { needle, texts } satisfies PrefilterWorkerData,
+        }),
         ready: false,
         units: [],
       };
@@ -113,7 +123,7 @@ export async function* prefilterTree(
       );
       const unit = inline ? queue.pop() : undefined;
       if (unit) {
-        const result = runUnit(unit, reader);
+        const result = runUnit(unit, reader, texts);
         queue.push(...result.units);
         yield result;
         // Let the workers' results and the scan pool's replies in.

@@ -44,10 +44,13 @@ async function collect(options: PrefilterOptions) {
   const summary = candidates
     .map((c) => `${c.path.slice(dir.length)} ${c.occurrences?.map((o) => o.tag).join(',') ?? '?'}`)
     .sort();
+  const texts = candidates
+    .map((c) => `${c.path.slice(dir.length)} ${c.text === '' ? 'none' : 'text'}`)
+    .sort();
   const skipped = results.flatMap((r) =>
     r.skipped.map((s) => `${s.path.slice(dir.length)}: ${s.reason}`),
   );
-  return { summary, skipped: skipped.sort(), units: results.length };
+  return { summary, skipped: skipped.sort(), units: results.length, texts };
 }
 
 describe('prefilterTree', () => {
@@ -67,6 +70,18 @@ describe('prefilterTree', () => {
 
     expect(await collect({ threads: 2, inline: false })).toEqual(alone);
     expect(await collect({ threads: 3 })).toEqual(alone);
+  });
+
+  it('leaves out the texts the fast path read when told, on every thread; remark still gets its', async () => {
+    const withTexts = await collect({ threads: 1 });
+    expect(withTexts.texts.every((t) => t.endsWith(' text'))).toBe(true);
+    for (const options of [{ threads: 1 }, { threads: 2, inline: false }, { threads: 3 }]) {
+      const without = await collect({ ...options, texts: false });
+      expect({ ...without, texts: [] }).toEqual({ ...withTexts, texts: [] });
+      expect(without.texts).toContain('/deep/d0/inner/c.md text');
+      expect(without.texts).toContain('/deep/d0/a.md none');
+      expect(without.texts.filter((t) => t.endsWith(' text'))).toHaveLength(12);
+    }
   });
 });
 
