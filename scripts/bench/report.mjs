@@ -52,6 +52,23 @@ export function targets(results) {
       met: e.falsePositives === 0 && e.misses === 0,
     });
   }
+  for (const answers of [results.answersRealUse, results.answers]) {
+    if (answers?.files !== TARGET_SIZE) continue;
+    const t = answers.tools;
+    const tree = `lifecycle tags on ${answers.lifecycleShare * 100}% of the files, ${answers.gapMs} ms apart`;
+    const find = t['engine-find'];
+    out.push({
+      target: `find with a daemon at 50,000 files: at most 0.4x rg wall time (${tree})`,
+      result: `${find.ratioToRg}x (${find.wallMs.median} ms vs ${t.rg.wallMs.median} ms; back to back ${answers.backToBack['engine-find'].ratioToRg}x)`,
+      met: find.ratioToRg <= 0.4 && find.falsePositives === 0 && find.misses === 0,
+    });
+    const status = t['engine-status'];
+    out.push({
+      target: `status with a daemon at 50,000 files: under 100 ms (${tree})`,
+      result: `${status.wallMs.median} ms (back to back ${answers.backToBack['engine-status'].wallMs.median} ms)`,
+      met: status.wallMs.median < 100,
+    });
+  }
   for (const l of results.latency ?? []) {
     out.push({
       target: `latency p95 under 150 ms beyond the debounce (${l.debounceMs} ms debounce, ${l.measured} trials)`,
@@ -107,7 +124,8 @@ export function formatTables(results) {
   const parts = [];
   const m = results.machine;
   parts.push(
-    `Machine: ${m.cores} x ${m.cpu}, ${m.memoryGb} GB, ${m.distro ?? m.os} (${m.os}), Node ${m.node}, ` +
+    `Machine: ${m.cores} x ${m.cpu}, ${m.memoryGb} GB, ${m.distro ?? m.os} (${m.os}), Node ${m.node}` +
+      `${m.nodeExtraCaCerts ? ' (NODE_EXTRA_CA_CERTS set)' : ''}, ` +
       `${m.ripgrep ?? 'no rg'}, ${m.grep ?? ''}, ${m.tmux ?? ''}, temp dir on ${m.tmpFs ?? '?'}; ` +
       `load average ${m.loadAverageAtStart?.join(' ')} at start, ${m.loadAverageAtEnd?.join(' ') ?? '?'} at end. ` +
       `Seed ${results.config.seed}; ${results.totalSeconds ?? '?'} s in all.`,
@@ -148,6 +166,41 @@ export function formatTables(results) {
           }),
         ) +
         `\n\nGround truth per tree: ${results.find.map((f) => `${int(f.files)} files: ${int(f.positives)} tagged, ${int(f.decoys)} decoys`).join('; ')}.`,
+    );
+  }
+  const answered = [results.answersRealUse, results.answers].filter(Boolean);
+  if (answered.length) {
+    const w = (t) => `${int(t.wallMs.median)} ms${t.cpuMs ? ` (${int(t.cpuMs.median)})` : ''}`;
+    const rows = answered.flatMap((a) =>
+      [
+        [`${a.gapMs} ms apart`, a.tools],
+        ['back to back', a.backToBack],
+      ].map(([how, t]) => [
+        int(a.files),
+        `${a.lifecycleShare * 100}%`,
+        how,
+        w(t['engine-find']),
+        w(t.rg),
+        `${t['engine-find'].ratioToRg}x`,
+        w(t['engine-status']),
+        w(t['node-e-0']),
+      ]),
+    );
+    parts.push(
+      `### Answers from a running daemon: wall time, median of ${answered[0].tools.rg.runs} alternating runs (CPU time in brackets)\n\n` +
+        table(
+          [
+            'Files',
+            'Lifecycle tags on',
+            'Asked',
+            'engine tag find',
+            'rg -l',
+            'find / rg',
+            'engine status',
+            'node -e 0',
+          ],
+          rows,
+        ),
     );
   }
   if (results.latency?.length) {
