@@ -6,7 +6,9 @@
  * `directives/engine.json`, the files `engine init` writes; `sessions/` alone is no mark, so a
  * command run in `sessions/` finds the project above it, not `sessions/sessions`.
  */
-import { stat } from 'node:fs/promises';
+// Sync stats: a few small ones at a command's start, each without a thread-pool round trip
+// (about 3 ms of `engine status` here).
+import { statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { EngineError, isErrnoException, messageOf } from '../errors.js';
 
@@ -16,7 +18,11 @@ const MARKS = PROJECT_MARKERS.join(' or ');
 
 async function isProjectRoot(dir: string): Promise<boolean> {
   for (const marker of PROJECT_MARKERS) {
-    if ((await stat(join(dir, marker)).catch(() => null))?.isFile()) return true;
+    try {
+      if (statSync(join(dir, marker), { throwIfNoEntry: false })?.isFile()) return true;
+    } catch {
+      // Missing, or below a file, or not ours to read: not this marker.
+    }
   }
   return false;
 }
@@ -53,7 +59,7 @@ async function checkedRoot(given: string): Promise<string> {
   const root = resolve(given);
   let isDirectory: boolean;
   try {
-    isDirectory = (await stat(root)).isDirectory();
+    isDirectory = statSync(root).isDirectory();
   } catch (error) {
     if (isErrnoException(error) && error.code === 'ENOENT')
       throw new EngineError(`--root ${given}: no such directory`);
