@@ -6,14 +6,15 @@
 // and the rest of tsc's ES modules, by import(). The modules only the files' path needs stay
 // outside too (the scan pool's workers are found beside their module). Every module of src/
 // lies one folder deep, so `../x.js` and `import.meta.url`'s `../../package.json` name the same
-// files from the bundle in dist/cli/ as from their own folders. tsc's own main.js and
-// lean-entry.js are removed: one entry, the one the package runs.
+// files from the bundle in dist/cli/ as from their own folders. tsc's lean-entry.js is removed,
+// and its main.js becomes a stub that loads main.cjs: a service unit or an agent's `engine` shim
+// written by an earlier build names dist/cli/main.js, and must still run after a pull and a build.
 //
 // The prefilter worker of `find` over the files (src/tags/prefilter-worker.ts, a thread each
 // `engine tag find` without a daemon starts) is bundled the same way, over tsc's
 // dist/tags/prefilter-worker.js, where prefilter-tree.ts starts it: the worker loads one module
 // instead of about 12 before its first read. Nothing it holds is shared with the main thread.
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
@@ -49,6 +50,10 @@ await bundle('cli/main.ts', 'cli/main.cjs', {
     js: "'use strict';\nconst __engineModuleUrl = require('node:url').pathToFileURL(__filename).href;",
   },
 });
-for (const name of ['main.js', 'main.js.map', 'lean-entry.js', 'lean-entry.js.map'])
+for (const name of ['main.js.map', 'lean-entry.js', 'lean-entry.js.map'])
   rmSync(dist(`cli/${name}`), { force: true });
+writeFileSync(
+  dist('cli/main.js'),
+  "#!/usr/bin/env node\n// The entry of earlier builds, kept for what names it: the one entry is main.cjs.\nimport './main.cjs';\n",
+);
 await bundle('tags/prefilter-worker.ts', 'tags/prefilter-worker.js');

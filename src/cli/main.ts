@@ -7,6 +7,7 @@
  * (full-cli.ts), loaded by import().
  */
 import { answerLean } from './lean-entry.js';
+import { printError } from './output.js';
 
 async function run(argv: string[]): Promise<number> {
   const lean = await answerLean(argv.slice(2));
@@ -18,6 +19,23 @@ async function run(argv: string[]): Promise<number> {
   return main(hideBin(argv));
 }
 
-void run(process.argv).then((code) => {
-  process.exitCode = code;
+let settled = false;
+void run(process.argv).then(
+  (code) => {
+    settled = true;
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    // Thrown on: Node prints it and exits 1, as for an error at the top level.
+    settled = true;
+    throw error;
+  },
+);
+// Nothing left to wait for and the command unfinished (its answer can never come): a failure,
+// as an unsettled top-level await was (exit 13), never a silent success. Not on process.exit()
+// (yargs' --help and --version end so), which emits no beforeExit.
+process.on('beforeExit', () => {
+  if (settled) return;
+  printError('the command stopped before it finished (an internal error)');
+  process.exitCode = 13;
 });

@@ -4,7 +4,7 @@
  * engine.json, the flags carry no defaults; defaults are applied here. The daemon, `engine
  * status`, `attach` and `logs` read settings here, so they judge claims alike.
  */
-import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EngineError, isErrnoException, messageOf } from '../errors.js';
 import type { JudgeOptions } from '../sessions/judge-session.js';
@@ -77,8 +77,7 @@ export async function readEngineJson(root: string): Promise<Partial<Settings>> {
   const file = join(root, ENGINE_JSON);
   let text: string;
   try {
-    // Sync: one small file at a command's start, no thread-pool round trip.
-    text = readFileSync(file, 'utf8');
+    text = await readFile(file, 'utf8');
   } catch (error) {
     if (isErrnoException(error) && error.code === 'ENOENT') return {};
     throw new EngineError(`cannot read ${file}: ${messageOf(error)}`);

@@ -4,7 +4,7 @@
  * as it came, leaving NODE_EXTRA_CA_CERTS out of `status` and `tag` only (Node parses that bundle
  * at start; those commands open no TLS connection and start no program that would).
  */
-import { chmod, mkdir, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { delimiter } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CLI, runProcess } from '../helpers/run-cli.js';
@@ -71,16 +71,21 @@ describe('the launcher of dist/cli/main.cjs', () => {
     ]);
   });
 
-  it('answers as `node dist/cli/main.cjs` does when run by the real node', async () => {
+  it('answers as `node dist/cli/main.cjs` does, run by the real node, and so does main.js', async () => {
     await mkdir(t.path('project', 'directives'), { recursive: true });
-    await writeFile(t.path('project', 'directives', 'TAGS.md'), '# Tags\n');
+    const shipped = new URL('../../directives/TAGS.md', import.meta.url);
+    await writeFile(t.path('project', 'directives', 'TAGS.md'), await readFile(shipped));
     await mkdir(t.path('project', 'sessions'));
     await writeFile(t.path('project', 'sessions', 'a.md'), '# A\n\n**Tags**: #needs-a\n');
     const cwd = t.path('project');
-    for (const args of [['tag', 'find', '#needs-a'], ['--version']]) {
+    // dist/cli/main.js: the entry of earlier builds, which a service unit or an agent shim may name.
+    const earlier = CLI.replace(/main\.cjs$/, 'main.js');
+    for (const args of [['tag', 'find', '#needs-a'], ['--version'], ['status', '--json']]) {
       const direct = await runProcess(CLI, args, { cwd });
       const byNode = await runProcess(process.execPath, [CLI, ...args], { cwd });
+      const byEarlier = await runProcess(process.execPath, [earlier, ...args], { cwd });
       expect(direct).toEqual(byNode);
+      expect(byEarlier).toEqual(byNode);
       expect(direct.code).toBe(0);
     }
   });
