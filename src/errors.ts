@@ -7,12 +7,13 @@ const ENGINE_ERROR = Symbol.for('@mdtags/engine:EngineError');
  */
 export class EngineError extends Error {
   readonly exitCode: number;
-  private readonly [ENGINE_ERROR] = true;
 
   constructor(message: string, options: { exitCode?: number; cause?: unknown } = {}) {
     super(message, { cause: options.cause });
     this.name = 'EngineError';
     this.exitCode = options.exitCode ?? 1;
+    // Not enumerable: a spread copy of an error is no EngineError, and inspect does not show it.
+    Object.defineProperty(this, ENGINE_ERROR, { value: true });
   }
 
   /**

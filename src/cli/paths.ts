@@ -1,5 +1,5 @@
 /** Files shipped with engine, found relative to the built CLI, and the project's table. */
-import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EngineError, isErrnoException, messageOf } from '../errors.js';
@@ -26,14 +26,13 @@ export interface TableText {
 export async function readDispatchTable(root: string): Promise<TableText> {
   const own = projectTablePath(root);
   try {
-    // Sync: one small file at a command's start, no thread-pool round trip.
-    return { path: own, text: readFileSync(own, 'utf8'), shipped: false };
+    return { path: own, text: await readFile(own, 'utf8'), shipped: false };
   } catch (error) {
     // Only a missing file means "none": an unreadable one is not silently replaced.
     if (!isErrnoException(error) || error.code !== 'ENOENT')
       throw new EngineError(`cannot read ${own}: ${messageOf(error)}`);
   }
-  return { path: SHIPPED_TAGS, text: readFileSync(SHIPPED_TAGS, 'utf8'), shipped: true };
+  return { path: SHIPPED_TAGS, text: await readFile(SHIPPED_TAGS, 'utf8'), shipped: true };
 }
 
 /** Says that the shipped table is used, and why. */

@@ -62,6 +62,8 @@ export async function findInIndex(
       pattern: query.pattern,
       tagsOnly: query.tagsOnly,
       pool,
+      // Only the occurrences: the CLI reads the matched files itself for --context.
+      texts: false,
     });
     for (const m of read.matches)
       matches.set(shown(m.path), { path: shown(m.path), occurrences: m.occurrences.map(brief) });

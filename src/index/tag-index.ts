@@ -133,10 +133,10 @@ export class TagIndex {
   ): Generator<[string, IndexedOccurrence[]]> {
     const unpack = this.reader.names.unpacker(keep ?? (() => true));
     const below = path.endsWith(sep) ? path : path + sep;
-    // The occurrences first: most files hold none `keep` takes, and that costs no allocation.
     for (const [file, packed] of this.tagged) {
+      if (file !== path && !file.startsWith(below)) continue;
       const kept = unpack(packed);
-      if (kept.length > 0 && (file === path || file.startsWith(below))) yield [file, kept];
+      if (kept.length > 0) yield [file, kept];
     }
   }
 

@@ -83,7 +83,7 @@ export async function findTaggedFiles(options: FindOptions): Promise<FindResult>
 
   try {
     const needle = Buffer.from(options.pattern.prefilter, 'utf8');
-    const prefilter = { texts: options.texts ?? true, ...options.prefilter };
+    const prefilter = { ...options.prefilter, texts: options.texts ?? options.prefilter?.texts };
     for await (const result of prefilterTree(options.paths, needle, prefilter)) {
       skipped.push(...result.skipped);
       for (const { path, text, occurrences, problems: found } of result.candidates) {

@@ -49,7 +49,7 @@ const CANARY_VAR = 'ENGINE_TEST_CANARY';
  * Opens a window in `session` whose `-c` is `cwd` as given (unescaped), and waits until the job a
  * `#()` in it runs has made `canary`. The window outlives the job: one that ended at once could
  * end the session, and with it the server, which kills the job before it ran (seen under load).
- * Another window asks again when the canary has not shown within 5 s: in one full `npm test` on 2
+ * Another window asks again (up to three more) when the canary has not shown within 5 s: in one full `npm test` on 2
  * cores it did not show within 20 s of one window (why is not known; the fact held alone, and in
  * the other runs). Each expansion in a later second starts the job anew.
  */
