@@ -14,11 +14,33 @@
 // `engine tag find` without a daemon starts) is bundled the same way, over tsc's
 // dist/tags/prefilter-worker.js, where prefilter-tree.ts starts it: the worker loads one module
 // instead of about 12 before its first read. Nothing it holds is shared with the main thread.
-import { rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
 const dist = (path) => fileURLToPath(new URL(`../dist/${path}`, import.meta.url));
+
+/**
+ * The first two lines of main.cjs: a sh script that runs the file with node, and JavaScript from
+ * then on (sh reads `":"` as its no-op `:`; JavaScript reads a string and a comment). Node parses
+ * a NODE_EXTRA_CA_CERTS bundle at start, before any JavaScript runs (about 80 ms for the system
+ * bundle on Node 20 here, nodejs/node#40524); `engine status` and `engine tag` open no TLS
+ * connection and start no program that would, so the launcher leaves the variable out of their
+ * environment. Every other command, and `node dist/cli/main.cjs`, gets the environment as it is.
+ * docs/CLI.md says so.
+ */
+const LAUNCHER = [
+  '#!/bin/sh',
+  '":" //; case "$1" in status | tag) unset NODE_EXTRA_CA_CERTS ;; esac; exec node "$0" "$@"',
+];
+/**
+ * Strict as the ES modules it is made of (the directive joins `":"` in the directive prologue,
+ * before any statement), and import.meta.url, which a CommonJS module lacks, from its own file.
+ */
+const PRELUDE = [
+  "'use strict';",
+  "const __engineModuleUrl = require('node:url').pathToFileURL(__filename).href;",
+];
 
 /** One module for Node 20 from `entry` (under src/) at `out` (under dist/). */
 const bundle = (entry, out, options = {}) =>
@@ -43,13 +65,11 @@ await bundle('cli/main.ts', 'cli/main.cjs', {
     '../tags/find-tagged-files.js',
     '../status/collect-status.js',
   ],
-  // A CommonJS module has no import.meta: its own file's URL stands in.
   define: { 'import.meta.url': '__engineModuleUrl' },
-  // Strict as the ES modules it is made of: the directive goes before the banner's statement.
-  banner: {
-    js: "'use strict';\nconst __engineModuleUrl = require('node:url').pathToFileURL(__filename).href;",
-  },
+  banner: { js: [...LAUNCHER, ...PRELUDE].join('\n') },
 });
+// Runnable as it is (the bench runs it so); npm sets a bin's mode on install anyway.
+chmodSync(dist('cli/main.cjs'), 0o755);
 for (const name of ['main.js.map', 'lean-entry.js', 'lean-entry.js.map'])
   rmSync(dist(`cli/${name}`), { force: true });
 writeFileSync(

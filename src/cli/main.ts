@@ -1,7 +1,6 @@
-#!/usr/bin/env node
 /**
  * The `engine` command, built as one CommonJS module (scripts/bundle-lean.mjs: dist/cli/main.cjs,
- * a sh launcher on its first two lines, scripts/write-launcher.mjs). `engine status` and
+ * with a sh launcher on its first two lines). `engine status` and
  * `engine tag find` take the lean path (lean-entry.ts), which never loads yargs or the other
  * commands; everything else, and whatever the lean path cannot answer, goes to the full CLI
  * (full-cli.ts), loaded by import().

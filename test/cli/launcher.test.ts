@@ -1,5 +1,5 @@
 /**
- * The `engine` command's first two lines (scripts/write-launcher.mjs): run as a program, the
+ * The `engine` command's first two lines (scripts/bundle-lean.mjs LAUNCHER): run as a program, the
  * built dist/cli/main.cjs is a sh script that runs itself with the `node` on PATH, every argument
  * as it came, leaving NODE_EXTRA_CA_CERTS out of `status` and `tag` only (Node parses that bundle
  * at start; those commands open no TLS connection and start no program that would).
