@@ -7,7 +7,7 @@
  */
 import { chmodSync, lstatSync, mkdirSync, realpathSync, unlinkSync, type Stats } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
-import { dirname } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { LogFn } from '../daemon/daemon-context.js';
 import { parseDispatchTable, type DispatchTable } from '../dispatch/dispatch-table.js';
 import { findInIndex, type IndexFindResult } from '../index/find-in-index.js';
@@ -23,7 +23,6 @@ import {
   type StatusReport,
 } from '../status/collect-status.js';
 import { statusScanOf, type ScanPool, type ScanSummary } from '../tags/scan-pool.js';
-import { scanTagsFast } from '../tags/scan-fast.js';
 import { parseTagPattern } from '../tags/tag-name.js';
 import { isIgnoredDirectoryName, isMarkdownPath } from '../tags/walk-markdown.js';
 import {
@@ -259,13 +258,14 @@ export class ControlServer {
   seenFiles(query: StatusQuery): SeenFiles {
     const { table, judging, cache } = this.statusContext(query);
     const { root, scan } = this.options;
+    const realDirectory = realDirectories();
     return (path) => {
       const token = cache.token();
-      return async ({ text, mtimeMs, nlink }) => {
-        const fast = scanTagsFast(text);
+      return async ({ text, mtimeMs, nlink, scan: fast }) => {
         const summary = fast ? statusScanOf(fast) : await scan(text).catch(() => null);
         if (summary === null) return;
-        const file = realpathOrSelf(path);
+        // The index opened it without following a symlink: only its directories can be one.
+        const file = join(realDirectory(dirname(path)), basename(path));
         const read = { path, file, text, scan: summary, stats: { mtimeMs, nlink } };
         await keepFindings(read, { root, table, scan, judging, cache, token });
       };
@@ -379,6 +379,16 @@ function prepare(path: string): string | null {
 }
 
 /** As a status names a file: by its real path (a symlinked directory on the way resolved). */
+/** realpathOrSelf of directories, each resolved once (a build reads 100 files a directory). */
+function realDirectories(): (dir: string) => string {
+  const known = new Map<string, string>();
+  return (dir) => {
+    let real = known.get(dir);
+    if (real === undefined) known.set(dir, (real = realpathOrSelf(dir)));
+    return real;
+  };
+}
+
 function realpathOrSelf(path: string): string {
   try {
     return realpathSync.native(path);

@@ -3,7 +3,7 @@
  * read it itself at query time (a "special" file), or nothing (no tag: not kept at all).
  */
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
-import type { TagOccurrence, TagPlace } from '../tags/scan-tags.js';
+import type { TagOccurrence, TagPlace, TagScan } from '../tags/scan-tags.js';
 import { decodeText, MAX_PARSE_BYTES } from '../tags/source-text.js';
 import { scanTagsFast } from '../tags/scan-fast.js';
 
@@ -33,6 +33,8 @@ export interface TextRead {
   text: string;
   mtimeMs: number;
   nlink: number;
+  /** The fast path's scan of `text`, when it made one: `seen` need not scan the text again. */
+  scan: TagScan | null;
 }
 
 /**
@@ -168,9 +170,10 @@ export class IndexReader {
     const file = decodeText(bytes);
     if (!file) return SPECIAL;
     const { text } = file;
+    const fast = scanTagsFast(text);
     let scan;
     try {
-      scan = scanTagsFast(text) ?? (await this.scan(text));
+      scan = fast ?? (await this.scan(text));
     } catch {
       return SPECIAL;
     }
@@ -185,7 +188,7 @@ export class IndexReader {
     return {
       kind: 'tags',
       occurrences: this.names.pack(scan.occurrences),
-      read: { text, ...stats },
+      read: { text, ...stats, scan: fast },
     };
   }
 

@@ -65,9 +65,9 @@ describe('the status warm-up from the index build', () => {
       const token = fromBuild.token();
       return async (read) => {
         seen.push([path, read]);
-        // As the daemon's does (control-server.ts seenFiles): a status's part of the scan only.
-        const fast = scanTagsFast(read.text);
-        const summary = fast ? statusScanOf(fast) : await scan(read.text);
+        // As the daemon's does (control-server.ts seenFiles): a status's part of the build's
+        // own scan only.
+        const summary = read.scan ? statusScanOf(read.scan) : await scan(read.text);
         const stats = { mtimeMs: read.mtimeMs, nlink: read.nlink };
         await keepFindings(
           { path, file: path, text: read.text, scan: summary, stats },
@@ -82,11 +82,11 @@ describe('the status warm-up from the index build', () => {
     );
     for (const [path, read] of seen) {
       const info = await stat(path);
-      expect(read).toEqual({
-        text: FILES[path.slice((dir as string).length + 1)] ?? FILES['linked.md'],
-        mtimeMs: info.mtimeMs,
-        nlink: info.nlink,
-      });
+      const text = FILES[path.slice((dir as string).length + 1)] ?? FILES['linked.md'];
+      const { scan: built, ...rest } = read;
+      expect(rest).toEqual({ text, mtimeMs: info.mtimeMs, nlink: info.nlink });
+      // The build's scan is the text's: the warm-up takes it instead of scanning again.
+      expect(built?.occurrences).toEqual(scanTagsFast(text as string)?.occurrences);
     }
 
     const ownRead = new StatusCache((path) => index.isTagged(path)).under('key');
