@@ -5,6 +5,7 @@
  */
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import PQueue from 'p-queue';
 import { SESSIONS_DIR } from '../sessions/session-dir.js';
 import { readStateRecord, type SessionState } from '../sessions/session-state.js';
 
@@ -13,6 +14,9 @@ export interface UnendedSession {
   dir: string;
   state: SessionState;
 }
+
+/** Session records read at once at start. */
+const READS_AT_ONCE = 16;
 
 export class SessionIndex {
   private readonly byRequest = new Map<string, Set<string>>();
@@ -23,12 +27,17 @@ export class SessionIndex {
   async load(): Promise<UnendedSession[]> {
     const dir = join(this.root, SESSIONS_DIR);
     const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+    const dirs = entries
+      .filter((entry) => entry.isDirectory() && !entry.name.startsWith('.'))
+      .map((entry) => join(dir, entry.name));
+    // Side by side, a few at a time: one after another, 500 directories kept the daemon's start
+    // waiting about 100 ms; all at once, thousands would run out of file descriptors.
+    const reading = new PQueue({ concurrency: READS_AT_ONCE });
+    const reads = await Promise.all(dirs.map((d) => reading.add(() => readStateRecord(d))));
     const unended: UnendedSession[] = [];
-    for (const entry of entries) {
-      if (!entry.isDirectory() || entry.name.startsWith('.')) continue;
-      const sessionDir = join(dir, entry.name);
-      const read = await readStateRecord(sessionDir);
-      if (!('state' in read)) continue;
+    for (const [i, read] of reads.entries()) {
+      const sessionDir = dirs[i] as string;
+      if (!read || !('state' in read)) continue;
       this.add(read.state.requestFile, read.state.sessionRef);
       if (read.state.status !== 'abandoned') unended.push({ dir: sessionDir, state: read.state });
     }
