@@ -5,9 +5,9 @@
  * nor learn what it serves. A socket file left by a dead daemon is replaced only by the daemon
  * that holds the daemon lock, the only caller of start().
  */
-import { chmodSync, lstatSync, mkdirSync, realpathSync, unlinkSync, type Stats } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, unlinkSync, type Stats } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
-import { basename, dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import type { LogFn } from '../daemon/daemon-context.js';
 import { parseDispatchTable, type DispatchTable } from '../dispatch/dispatch-table.js';
 import { findInIndex, type IndexFindResult } from '../index/find-in-index.js';
@@ -15,14 +15,14 @@ import type { IndexSync } from '../index/index-sync.js';
 import type { SeenFiles, TagIndex } from '../index/tag-index.js';
 import { systemProbe } from '../process/process-identity.js';
 import type { StatusCache } from './status-cache.js';
+import { seenFilesOf } from './warm-from-build.js';
 import {
   collectStatus,
-  keepFindings,
   type FileFindingsCache,
   type StatusJudging,
   type StatusReport,
 } from '../status/collect-status.js';
-import { statusScanOf, type ScanPool, type ScanSummary } from '../tags/scan-pool.js';
+import type { ScanPool, ScanSummary } from '../tags/scan-pool.js';
 import { parseTagPattern } from '../tags/tag-name.js';
 import { isIgnoredDirectoryName, isMarkdownPath } from '../tags/walk-markdown.js';
 import {
@@ -256,20 +256,8 @@ export class ControlServer {
    * status cache from the build's own read, so that the warm-up reads only the rest.
    */
   seenFiles(query: StatusQuery): SeenFiles {
-    const { table, judging, cache } = this.statusContext(query);
     const { root, scan } = this.options;
-    const realDirectory = realDirectories();
-    return (path) => {
-      const token = cache.token();
-      return async ({ text, mtimeMs, nlink, scan: fast }) => {
-        const summary = fast ? statusScanOf(fast) : await scan(text).catch(() => null);
-        if (summary === null) return;
-        // The index opened it without following a symlink: only its directories can be one.
-        const file = join(realDirectory(dirname(path)), basename(path));
-        const read = { path, file, text, scan: summary, stats: { mtimeMs, nlink } };
-        await keepFindings(read, { root, table, scan, judging, cache, token });
-      };
-    };
+    return seenFilesOf({ root, scan, ...this.statusContext(query) });
   }
 
   private statusContext(query: StatusQuery): {
@@ -376,25 +364,6 @@ function prepare(path: string): string | null {
     return `cannot prepare ${dir}: ${String(error)}`;
   }
   return null;
-}
-
-/** As a status names a file: by its real path (a symlinked directory on the way resolved). */
-/** realpathOrSelf of directories, each resolved once (a build reads 100 files a directory). */
-function realDirectories(): (dir: string) => string {
-  const known = new Map<string, string>();
-  return (dir) => {
-    let real = known.get(dir);
-    if (real === undefined) known.set(dir, (real = realpathOrSelf(dir)));
-    return real;
-  };
-}
-
-function realpathOrSelf(path: string): string {
-  try {
-    return realpathSync.native(path);
-  } catch {
-    return path;
-  }
 }
 
 function lstatOrNull(path: string): Stats | null {

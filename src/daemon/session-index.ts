@@ -37,7 +37,7 @@ export class SessionIndex {
     const unended: UnendedSession[] = [];
     for (const [i, read] of reads.entries()) {
       const sessionDir = dirs[i] as string;
-      if (!read || !('state' in read)) continue;
+      if (!('state' in read)) continue;
       this.add(read.state.requestFile, read.state.sessionRef);
       if (read.state.status !== 'abandoned') unended.push({ dir: sessionDir, state: read.state });
     }

@@ -170,9 +170,10 @@ export class IndexReader {
     const file = decodeText(bytes);
     if (!file) return SPECIAL;
     const { text } = file;
-    const fast = scanTagsFast(text);
+    let fast = null;
     let scan;
     try {
+      fast = scanTagsFast(text);
       scan = fast ?? (await this.scan(text));
     } catch {
       return SPECIAL;

@@ -5,8 +5,21 @@
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SessionIndex } from '../../src/daemon/session-index.js';
+
+// The first listed answers last: records kept in the order they came would come reversed.
+vi.mock('../../src/sessions/session-state.js', async (importOriginal) => {
+  const original = await importOriginal<typeof import('../../src/sessions/session-state.js')>();
+  return {
+    ...original,
+    readStateRecord: async (dir: string) => {
+      const n = Number(/(\d+)$/.exec(dir)?.[1] ?? 0);
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, 40 - n)));
+      return original.readStateRecord(dir);
+    },
+  };
+});
 
 let root: string | undefined;
 afterEach(async () => {
