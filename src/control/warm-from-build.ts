@@ -5,23 +5,12 @@
  */
 import { realpathSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import type { DispatchTable } from '../dispatch/dispatch-table.js';
 import type { SeenFiles } from '../index/tag-index.js';
-import {
-  keepFindings,
-  type FileFindingsCache,
-  type StatusJudging,
-} from '../status/collect-status.js';
-import { statusScanOf, type ScanSummary } from '../tags/scan-pool.js';
+import { keepFindings, type KeepContext } from '../status/collect-status.js';
+import { statusScanOf } from '../tags/scan-pool.js';
 
-export interface WarmContext {
-  root: string;
-  table: DispatchTable;
-  judging: StatusJudging;
-  cache: FileFindingsCache;
-  /** The daemon's scan, for a text the fast path declined. */
-  scan: (text: string) => Promise<ScanSummary>;
-}
+/** keepFindings' context but its token, which each file takes before its read. */
+export type WarmContext = Omit<KeepContext, 'token'>;
 
 /** The build's `seen` (tag-index.ts): what each file it keeps gives the status of `context`. */
 export function seenFilesOf(context: WarmContext): SeenFiles {

@@ -374,9 +374,16 @@ function isKept({ found, names }: { found: Found; names: number }): boolean {
  * `token`: the cache's, taken before the file was read. A file with items to dispatch is never
  * kept (its wait depends on the clock and on other files).
  */
+/** What keepFindings judges a file with, and where it keeps what it finds. */
+export type KeepContext = ScanContext & {
+  judging: StatusJudging;
+  cache: FileFindingsCache;
+  token: number;
+};
+
 export async function keepFindings(
   read: ReadFile & { path: string },
-  context: ScanContext & { judging: StatusJudging; cache: FileFindingsCache; token: number },
+  context: KeepContext,
 ): Promise<void> {
   const one = await findingsOf(context, read, context.judging);
   if (isKept(one)) context.cache.set(read.path, one.found, context.token);
