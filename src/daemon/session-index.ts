@@ -33,7 +33,7 @@ export class SessionIndex {
     // Side by side, a few at a time: one after another, 500 directories kept the daemon's start
     // waiting about 100 ms; all at once, thousands would run out of file descriptors.
     const reading = new PQueue({ concurrency: READS_AT_ONCE });
-    const reads = await Promise.all(dirs.map((d) => reading.add(() => readStateRecord(d))));
+    const reads = await reading.addAll(dirs.map((d) => () => readStateRecord(d)));
     const unended: UnendedSession[] = [];
     for (const [i, read] of reads.entries()) {
       const sessionDir = dirs[i] as string;
