@@ -4,7 +4,7 @@
  * the watched paths, have more than one name or hold two lifecycle states of one noun are skipped
  * with a warning, once.
  */
-import { statSync, type Stats } from 'node:fs';
+import { realpathSync, statSync, type Stats } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import { sep } from 'node:path';
 import PQueue from 'p-queue';
@@ -65,10 +65,12 @@ export class RequestReader {
   async readFile(path: string): Promise<FileRead | null> {
     const read = this.read(path);
     const scan = read && (await this.scan(path, read));
-    const info = scan && (await stat(path).catch(() => null));
+    // Synchronous, as the read: a promise's thread-pool round trip each, awaited in turn by the
+    // first pass, left the main thread idle about 80 ms at 50,000 files.
+    const info = scan && statOrNull(path);
     if (!read || !scan || !info) return null;
     const { ctx } = this.shared;
-    const file = await realpath(path).catch(() => path);
+    const file = realpathOr(path);
     if (!(await this.isInsideWatchedPaths(file))) {
       this.shared.warnOnce(
         `outside:${path}`,
@@ -179,6 +181,15 @@ export class RequestReader {
       this.shared.ctx.options.paths.map((p) => realpath(p).catch(() => p)),
     );
     return this.watchedRoots.some((root) => file === root || file.startsWith(`${root}${sep}`));
+  }
+}
+
+/** The real path of `path` (libc's realpath, as the promise API's), or `path` itself. */
+function realpathOr(path: string): string {
+  try {
+    return realpathSync.native(path);
+  } catch {
+    return path;
   }
 }
 
