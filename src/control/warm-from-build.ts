@@ -3,8 +3,8 @@
  * gives a status its findings from the build's own read (and its own scan, when the fast path
  * made one), kept in the status cache; the warm-up after the build then reads only the rest.
  */
-import { realpathSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { realPathOrSelf } from '../files/real-path.js';
 import type { SeenFiles } from '../index/tag-index.js';
 import { keepFindings, type KeepContext } from '../status/collect-status.js';
 import { statusScanOf } from '../tags/scan-pool.js';
@@ -41,16 +41,8 @@ function realDirectories(): (dir: string, token: number) => string {
   return (dir, token) => {
     const kept = known.get(dir);
     if (kept?.token === token) return kept.real;
-    const real = realpathOrSelf(dir);
+    const real = realPathOrSelf(dir);
     known.set(dir, { real, token });
     return real;
   };
-}
-
-function realpathOrSelf(path: string): string {
-  try {
-    return realpathSync.native(path);
-  } catch {
-    return path;
-  }
 }

@@ -4,7 +4,7 @@
  * the watched paths, have more than one name or hold two lifecycle states of one noun are skipped
  * with a warning, once.
  */
-import { realpathSync, statSync, type Stats } from 'node:fs';
+import { statSync, type Stats } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import { sep } from 'node:path';
 import PQueue from 'p-queue';
@@ -14,6 +14,7 @@ import {
   type ReadProblem,
   type TextRead,
 } from '../files/read-text-file.js';
+import { realPathOrSelf } from '../files/real-path.js';
 import { claimOf, twoStatesProblem, workItemsOf } from '../dispatch/work-items.js';
 import { readiness, readyAtOf } from '../dispatch/work-order.js';
 import { blockersOf } from '../order/read-dependencies.js';
@@ -70,7 +71,7 @@ export class RequestReader {
     const info = scan && statOrNull(path);
     if (!read || !scan || !info) return null;
     const { ctx } = this.shared;
-    const file = realpathOr(path);
+    const file = realPathOrSelf(path);
     if (!(await this.isInsideWatchedPaths(file))) {
       this.shared.warnOnce(
         `outside:${path}`,
@@ -184,16 +185,7 @@ export class RequestReader {
   }
 }
 
-/** The real path of `path` (libc's realpath, as the promise API's), or `path` itself. */
-function realpathOr(path: string): string {
-  try {
-    return realpathSync.native(path);
-  } catch {
-    return path;
-  }
-}
-
-/** The stat of a file that could not be opened, null when it is gone. */
+/** The stat of `path` (following a symlink); null when it cannot be statted (gone, EACCES, ELOOP). */
 function statOrNull(path: string): Stats | null {
   try {
     return statSync(path, { throwIfNoEntry: false }) ?? null;
