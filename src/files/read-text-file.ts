@@ -15,6 +15,12 @@ export { decodeText, encodeText, MAX_PARSE_BYTES, type TextFile } from '../tags/
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY;
 const CHUNK_BYTES = 64 * 1024;
 
+/**
+ * Where a read with needles lands before the search: most files of a pass hold none and are
+ * dropped, so only a file that holds one is copied out. One per thread; reads are synchronous.
+ */
+const scratch = Buffer.allocUnsafe(CHUNK_BYTES);
+
 export interface TextRead {
   kind: 'text';
   file: TextFile;
@@ -103,15 +109,18 @@ export function readOpenFile(
       ? { kind: 'no-match' }
       : { kind: 'too-large', size: info.size };
   }
-  const bytes = Buffer.allocUnsafe(info.size);
+  const searched = needles !== undefined && info.size <= scratch.length;
+  const bytes = searched ? scratch.subarray(0, info.size) : Buffer.allocUnsafe(info.size);
   let filled = 0;
   while (filled < bytes.length) {
     const read = readSync(fd, bytes, filled, bytes.length - filled, filled);
     if (read === 0) break;
     filled += read;
   }
-  const content = bytes.subarray(0, filled);
+  let content = bytes.subarray(0, filled);
   if (needles && !needles.some((needle) => content.includes(needle))) return { kind: 'no-match' };
+  // Out of the scratch buffer, which the next read overwrites.
+  if (searched) content = Buffer.from(content);
   const file = decodeText(content);
   return file ? { kind: 'text', file, bytes: content } : { kind: 'not-text' };
 }

@@ -41,6 +41,35 @@ describe('readRequestFile', () => {
     });
   });
 
+  it('gives each read with needles bytes of its own, small or past the scratch buffer', async () => {
+    const contents = [
+      Buffer.from('# A\n**Tags**: #delegated-fix\n'),
+      Buffer.from('# B\n**Tags**: #claimed-fix\nlonger than the first\n'),
+      Buffer.alloc(64 * 1024, 'x'),
+      Buffer.concat([Buffer.alloc(100 * 1024, 'y'), Buffer.from('#delegated-fix\n')]),
+      Buffer.from('# C\nno needle here\n'),
+    ];
+    const reads = [];
+    for (const [i, content] of contents.entries()) {
+      const path = join(dir, `${i}.md`);
+      await writeFile(path, content);
+      reads.push(readRequestFile(path, NEEDLES));
+    }
+    // Read after all the others: no later read changed an earlier one's bytes or text.
+    expect(reads.map((read) => read.kind)).toEqual([
+      'text',
+      'text',
+      'no-match',
+      'text',
+      'no-match',
+    ]);
+    for (const i of [0, 1, 3]) {
+      const read = reads[i];
+      expect(read?.kind === 'text' && read.bytes.equals(contents[i] as Buffer)).toBe(true);
+      expect(read?.kind === 'text' && read.file.text).toBe(contents[i]?.toString('utf8'));
+    }
+  });
+
   it('refuses a directory and a FIFO without blocking', async () => {
     await mkdir(join(dir, 'x.md'));
     expect(readRequestFile(join(dir, 'x.md'))).toEqual({ kind: 'not-file' });
