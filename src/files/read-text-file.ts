@@ -16,8 +16,9 @@ const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTT
 const CHUNK_BYTES = 64 * 1024;
 
 /**
- * Where a read with needles lands before the search: most files of a pass hold none and are
- * dropped, so only a file that holds one is copied out. One per thread; reads are synchronous.
+ * Where a read with needles of a file up to 64 KB lands before the search: most files of a pass
+ * hold none and are dropped, so only a file that holds one is copied out. One per thread; reads
+ * are synchronous. (find's BoundedReader keeps its own buffer and hands out views of it.)
  */
 const scratch = Buffer.allocUnsafe(CHUNK_BYTES);
 
@@ -109,8 +110,8 @@ export function readOpenFile(
       ? { kind: 'no-match' }
       : { kind: 'too-large', size: info.size };
   }
-  const searched = needles !== undefined && info.size <= scratch.length;
-  const bytes = searched ? scratch.subarray(0, info.size) : Buffer.allocUnsafe(info.size);
+  const inScratch = needles !== undefined && info.size <= scratch.length;
+  const bytes = inScratch ? scratch.subarray(0, info.size) : Buffer.allocUnsafe(info.size);
   let filled = 0;
   while (filled < bytes.length) {
     const read = readSync(fd, bytes, filled, bytes.length - filled, filled);
@@ -120,7 +121,7 @@ export function readOpenFile(
   let content = bytes.subarray(0, filled);
   if (needles && !needles.some((needle) => content.includes(needle))) return { kind: 'no-match' };
   // Out of the scratch buffer, which the next read overwrites.
-  if (searched) content = Buffer.from(content);
+  if (inScratch) content = Buffer.from(content);
   const file = decodeText(content);
   return file ? { kind: 'text', file, bytes: content } : { kind: 'not-text' };
 }

@@ -77,7 +77,10 @@ export function* markdownEntries(dir: string, entries: Dirent[]): Generator<Mark
   }
 }
 
-/** What join(dir, name) puts before `name`: `dir` normalized, with a separator unless empty. */
+/**
+ * What join(dir, name) puts before `name`: `dir` normalized, ending in a separator; empty when
+ * `dir` normalizes to `.`.
+ */
 export function entryPrefix(dir: string): string {
   return join(dir, 'x').slice(0, -1);
 }

@@ -17,8 +17,8 @@ const dir = fc
   );
 // What readdir can name: no separator, not `.` or `..`.
 const name = fc
-  .string({ minLength: 1, maxLength: 12 })
-  .map((text) => text.replaceAll('/', '_'))
+  .string({ unit: 'binary', minLength: 1, maxLength: 12 })
+  .map((text) => text.replaceAll('/', '_').replaceAll('\0', '_'))
   .filter((text) => text !== '.' && text !== '..');
 
 describe('entryPrefix', () => {
