@@ -4,7 +4,7 @@
  * the watched paths, have more than one name or hold two lifecycle states of one noun are skipped
  * with a warning, once.
  */
-import { statSync, type Stats } from 'node:fs';
+import type { Stats } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import { sep } from 'node:path';
 import PQueue from 'p-queue';
@@ -15,6 +15,7 @@ import {
   type TextRead,
 } from '../files/read-text-file.js';
 import { realPathOrSelf } from '../files/real-path.js';
+import { statOrNull } from '../files/stat-or-null.js';
 import { claimOf, twoStatesProblem, workItemsOf } from '../dispatch/work-items.js';
 import { readiness, readyAtOf } from '../dispatch/work-order.js';
 import { blockersOf } from '../order/read-dependencies.js';
@@ -182,14 +183,5 @@ export class RequestReader {
       this.shared.ctx.options.paths.map((p) => realpath(p).catch(() => p)),
     );
     return this.watchedRoots.some((root) => file === root || file.startsWith(`${root}${sep}`));
-  }
-}
-
-/** The stat of `path` (following a symlink); null when it cannot be statted (gone, EACCES, ELOOP). */
-function statOrNull(path: string): Stats | null {
-  try {
-    return statSync(path, { throwIfNoEntry: false }) ?? null;
-  } catch {
-    return null;
   }
 }

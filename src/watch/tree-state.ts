@@ -9,8 +9,9 @@
  * files with more than one hard link (written through another name). The walk is the one of walkMarkdownFiles: the same
  * ignore rules, symlinks to files followed, symlinked directories never.
  */
-import { readdirSync, statSync, type Stats } from 'node:fs';
+import { readdirSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
+import { statOrNull } from '../files/stat-or-null.js';
 import { markdownEntries } from '../tags/walk-markdown.js';
 
 /** Numbers, not bigints: a full pass stats every file, and bigint stats cost a fifth more CPU. */
@@ -174,13 +175,4 @@ function same(before: Seen, now: Stats): boolean {
 
 function seenOf(stats: Stats): Seen {
   return { size: stats.size, mtimeMs: stats.mtimeMs, ino: stats.ino };
-}
-
-/** Synchronous on purpose: a stat through a promise costs about four times the CPU. */
-function statOrNull(path: string): Stats | null {
-  try {
-    return statSync(path, { throwIfNoEntry: false }) ?? null;
-  } catch {
-    return null;
-  }
 }
