@@ -128,7 +128,8 @@ export function readOpenFile(
 
 /** Searches a file in chunks, each overlapping the last by a needle's length less one byte. */
 function holdsAny(fd: number, needles: readonly string[]): boolean {
-  const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+  // The scratch buffer: this search ends before any other read uses it.
+  const chunk = scratch;
   const overlap = Math.max(0, ...needles.map((needle) => Buffer.byteLength(needle) - 1));
   let kept = 0;
   for (let position = 0; ;) {
