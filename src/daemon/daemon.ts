@@ -66,7 +66,7 @@ export class Daemon {
   /** Reaps, then watches. Resolves once the first pass over the tree has been made. */
   async start(): Promise<void> {
     const { shared } = this;
-    const unended = await shared.sessions.load();
+    const [unended] = await Promise.all([shared.sessions.load(), this.reader.startFirstPass()]);
     this.reaper.watchStarted(unended);
     this.started = true;
     await this.ctx.recordEvent({ event: 'daemon-started', pid: process.pid, host: hostname() });
@@ -77,6 +77,7 @@ export class Daemon {
       (path) => this.inspectAtStart(path),
       (path) => this.reader.statAndRead(path),
     );
+    void shared.track(this.saveNoWork());
     // The items finished while no daemon ran: after the first pass, which remembered the claims
     // of those still running (so a done after it is the reap's), before anything can record one.
     await settleDone(this.ctx, unended);
@@ -140,6 +141,17 @@ export class Daemon {
   /** Checks every claim no task follows: adopts live ones, requeues dead ones. */
   async reap(): Promise<void> {
     await this.reaper.reap();
+  }
+
+  /** The first pass's no-work record, for the next daemon's first pass (no-work-record.ts). */
+  private async saveNoWork(): Promise<void> {
+    try {
+      const counts = await this.reader.endFirstPass();
+      if (counts)
+        this.ctx.log('debug', `no-work record: ${counts.kept} files (${counts.unread} not read)`);
+    } catch (error) {
+      this.ctx.log('warn', `no-work record not written: ${String(error)}`);
+    }
   }
 
   /** The first pass's look at a file; true for one not yet quiet: it settles like a change. */

@@ -24,6 +24,7 @@ import { parseTagPattern, type TagPattern } from '../tags/tag-name.js';
 import { walkMarkdownFiles } from '../tags/walk-markdown.js';
 import { queueRootOf } from './claim-store.js';
 import type { DaemonShared } from './daemon-shared.js';
+import { NoWorkRecord, noWorkRecordPath } from './no-work-record.js';
 import type { FileRead } from './request-snapshot.js';
 
 /** Bytes a file must hold to carry work or a claim: the read's prefilter. */
@@ -31,11 +32,15 @@ const NEEDLES: readonly string[] = ['delegated-', 'claimed-'];
 
 type RawRead = TextRead | ReadProblem | NoMatch;
 
+const NO_MATCH: NoMatch = { kind: 'no-match' };
+
 export class RequestReader {
   private readonly patterns: TagPattern[];
   private watchedRoots: string[] | null = null;
   /** The first pass's read of the file it statted last, until readFile takes it. */
   private held: { path: string; read: RawRead } | null = null;
+  /** The first pass's no-work record (no-work-record.ts), from startFirstPass to endFirstPass. */
+  private noWork: NoWorkRecord | null = null;
 
   constructor(private readonly shared: DaemonShared) {
     this.patterns = shared.ctx.options.monitor.map(parseTagPattern);
@@ -131,17 +136,44 @@ export class RequestReader {
    * The first pass's stat of a file (TreeState's StatFile): the file is read, its fstat (made
    * before the read) is the stat, and the read is kept for readFile's next call on it. One
    * system call a file fewer than a stat and then a read, in the same order. A file that cannot
-   * be opened (a socket, no permission) is statted as the pass would; its read says why.
+   * be opened (a socket, no permission) is statted as the pass would; its read says why. A file
+   * the no-work record holds unchanged is only statted: its read is `no-match`.
    */
   statAndRead(path: string): Stats | null {
     this.held = null;
-    let info: Stats | null = null;
-    const read = this.shared.ctx.readRequest(path, NEEDLES, (seen) => {
-      info = seen;
+    const known = this.noWork?.unchanged(path);
+    if (known) {
+      this.held = { path, read: NO_MATCH };
+      return known;
+    }
+    let seen: Stats | null = null;
+    const readAt = this.shared.ctx.now().getTime();
+    const read = this.shared.ctx.readRequest(path, NEEDLES, (info) => {
+      seen = info;
     });
-    info ??= statOrNull(path);
+    const info = (seen as Stats | null) ?? statOrNull(path);
+    if (read.kind === 'no-match' && seen) this.noWork?.keep(path, seen, readAt);
     if (info?.isFile()) this.held = { path, read };
     return info;
+  }
+
+  /** Opens the no-work record for the first pass's statAndRead (before the pass). */
+  async startFirstPass(): Promise<void> {
+    const { options } = this.shared.ctx;
+    const file = noWorkRecordPath(options.root);
+    this.noWork = await NoWorkRecord.open(file, [...NEEDLES], options.paths);
+  }
+
+  /**
+   * Writes the next no-work record (after the pass) and lets both go; what it counted, or null
+   * when no pass started.
+   */
+  async endFirstPass(): Promise<{ unread: number; kept: number } | null> {
+    const record = this.noWork;
+    this.noWork = null;
+    if (!record) return null;
+    await record.save();
+    return record.counts;
   }
 
   /**

@@ -3,12 +3,13 @@
  * (the snapshot travels with the item to admission and launch), plus the compare-and-swap's own
  * read, which makes the claim only over the text the item was read from.
  */
-import { writeFileSync } from 'node:fs';
+import { statSync, utimesSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Daemon } from '../../src/daemon/daemon.js';
+import { noWorkRecordPath, RACY_MS } from '../../src/daemon/no-work-record.js';
 import { readRequestFile, type SeenStats } from '../../src/files/read-text-file.js';
 import type { AgentLaunch, Runner } from '../../src/runners/runner.js';
 import { resolveSessionRef } from '../../src/sessions/session-dir.js';
@@ -32,9 +33,13 @@ afterEach(async () => {
 async function countingDaemon({
   rescanIntervalMs = 60_000,
   afterRead = (_path: string): void => undefined,
+  root = '',
+  clockAheadMs = 0,
 } = {}) {
-  const root = await mkdtemp(join(tmpdir(), 'engine-reads-'));
-  await mkdir(join(root, 'sessions'));
+  if (!root) {
+    root = await mkdtemp(join(tmpdir(), 'engine-reads-'));
+    await mkdir(join(root, 'sessions'));
+  }
   const reads = new Map<string, number>();
   const withStat = new Set<string>();
   /** The reads of each request when its agent was spawned. */
@@ -58,6 +63,7 @@ async function countingDaemon({
     },
     runner,
     probe: fakeProbe(),
+    now: () => new Date(Date.now() + clockAheadMs),
     readRequest: ((path: string, needles?: readonly string[], seen?: SeenStats) => {
       reads.set(path, (reads.get(path) ?? 0) + 1);
       if (seen) withStat.add(path.split('/').pop() ?? '');
@@ -74,6 +80,7 @@ async function countingDaemon({
   return {
     root,
     daemon,
+    reads,
     atSpawn,
     withStat,
     file: (name: string) => join(root, 'sessions', name),
@@ -135,6 +142,35 @@ describe("the first pass's reads", () => {
     await waitFor(() => d.atSpawn.size === 1, { message: 'A.md spawned' });
     expect(Object.fromEntries(d.atSpawn)).toEqual({ 'A.md': 1 });
     expect([...d.withStat].sort()).toEqual(['A.md', 'N.md']);
+  });
+
+  it('after a restart, read only the files changed since the last first pass (the no-work record)', async () => {
+    // Files written RACY_MS ago and more, as the daemon's clock sees them: recorded.
+    const first = await countingDaemon({ clockAheadMs: 2 * RACY_MS });
+    const body = (line: string): string => `# M\n**Tags**: ${line.padEnd(20)}\n`;
+    await writeFile(first.file('N.md'), '# N\n**Tags**: #needs-fix\n');
+    await writeFile(first.file('M.md'), body('#needs-fix'));
+    await first.daemon.start();
+    await first.daemon.stop();
+    const record = JSON.parse(await readFile(noWorkRecordPath(first.root), 'utf8')) as {
+      dirs: Record<string, unknown[]>;
+    };
+    expect(
+      record.dirs[`${join(first.root, 'sessions')}/`]?.filter((x) => typeof x === 'string'),
+    ).toEqual(expect.arrayContaining(['M.md', 'N.md']));
+
+    // Work written into M.md in place, its size and mtime put back: only its ctime moved.
+    const before = statSync(first.file('M.md'));
+    await waitFor(() => {
+      writeFileSync(first.file('M.md'), body('#delegated-fix'));
+      return statSync(first.file('M.md')).ctimeMs !== before.ctimeMs;
+    });
+    utimesSync(first.file('M.md'), before.atime, before.mtime);
+    const second = await countingDaemon({ root: first.root, clockAheadMs: 2 * RACY_MS });
+    await second.daemon.start();
+    await waitFor(() => second.atSpawn.has('M.md'), { message: 'M.md spawned' });
+    expect(second.reads.get(second.file('N.md'))).toBeUndefined();
+    expect(second.reads.get(second.file('M.md'))).toBeGreaterThan(0);
   });
 
   it("miss no write made just after a file's read: the stat the pass keeps is from before it", async () => {
