@@ -86,11 +86,18 @@ export function targets(results) {
   }
   for (const f of results.footprint?.filter((x) => x.files === TARGET_SIZE) ?? []) {
     const goal = FOOTPRINT_TARGETS[f.watcher] ?? FOOTPRINT_TARGETS.chokidar;
+    const restart = f.firstStartReadyMs != null;
     out.push({
-      target: `ready within ${goal.readyMs / 1000} s at 50,000 files (${f.watcher})`,
+      target: `ready within ${goal.readyMs / 1000} s at 50,000 files (${f.watcher}${restart ? ', a restart: its no-work record' : ''})`,
       result: secs(f.readyMs),
       met: f.readyMs <= goal.readyMs,
     });
+    if (restart)
+      out.push({
+        target: `ready within ${goal.readyMs / 1000} s at 50,000 files (${f.watcher}, a first start: every file read)`,
+        result: secs(f.firstStartReadyMs),
+        met: f.firstStartReadyMs <= goal.readyMs,
+      });
     out.push({
       target: `at most ${goal.rssMb} MB resident at 50,000 files (${f.watcher})`,
       result: `${f.rssAfterIdleMb} MB after idle (${f.rssAtReadyMb} MB at ready, ${fmt(f.rssWithIndexMb, ' MB')} warm, peak ${f.peakRssMb} MB)`,
@@ -284,7 +291,9 @@ export function formatTables(results) {
           results.footprint.map((f) => [
             int(f.files),
             f.watcher,
-            secs(f.readyMs),
+            f.firstStartReadyMs == null
+              ? secs(f.readyMs)
+              : `${secs(f.readyMs)} (a restart; first start ${secs(f.firstStartReadyMs)})`,
             fmt(f.startupCpuS, ' s'),
             fmt(f.rssAtReadyMb, ' MB'),
             fmt(f.warmUpS, ' s'),

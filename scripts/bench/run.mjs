@@ -27,7 +27,7 @@
  *   BENCH_KEEP_TREES=1               keep the generated trees (printed paths)
  */
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem, release, platform } from 'node:os';
 import { join } from 'node:path';
 import { benchFind } from './find.mjs';
@@ -47,6 +47,7 @@ import {
   maxUserWatches,
   registerDir,
   round,
+  sleep,
 } from './lib.mjs';
 import { formatTables } from './report.mjs';
 
@@ -163,6 +164,7 @@ async function main() {
     );
   }
 
+  const treesWrittenAt = Date.now();
   if (config.only.has('find')) {
     results.find = [];
     for (const size of config.sizes)
@@ -188,6 +190,22 @@ async function main() {
   const needsDaemonA =
     config.only.has('footprint') || config.only.has('latency') || config.only.has('throughput');
   let daemonA = null;
+  let firstStartMs = null;
+  if (config.only.has('footprint')) {
+    // A first start on the tree (no no-work record: every file read), then daemon A restarts on
+    // it with the record that start wrote (docs/DAEMON.md, The algorithm): both are reported.
+    rmSync(join(daemonTree.dir, 'sessions', '.engine', 'no-work.json'), { force: true });
+    // A file changed less than 5 s before its read is not recorded (its RACY_MS): as in real use,
+    // the tree is older than that when the first start reads it.
+    await sleep(Math.max(0, treesWrittenAt + 6000 - Date.now()));
+    const first = startDaemon(daemonTree, ['--watcher', DEFAULT_WATCHER]);
+    firstStartMs = round(await first.ready);
+    // The record is written after ready; stop waits for it.
+    await first.stop();
+    log(
+      `daemon on ${config.daemonSize} files, first start (no no-work record): ready in ${firstStartMs} ms`,
+    );
+  }
   if (needsDaemonA) {
     // Daemon A: default timings on the daemon tree. Its idle window is the footprint figure at that
     // size; then it serves the latency trials at the default debounce, then the throughput run.
@@ -198,6 +216,10 @@ async function main() {
 
   if (config.only.has('footprint')) {
     results.footprint = await footprints(trees, daemonA);
+    const restarted = results.footprint.find(
+      (f) => f.files === config.daemonSize && f.watcher === DEFAULT_WATCHER,
+    );
+    if (restarted) restarted.firstStartReadyMs = firstStartMs;
     for (const f of results.footprint)
       log(
         `footprint ${f.files} (${f.watcher}): ready ${f.readyMs} ms, RSS ${f.rssAtReadyMb} MB${f.warmUpS === null ? '' : ` (${f.rssWithIndexMb} MB with its index and status warm, after ${f.warmUpS} s, ${f.warmUpCpuS} s of CPU)`}, ${f.inotifyWatches} watches, ` +

@@ -88,6 +88,8 @@ export class DaemonControl {
       .then((seen) => index.build(seen))
       .then(
         () => {
+          // Closed during the build: it ended incomplete.
+          if (!this.server) return;
           log(
             'info',
             `tag index ready: ${index.size} files with tags (${Date.now() - started} ms)`,
@@ -129,6 +131,7 @@ export class DaemonControl {
   async close(): Promise<void> {
     await this.server?.close();
     this.server = null;
+    await this.index?.close();
   }
 }
 

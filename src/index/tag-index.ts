@@ -55,6 +55,8 @@ export class TagIndex {
   private flushing: Promise<void> | null = null;
   private built: Promise<void> | null = null;
   private complete = false;
+  /** Closed (the daemon stops): a build under way ends at its next file, incomplete. */
+  private closed = false;
   private seen: SeenFiles | null = null;
 
   /**
@@ -79,10 +81,21 @@ export class TagIndex {
       this.seen = seen ?? null;
       for (const root of this.roots) await this.walk(root);
       this.seen = null;
+      if (this.closed) return;
       this.complete = true;
       await this.flush();
     })();
     return this.built;
+  }
+
+  /**
+   * Ends a build under way at its next file (it resolves, the index incomplete: it answers
+   * nothing) and waits for it: a daemon stopped during the build exits at once, not when the
+   * build is done (about 10 s at 50,000 files).
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.built;
   }
 
   /**
@@ -194,7 +207,7 @@ export class TagIndex {
     let changed = this.forget(dir, true);
     const directories = [dir];
     let sinceTurn = 0;
-    while (directories.length > 0) {
+    while (directories.length > 0 && !this.closed) {
       const next = directories.pop() as string;
       const listing = listMarkdownDirectorySync(next, (problem) => {
         this.unlisted.set(problem.path, problem.reason);
@@ -203,6 +216,7 @@ export class TagIndex {
       directories.push(...listing.directories.reverse());
       for (const link of listing.links) changed = this.keepSpecial(link) || changed;
       for (const file of listing.files) {
+        if (this.closed) break;
         if (await this.readFile(file)) changed = true;
         if (++sinceTurn % FILES_PER_TURN === 0) await new Promise(setImmediate);
       }

@@ -7,7 +7,7 @@ export const GITIGNORE = '.gitignore';
 
 /** Each pattern, with what it ignores (docs/CLI.md, "engine init", lists the same). */
 export const GITIGNORE_LINES: readonly string[] = [
-  // The daemon's state: lock, event log, pause, control socket, the agents' `engine` shim.
+  // The daemon's state: lock, event log, pause, no-work record, control socket, agents' `engine` shim.
   'sessions/.engine/',
   // One directory per claim (`<UTC date>_<time>_<NOUN>_<slug>_<rand>/`): state, transcript.
   'sessions/[0-9][0-9][0-9][0-9]_[0-9][0-9]_[0-9][0-9]_*/',

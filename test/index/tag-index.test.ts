@@ -278,3 +278,30 @@ async function synced(dir: string, index: TagIndex, sync: IndexSync): Promise<vo
   await index.flush();
   expect(index.trusted).toBe(true);
 }
+
+describe('closed while it is built', () => {
+  it('ends the build at its next file, incomplete, so a stopping daemon need not wait for it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'engine-index-close-'));
+    const pool = new ScanPool();
+    cleanups.push(async () => {
+      await pool.close();
+      await rm(dir, { recursive: true, force: true });
+    });
+    for (let i = 0; i < 200; i++) await writeFile(join(dir, `f${i}.md`), `# ${i}\n\n#needs-x\n`);
+    let reads = 0;
+    const index = new TagIndex(
+      [dir],
+      (text) => pool.scan(text),
+      () => true,
+    );
+    const built = index.build(() => {
+      reads++;
+      return async () => undefined;
+    });
+    await waitFor(() => reads > 0, { message: 'the build under way' });
+    await index.close();
+    await built;
+    expect(reads).toBeLessThan(200);
+    expect(index.trusted).toBe(false);
+  });
+});
