@@ -144,6 +144,7 @@ describe('the one writer of .state.json', () => {
     expect(writers.sort()).toEqual([
       'agents/agent-state.ts', // <session>/agent-state.json, by the agent's hooks
       'agents/claude-settings.ts', // <session>/claude-settings.json, once at launch
+      'daemon/no-work-record.ts', // sessions/.engine/no-work.json, after the first pass
       'files/write-json-atomic.ts',
       'init/init-manifest.ts', // directives/.engine-init.json, by engine init
       'init/upgrade-project.ts', // writeTextAtomic only: the command files it upgrades
