@@ -129,8 +129,10 @@ export class DaemonControl {
   }
 
   async close(): Promise<void> {
-    await this.server?.close();
+    // Null first: a build that ends while the server closes says nothing and warms nothing.
+    const server = this.server;
     this.server = null;
+    await server?.close();
     await this.index?.close();
   }
 }

@@ -47,6 +47,8 @@ export class NoWorkRecord {
   private readonly next: Entries = Object.create(null) as Entries;
   private kept = 0;
   private hits = 0;
+  /** The directory looked up last, with its offsets by name (a pass goes a directory at a time). */
+  private current: { prefix: string; offsets: Map<string, number> } | null = null;
 
   private constructor(
     private readonly file: string,
@@ -80,17 +82,14 @@ export class NoWorkRecord {
     const prefix = path.slice(0, cut);
     const entries = this.old[prefix];
     if (!entries) return null;
-    const name = path.slice(cut);
-    for (let i = 0; i < entries.length; i += FIELDS) {
-      if (entries[i] !== name) continue;
-      const info = statOrNull(path);
-      if (!info?.isFile() || !same(entries, i, info)) return null;
-      this.hits++;
-      const next = this.entriesOf(prefix);
-      for (let k = i; k < i + FIELDS; k++) next.push(entries[k] as string | number);
-      return info;
-    }
-    return null;
+    const i = this.offsetsOf(prefix, entries).get(path.slice(cut));
+    if (i === undefined) return null;
+    const info = statOrNull(path);
+    if (!info?.isFile() || !same(entries, i, info)) return null;
+    this.hits++;
+    const next = this.entriesOf(prefix);
+    for (let k = i; k < i + FIELDS; k++) next.push(entries[k] as string | number);
+    return info;
   }
 
   /** `path` was read at `readAt` (ms since the epoch) and holds no needle; `info` is its fstat. */
@@ -111,6 +110,19 @@ export class NoWorkRecord {
     const record: RecordFile = { ...this.header, dirs: this.next };
     await mkdir(dirname(this.file), { recursive: true });
     await writeTextAtomic(this.file, JSON.stringify(record));
+  }
+
+  /** Where each name's entry starts in a directory's entries: one search a file, not a scan. */
+  private offsetsOf(prefix: string, entries: Array<string | number>): Map<string, number> {
+    if (this.current?.prefix !== prefix) {
+      const offsets = new Map<string, number>();
+      for (let i = 0; i < entries.length; i += FIELDS) {
+        const name = entries[i];
+        if (typeof name === 'string' && !offsets.has(name)) offsets.set(name, i);
+      }
+      this.current = { prefix, offsets };
+    }
+    return this.current.offsets;
   }
 
   /** The next record's entries of a directory, for one more file. */

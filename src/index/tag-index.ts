@@ -95,7 +95,8 @@ export class TagIndex {
    */
   async close(): Promise<void> {
     this.closed = true;
-    await this.built;
+    // A build that failed was said where it was started (DaemonControl): not again here.
+    await this.built?.catch(() => undefined);
   }
 
   /**

@@ -150,14 +150,20 @@ describe("the first pass's reads", () => {
     const body = (line: string): string => `# M\n**Tags**: ${line.padEnd(20)}\n`;
     await writeFile(first.file('N.md'), '# N\n**Tags**: #needs-fix\n');
     await writeFile(first.file('M.md'), body('#needs-fix'));
+    // Whole seconds, so that utimes can put M.md's mtime back exactly.
+    utimesSync(first.file('M.md'), 1_000_000_000, 1_000_000_000);
+    // The needles' bytes, though no work: never recorded, read by every first pass.
+    await writeFile(first.file('D.md'), '# D\n\nThe word delegated-fix, in prose.\n');
+    await writeFile(first.file('C.md'), '# C\n\n`#claimed-fix` in code.\n');
     await first.daemon.start();
     await first.daemon.stop();
     const record = JSON.parse(await readFile(noWorkRecordPath(first.root), 'utf8')) as {
       dirs: Record<string, unknown[]>;
     };
-    expect(
-      record.dirs[`${join(first.root, 'sessions')}/`]?.filter((x) => typeof x === 'string'),
-    ).toEqual(expect.arrayContaining(['M.md', 'N.md']));
+    const names = record.dirs[`${join(first.root, 'sessions')}/`]?.filter(
+      (x) => typeof x === 'string',
+    );
+    expect(names?.sort()).toEqual(['M.md', 'N.md']);
 
     // Work written into M.md in place, its size and mtime put back: only its ctime moved.
     const before = statSync(first.file('M.md'));
@@ -165,12 +171,19 @@ describe("the first pass's reads", () => {
       writeFileSync(first.file('M.md'), body('#delegated-fix'));
       return statSync(first.file('M.md')).ctimeMs !== before.ctimeMs;
     });
-    utimesSync(first.file('M.md'), before.atime, before.mtime);
+    utimesSync(first.file('M.md'), 1_000_000_000, 1_000_000_000);
+    const after = statSync(first.file('M.md'));
+    expect([after.ino, after.size, after.mtimeMs]).toEqual([
+      before.ino,
+      before.size,
+      before.mtimeMs,
+    ]);
     const second = await countingDaemon({ root: first.root, clockAheadMs: 2 * RACY_MS });
     await second.daemon.start();
     await waitFor(() => second.atSpawn.has('M.md'), { message: 'M.md spawned' });
     expect(second.reads.get(second.file('N.md'))).toBeUndefined();
-    expect(second.reads.get(second.file('M.md'))).toBeGreaterThan(0);
+    for (const name of ['M.md', 'D.md', 'C.md'])
+      expect(second.reads.get(second.file(name))).toBeGreaterThan(0);
   });
 
   it("miss no write made just after a file's read: the stat the pass keeps is from before it", async () => {
