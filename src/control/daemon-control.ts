@@ -39,6 +39,7 @@ export class DaemonControl {
   private readonly index: TagIndex | null;
   private readonly cache: StatusCache;
   private server: ControlServer | null = null;
+  private closed = false;
   /** The daemon's word on its watch (Daemon.eventsComplete), once started. */
   private eventsComplete: () => boolean = () => false;
 
@@ -89,7 +90,7 @@ export class DaemonControl {
       .then(
         () => {
           // Closed during the build: it ended incomplete.
-          if (!this.server) return;
+          if (this.closed) return;
           log(
             'info',
             `tag index ready: ${index.size} files with tags (${Date.now() - started} ms)`,
@@ -120,7 +121,9 @@ export class DaemonControl {
     if (!warmQuery || !this.server) return;
     const started = Date.now();
     try {
-      await this.server.warm(await warmQuery());
+      const query = await warmQuery();
+      if (!this.server) return;
+      await this.server.warm(query);
       log('info', `status warmed (${Date.now() - started} ms)`);
     } catch (error) {
       // Nothing is lost: the first status reads the files the cache does not hold.
@@ -129,11 +132,13 @@ export class DaemonControl {
   }
 
   async close(): Promise<void> {
-    // Null first: a build that ends while the server closes says nothing and warms nothing.
+    // First: a build that ends while the server closes says nothing and warms nothing.
+    this.closed = true;
+    const building = this.index?.close();
     const server = this.server;
     this.server = null;
     await server?.close();
-    await this.index?.close();
+    await building;
   }
 }
 

@@ -77,7 +77,6 @@ export class Daemon {
       (path) => this.inspectAtStart(path),
       (path) => this.reader.statAndRead(path),
     );
-    void shared.track(this.saveNoWork());
     // The items finished while no daemon ran: after the first pass, which remembered the claims
     // of those still running (so a done after it is the reap's), before anything can record one.
     await settleDone(this.ctx, unended);
@@ -94,6 +93,8 @@ export class Daemon {
     for (const { dir, state } of unended)
       if (isOpen(state.status)) void shared.track(this.follower.exitWhenSeen(dir));
     this.scheduleReap();
+    // Last: its write (3.5 MB at 50,000 files) comes after ready.
+    void shared.track(this.saveNoWork());
   }
 
   /**

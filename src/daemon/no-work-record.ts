@@ -47,8 +47,11 @@ export class NoWorkRecord {
   private readonly next: Entries = Object.create(null) as Entries;
   private kept = 0;
   private hits = 0;
-  /** The directory looked up last, with its offsets by name (a pass goes a directory at a time). */
-  private current: { prefix: string; offsets: Map<string, number> } | null = null;
+  /**
+   * Each directory's entry offsets by name, made at its first lookup: a pass lists a directory's
+   * files and subdirectories in one sorted loop, so it comes back to a directory many times.
+   */
+  private readonly offsets = new Map<string, Map<string, number>>();
 
   private constructor(
     private readonly file: string,
@@ -114,15 +117,16 @@ export class NoWorkRecord {
 
   /** Where each name's entry starts in a directory's entries: one search a file, not a scan. */
   private offsetsOf(prefix: string, entries: Array<string | number>): Map<string, number> {
-    if (this.current?.prefix !== prefix) {
-      const offsets = new Map<string, number>();
+    let offsets = this.offsets.get(prefix);
+    if (!offsets) {
+      offsets = new Map();
       for (let i = 0; i < entries.length; i += FIELDS) {
         const name = entries[i];
         if (typeof name === 'string' && !offsets.has(name)) offsets.set(name, i);
       }
-      this.current = { prefix, offsets };
+      this.offsets.set(prefix, offsets);
     }
-    return this.current.offsets;
+    return offsets;
   }
 
   /** The next record's entries of a directory, for one more file. */

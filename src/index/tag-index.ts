@@ -95,6 +95,8 @@ export class TagIndex {
    */
   async close(): Promise<void> {
     this.closed = true;
+    // Nothing asks it after this; should anything, it answers nothing.
+    this.complete = false;
     // A build that failed was said where it was started (DaemonControl): not again here.
     await this.built?.catch(() => undefined);
   }
@@ -114,7 +116,7 @@ export class TagIndex {
 
   /** A watch event or a reconcile pass's change at `path` (a file or a directory). */
   mark(path: string): void {
-    if (this.rootOf(path) === null) return;
+    if (this.closed || this.rootOf(path) === null) return;
     this.dirty.add(path);
     setImmediate(() => void this.flush());
   }
@@ -125,7 +127,7 @@ export class TagIndex {
     if (this.dirty.size === 0 || !this.complete) return;
     this.flushing = (async () => {
       let changed = false;
-      while (this.dirty.size > 0) {
+      while (this.dirty.size > 0 && !this.closed) {
         const path = this.dirty.values().next().value as string;
         this.dirty.delete(path);
         if (await this.refresh(path)) changed = true;

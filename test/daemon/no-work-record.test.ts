@@ -4,7 +4,7 @@
  * one that puts the size and mtime back, makes it read again.
  */
 import { statSync, utimesSync, writeFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -76,7 +76,7 @@ describe('NoWorkRecord', () => {
     for (const name of ['a.md', 'b.md', 'c.md']) writeFileSync(file(name), `# ${name}\n`);
     await recorded(record, [dir], ['a.md', 'b.md', 'c.md'].map(file));
     await writeFile(file('a.md.new'), '# a.md\n');
-    const { rename, unlink, mkdir } = await import('node:fs/promises');
+    const { rename, unlink } = await import('node:fs/promises');
     await rename(file('a.md.new'), file('a.md'));
     await unlink(file('b.md'));
     await unlink(file('c.md'));
@@ -84,6 +84,35 @@ describe('NoWorkRecord', () => {
 
     const second = await NoWorkRecord.open(record, NEEDLES, [dir]);
     for (const name of ['a.md', 'b.md', 'c.md']) expect(second.unchanged(file(name))).toBeNull();
+  });
+
+  it('finds each file when the pass goes into subdirectories and back, as a sorted listing does', async () => {
+    const { dir, record, file } = await tree();
+    await mkdir(file('b'));
+    await mkdir(file('d'));
+    const order = ['a.md', 'b/x.md', 'c.md', 'd/y.md', 'e.md', 'b/z.md'];
+    for (const name of order) writeFileSync(file(name), `# ${name}\n`);
+    await recorded(record, [dir], order.map(file));
+    const second = await NoWorkRecord.open(record, NEEDLES, [dir]);
+    for (const name of order) expect(second.unchanged(file(name)), name).not.toBeNull();
+    expect(second.unchanged(file('b/a.md'))).toBeNull();
+    await second.save();
+    expect(second.counts).toEqual({ unread: 6, kept: 6 });
+  });
+
+  it('never takes an entry whose name is not a string, nor the fields after it for a name', async () => {
+    const { dir, record, file } = await tree();
+    writeFileSync(file('a.md'), '# A\n');
+    writeFileSync(file('5'), '# five\n');
+    const a = statSync(file('a.md'));
+    const five = statSync(file('5'));
+    const fields = (info: typeof a) => [info.dev, info.ino, info.size, info.mtimeMs, info.ctimeMs];
+    const dirs = { [`${dir}/`]: [5, ...fields(five), 'a.md', ...fields(a)] };
+    await mkdir(join(dir, 'state'));
+    await writeFile(record, JSON.stringify({ version: 1, needles: NEEDLES, paths: [dir], dirs }));
+    const opened = await NoWorkRecord.open(record, NEEDLES, [dir]);
+    expect(opened.unchanged(file('5'))).toBeNull();
+    expect(opened.unchanged(file('a.md'))).not.toBeNull();
   });
 
   it('leaves out a file changed within RACY_MS before its read', async () => {

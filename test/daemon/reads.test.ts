@@ -144,7 +144,7 @@ describe("the first pass's reads", () => {
     expect([...d.withStat].sort()).toEqual(['A.md', 'N.md']);
   });
 
-  it('after a restart, read only the files changed since the last first pass (the no-work record)', async () => {
+  it("after a restart, read only the files changed since the last first pass or holding the needles' bytes (the no-work record)", async () => {
     // Files written RACY_MS ago and more, as the daemon's clock sees them: recorded.
     const first = await countingDaemon({ clockAheadMs: 2 * RACY_MS });
     const body = (line: string): string => `# M\n**Tags**: ${line.padEnd(20)}\n`;
