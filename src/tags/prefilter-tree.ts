@@ -1,8 +1,8 @@
 /**
  * `find`'s prefilter over whole trees, on every core: the main thread and the workers take
  * units (a directory, or a batch of files) from one queue, so trees of any shape are shared out
- * as they are discovered. A small tree is done by the main thread before a worker is up; on 2
- * cores the main thread then leaves the reads to its worker and takes the results.
+ * as they are discovered. A small tree is done by the main thread before a worker is up. The
+ * main thread scans the few files a worker's unit kept (prefilter-unit.ts, workerResult).
  */
 import { statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -10,8 +10,10 @@ import type { Worker } from 'node:worker_threads';
 import { BoundedReader } from './bounded-reader.js';
 import {
   runUnit,
+  scanRead,
   type PrefilterUnit,
   type PrefilterWorkerData,
+  type UnitRead,
   type UnitResult,
 } from './prefilter-unit.js';
 import { startWorker } from './start-worker.js';
@@ -20,9 +22,8 @@ export interface PrefilterOptions {
   /** Threads in all, the main thread included; default: the number of cores, at most 4. */
   threads?: number;
   /**
-   * Whether the main thread takes units too; false leaves them to the workers. Default: with 3
-   * threads or more, yes; with 2, only until its worker is up, then it only takes the results
-   * (reading on both threads of 2 cores cost more CPU: docs/BENCHMARKS.md).
+   * Whether the main thread reads units too (default); false leaves them to the workers once one
+   * is up.
    */
   inline?: boolean;
   /** Whether candidates the fast path read keep their text (prefilter-unit.ts); default yes. */
@@ -50,7 +51,8 @@ export async function* prefilterTree(
 ): AsyncGenerator<UnitResult> {
   const queue = initialUnits(paths);
   const reader = new BoundedReader(needle);
-  const finished: UnitResult[] = [];
+  /** Workers' results; a read not yet scanned is scanned as the consumer takes it. */
+  const finished: Array<UnitRead | UnitResult> = [];
   let helpers: Helper[] = [];
   let wake: (() => void) | null = null;
   const notify = (): void => {
@@ -91,7 +93,7 @@ export async function* prefilterTree(
         ready: false,
         units: [],
       };
-      helper.worker.on('message', (message: UnitResult | { ready: true }) => {
+      helper.worker.on('message', (message: UnitRead | UnitResult | { ready: true }) => {
         if ('ready' in message) helper.ready = true;
         else {
           helper.units.shift();
@@ -113,12 +115,11 @@ export async function* prefilterTree(
       dispatch();
       const fromWorker = finished.shift();
       if (fromWorker) {
-        yield fromWorker;
+        yield 'held' in fromWorker ? scanRead(fromWorker, texts) : fromWorker;
         continue;
       }
       const inline = readsOnMainThread(
         options.inline,
-        threads,
         helpers.map((h) => h.ready),
       );
       const unit = inline ? queue.pop() : undefined;
@@ -144,15 +145,13 @@ export async function* prefilterTree(
 
 /**
  * Whether the main thread reads the next unit itself (PrefilterOptions.inline), given whether
- * each worker is up. Without a worker (none started, or all lost) it always does.
+ * each worker is up. Until one is up, and without a worker (none started, or all lost), it
+ * always does. On 2 cores too: the main thread reading beside its worker made `find` over 50,000
+ * files about a quarter faster in wall time, at more CPU (docs/BENCHMARKS.md).
  */
-export function readsOnMainThread(
-  inline: boolean | undefined,
-  threads: number,
-  ready: readonly boolean[],
-): boolean {
-  if (ready.length === 0) return true;
-  return inline ?? (threads > 2 || !ready.some(Boolean));
+export function readsOnMainThread(inline: boolean | undefined, ready: readonly boolean[]): boolean {
+  if (inline ?? true) return true;
+  return !ready.some(Boolean);
 }
 
 function initialUnits(paths: string[]): PrefilterUnit[] {

@@ -1,7 +1,8 @@
 /**
- * One unit of `find`'s prefilter, run on the main thread or in a worker: list a directory or
- * read a batch of files, keep the files whose bytes hold the needle, and locate their tags with
- * the fast path. Texts the fast path declines come back with `occurrences: null`, for remark.
+ * One unit of `find`'s prefilter: list a directory or read a batch of files and keep the files
+ * whose bytes hold the needle (readUnit, on the main thread or in a worker), then locate their
+ * tags with the fast path (scanHeld, on the main thread only). Texts the fast path declines come
+ * back with `occurrences: null`, for remark.
  */
 import { decodeText, MAX_PARSE_BYTES } from './source-text.js';
 import type { BoundedReader } from './bounded-reader.js';
@@ -27,8 +28,23 @@ export interface Candidate {
   problems: ScanProblem[];
 }
 
-export interface UnitResult {
+/** A file whose bytes hold the needle, decoded as text, its tags not yet located. */
+export interface HeldFile {
+  path: string;
+  text: string;
+}
+
+/** What reading a unit gives. */
+export interface UnitRead {
   /** More work found: subdirectories, and the files of a large directory in batches. */
+  units: PrefilterUnit[];
+  /** How many files were read. */
+  files: number;
+  held: HeldFile[];
+  skipped: Array<{ path: string; reason: string }>;
+}
+
+export interface UnitResult {
   units: PrefilterUnit[];
   candidates: Candidate[];
   skipped: Array<{ path: string; reason: string }>;
@@ -37,13 +53,30 @@ export interface UnitResult {
 /** Files read per unit: small enough to balance threads, large enough to keep messages few. */
 export const FILES_PER_UNIT = 256;
 
-/**
- * `texts`: whether a candidate the fast path read keeps its text; remark's candidates always do.
- * Without them a worker's results are paths and numbers: at 50,000 files, cloning the texts
- * (2 KB each, 1,500 candidates) was a tenth of the worker's time.
- */
+/** Reads a unit and locates the tags of the files it holds (readUnit, then scanHeld). */
 export function runUnit(unit: PrefilterUnit, reader: BoundedReader, texts = true): UnitResult {
-  const result: UnitResult = { units: [], candidates: [], skipped: [] };
+  return scanRead(readUnit(unit, reader), texts);
+}
+
+/**
+ * More than one file in this many holding the needle: a worker scans them itself (workerResult).
+ */
+const DENSE = 8;
+
+/**
+ * What a worker sends back for a unit it read. Its reads as they are when few of the files hold
+ * the needle: the main thread scans those few, and the fast path's code is compiled there alone
+ * (in each worker too, the scan was about a fifth of a worker's time at 50,000 files:
+ * docs/BENCHMARKS.md). Scanned here when many do, so a search most files match (`#*`) is still
+ * scanned on every thread.
+ */
+export function workerResult(read: UnitRead, texts: boolean): UnitRead | UnitResult {
+  return read.held.length * DENSE > read.files ? scanRead(read, texts) : read;
+}
+
+/** Lists or reads a unit, keeping the files that hold the needle. */
+export function readUnit(unit: PrefilterUnit, reader: BoundedReader): UnitRead {
+  const result: UnitRead = { units: [], files: 0, held: [], skipped: [] };
   let files: string[];
   if (unit.kind === 'directory') {
     const listing = listMarkdownDirectorySync(unit.path, (p) => result.skipped.push(p));
@@ -55,11 +88,34 @@ export function runUnit(unit: PrefilterUnit, reader: BoundedReader, texts = true
   } else {
     files = unit.paths;
   }
-  for (const path of files) checkFile(path, reader, result, texts);
+  for (const path of files) readFile(path, reader, result);
+  result.files = files.length;
   return result;
 }
 
-function checkFile(path: string, reader: BoundedReader, result: UnitResult, texts: boolean): void {
+/**
+ * `texts`: whether a candidate the fast path read keeps its text; remark's candidates always do.
+ * Without them the results are paths and numbers.
+ */
+export function scanRead(read: UnitRead, texts = true): UnitResult {
+  return {
+    units: read.units,
+    candidates: read.held.map((held) => scanHeld(held, texts)),
+    skipped: read.skipped,
+  };
+}
+
+function scanHeld({ path, text }: HeldFile, texts: boolean): Candidate {
+  const scan = scanTagsFast(text);
+  return {
+    path,
+    text: texts || !scan ? text : '',
+    occurrences: scan?.occurrences ?? null,
+    problems: scan?.problems ?? [],
+  };
+}
+
+function readFile(path: string, reader: BoundedReader, result: UnitRead): void {
   const skip = (reason: string): void => {
     result.skipped.push({ path, reason });
   };
@@ -78,11 +134,5 @@ function checkFile(path: string, reader: BoundedReader, result: UnitResult, text
   if (!read.bytes.includes(reader.needle)) return;
   const file = decodeText(read.bytes);
   if (!file) return skip('not UTF-8 text');
-  const scan = scanTagsFast(file.text);
-  result.candidates.push({
-    path,
-    text: texts || !scan ? file.text : '',
-    occurrences: scan?.occurrences ?? null,
-    problems: scan?.problems ?? [],
-  });
+  result.held.push({ path, text: file.text });
 }

@@ -6,7 +6,13 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FILES_PER_UNIT, type UnitResult } from '../../src/tags/prefilter-unit.js';
+import {
+  FILES_PER_UNIT,
+  scanRead,
+  workerResult,
+  type UnitRead,
+  type UnitResult,
+} from '../../src/tags/prefilter-unit.js';
 import {
   prefilterTree,
   readsOnMainThread,
@@ -31,6 +37,12 @@ beforeAll(async () => {
     await writeFile(join(dir, 'deep', `d${d}`, 'inner', 'c.md'), '<b>#needs-x</b>\n');
   }
   await writeFile(join(dir, 'binary.md'), Buffer.from([0x23, 0, 0xff, ...NEEDLE]));
+  // Few files holding the needle: a worker leaves their scan to the main thread.
+  await mkdir(join(dir, 'sparse'));
+  for (let i = 0; i < 30; i++) {
+    const text = i === 3 ? 'See `#needs-x` and #needs-x\n' : `# S${i}\n`;
+    await writeFile(join(dir, 'sparse', `s${i}.md`), text);
+  }
 });
 
 afterAll(async () => {
@@ -61,6 +73,7 @@ describe('prefilterTree', () => {
     expect(alone.summary).toContain('/deep/d0/inner/b.md ');
     // HTML is left to remark.
     expect(alone.summary).toContain('/deep/d0/inner/c.md ?');
+    expect(alone.summary).toContain('/sparse/s3.md #needs-x');
     expect(alone.summary.filter((s) => s.startsWith('/flat/'))).toHaveLength(
       Math.ceil((FILES_PER_UNIT * 2 + 10) / 7),
     );
@@ -81,18 +94,39 @@ describe('prefilterTree', () => {
       expect(without.texts).toContain('/deep/d0/inner/c.md text');
       expect(without.texts).toContain('/deep/d0/a.md none');
       expect(without.texts.filter((t) => t.endsWith(' text'))).toHaveLength(12);
+      expect(without.texts).toContain('/sparse/s3.md none');
     }
   });
 });
 
+describe("a worker's result", () => {
+  const read = (held: number, files: number): UnitRead => ({
+    units: [],
+    files,
+    held: Array.from({ length: held }, (_, i) => ({ path: `f${i}.md`, text: 'Text #needs-x\n' })),
+    skipped: [],
+  });
+
+  it('leaves the scan of a few held files to the main thread, and scans many itself', () => {
+    expect(workerResult(read(3, 100), false)).toEqual(read(3, 100));
+    expect(workerResult(read(0, 100), false)).toEqual(read(0, 100));
+    const dense = workerResult(read(20, 100), false);
+    expect('candidates' in dense && dense.candidates.map((c) => c.occurrences?.[0]?.tag)).toEqual(
+      Array.from({ length: 20 }, () => '#needs-x'),
+    );
+    expect(scanRead(read(3, 100), false).candidates).toHaveLength(3);
+  });
+});
+
 describe('who reads: the main thread', () => {
-  it('on 2 threads, only until its worker is up; on more, always; without a worker, always', () => {
-    expect(readsOnMainThread(undefined, 2, [false])).toBe(true);
-    expect(readsOnMainThread(undefined, 2, [true])).toBe(false);
-    expect(readsOnMainThread(undefined, 4, [true, true, true])).toBe(true);
-    expect(readsOnMainThread(undefined, 2, [])).toBe(true);
-    expect(readsOnMainThread(true, 2, [true])).toBe(true);
-    expect(readsOnMainThread(false, 2, [false])).toBe(false);
-    expect(readsOnMainThread(false, 2, [])).toBe(true);
+  it('always by default, on 2 cores too; told not to, only until a worker is up', () => {
+    expect(readsOnMainThread(undefined, [false])).toBe(true);
+    expect(readsOnMainThread(undefined, [true])).toBe(true);
+    expect(readsOnMainThread(undefined, [true, true, true])).toBe(true);
+    expect(readsOnMainThread(undefined, [])).toBe(true);
+    expect(readsOnMainThread(true, [true])).toBe(true);
+    expect(readsOnMainThread(false, [false])).toBe(true);
+    expect(readsOnMainThread(false, [true])).toBe(false);
+    expect(readsOnMainThread(false, [])).toBe(true);
   });
 });
