@@ -3,12 +3,14 @@
 // `engine tag find` (src/cli/lean-entry.ts) inside it. Node starts a CommonJS main module about
 // 15 ms sooner than an ES module here (its ES module loader is not started), and loads one file
 // instead of about 40. What the lean path does not answer goes to the full CLI, dist/cli/full-cli.js
-// and the rest of tsc's ES modules, by import(). The modules only the files' path needs stay
-// outside too (the scan pool's workers are found beside their module). Every module of src/
-// lies one folder deep, so `../x.js` and `import.meta.url`'s `../../package.json` name the same
-// files from the bundle in dist/cli/ as from their own folders. tsc's lean-entry.js is removed,
-// and its main.js becomes a stub that loads main.cjs: a service unit or an agent's `engine` shim
-// written by an earlier build names dist/cli/main.js, and must still run after a pull and a build.
+// and the rest of tsc's ES modules, by import(). `engine tag find` over the files is inside
+// (find-tagged-files.ts and what it imports, evaluated only when that path runs): imported from
+// outside, it started Node's ES module loader, about 40 ms before its first read. Every module of
+// src/ lies one folder deep, so `../x.js` and `import.meta.url`'s `../../package.json` name the
+// same files from the bundle in dist/cli/ as from their own folders (start-worker.ts finds the
+// workers in dist/tags/ so). tsc's lean-entry.js is removed, and its main.js becomes a stub that
+// loads main.cjs: a service unit or an agent's `engine` shim written by an earlier build names
+// dist/cli/main.js, and must still run after a pull and a build.
 //
 // The prefilter worker of `find` over the files (src/tags/prefilter-worker.ts, a thread each
 // `engine tag find` without a daemon starts) is bundled the same way, over tsc's
@@ -59,12 +61,7 @@ const bundle = (entry, out, options = {}) =>
 
 await bundle('cli/main.ts', 'cli/main.cjs', {
   format: 'cjs',
-  external: [
-    './full-cli.js',
-    'yargs/helpers',
-    '../tags/find-tagged-files.js',
-    '../status/collect-status.js',
-  ],
+  external: ['./full-cli.js', 'yargs/helpers', '../status/collect-status.js'],
   define: { 'import.meta.url': '__engineModuleUrl' },
   banner: { js: [...LAUNCHER, ...PRELUDE].join('\n') },
 });

@@ -92,18 +92,22 @@ describe('a command line yargs reads otherwise than parseArgs: the full CLI take
 });
 
 describe('the built lean path', () => {
-  it('is one CommonJS module: it loads none of dist/ but the full CLI and what only the files need', async () => {
+  it("is one CommonJS module: it loads none of dist/ but the full CLI and status's files path; find's is inside", async () => {
     const built = await readFile(new URL('../../dist/cli/main.cjs', import.meta.url), 'utf8');
     const relative = [...built.matchAll(/(?:from|import\(|require\()\s*["'](\.[^"']*)["']/g)];
     expect(
       new Set(relative.map((m) => `${m[0].startsWith('require') ? 'require' : 'import'} ${m[1]}`)),
-    ).toEqual(
-      new Set([
-        'import ./full-cli.js',
-        'import ../tags/find-tagged-files.js',
-        'import ../status/collect-status.js',
-      ]),
-    );
+    ).toEqual(new Set(['import ./full-cli.js', 'import ../status/collect-status.js']));
+  });
+
+  it("starts find's workers from dist/tags/, where they are built", async () => {
+    const built = await readFile(new URL('../../dist/cli/main.cjs', import.meta.url), 'utf8');
+    expect(built).toContain('new URL(`../tags/${name}.js`, __engineModuleUrl)');
+    for (const worker of ['prefilter-worker', 'scan-worker']) {
+      await expect(
+        readFile(new URL(`../../dist/tags/${worker}.js`, import.meta.url), 'utf8'),
+      ).resolves.toBeTruthy();
+    }
   });
 
   it("find's prefilter worker is one module: it imports nothing from dist/", async () => {
