@@ -3,12 +3,10 @@
 // `engine tag find` (src/cli/lean-entry.ts) inside it. Node starts a CommonJS main module about
 // 15 ms sooner than an ES module here (its ES module loader is not started), and loads one file
 // instead of about 40. What the lean path does not answer goes to the full CLI, dist/cli/full-cli.js
-// and the rest of tsc's ES modules, by import(). `engine tag find` over the files is inside
-// (find-tagged-files.ts and what it imports, evaluated only when that path runs): imported from
-// outside, it started Node's ES module loader, about 40 ms before its first read. Every module of
-// src/ lies one folder deep, so `../x.js` and `import.meta.url`'s `../../package.json` name the
-// same files from the bundle in dist/cli/ as from their own folders (start-worker.ts finds the
-// workers in dist/tags/ so). tsc's lean-entry.js is removed, and its main.js becomes a stub that
+// and the rest of tsc's ES modules, by import(); `engine tag find` over the files is a CommonJS
+// module of its own (below). Every module of src/ lies one folder deep, so `../x.js` and
+// `import.meta.url`'s `../../package.json` name the same files from the bundles in dist/cli/ as
+// from their own folders (start-worker.ts finds the workers in dist/tags/ so). tsc's lean-entry.js is removed, and its main.js becomes a stub that
 // loads main.cjs: a service unit or an agent's `engine` shim written by an earlier build names
 // dist/cli/main.js, and must still run after a pull and a build.
 //
@@ -59,9 +57,23 @@ const bundle = (entry, out, options = {}) =>
     ...options,
   });
 
+// `engine tag find` over the files, its own CommonJS module beside main.cjs, which requires it
+// (tag-find.ts, loadFind): imported as tsc's ES modules it started Node's ES module loader, about
+// 40 ms before the first read; inside main.cjs, every command would parse it (about 6 ms of CPU
+// more for an `engine status` a daemon answers).
+await bundle('tags/find-tagged-files.ts', 'cli/find-files.cjs', {
+  format: 'cjs',
+  define: { 'import.meta.url': '__engineModuleUrl' },
+  banner: { js: PRELUDE.join('\n') },
+});
 await bundle('cli/main.ts', 'cli/main.cjs', {
   format: 'cjs',
-  external: ['./full-cli.js', 'yargs/helpers', '../status/collect-status.js'],
+  external: [
+    './full-cli.js',
+    'yargs/helpers',
+    '../tags/find-tagged-files.js',
+    '../status/collect-status.js',
+  ],
   define: { 'import.meta.url': '__engineModuleUrl' },
   banner: { js: [...LAUNCHER, ...PRELUDE].join('\n') },
 });

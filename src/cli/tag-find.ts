@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import type { CommandModule } from 'yargs';
 import { EngineError } from '../errors.js';
 import type { FindResult } from '../tags/find-tagged-files.js';
@@ -104,7 +105,7 @@ async function findInFiles(
   pattern: TagPattern,
   scanTimeoutMs: number | undefined,
 ): Promise<Found> {
-  const { findTaggedFiles } = await import('../tags/find-tagged-files.js');
+  const { findTaggedFiles } = await loadFind();
   return findTaggedFiles({
     paths: args.paths,
     pattern,
@@ -112,6 +113,19 @@ async function findInFiles(
     scanTimeoutMs,
     texts: args.context,
   });
+}
+
+type FindModule = typeof import('../tags/find-tagged-files.js');
+
+/**
+ * find over the files. From the CLI's CommonJS bundle (dist/cli/main.cjs), its own CommonJS
+ * module beside it, required: an import() would start Node's ES module loader, about 40 ms
+ * before the first read (scripts/bundle-lean.mjs). From tsc's ES modules and the sources, the
+ * module itself.
+ */
+async function loadFind(): Promise<FindModule> {
+  if (!import.meta.url.endsWith('.cjs')) return import('../tags/find-tagged-files.js');
+  return createRequire(import.meta.url)('./find-files.cjs') as FindModule;
 }
 
 /** The daemon's answer with the texts --context prints, read here; null if one cannot be read. */

@@ -22,8 +22,8 @@ export interface PrefilterOptions {
   /** Threads in all, the main thread included; default: the number of cores, at most 4. */
   threads?: number;
   /**
-   * Whether the main thread reads units too (default); false leaves them to the workers once one
-   * is up.
+   * Whether the main thread reads units too (default); false leaves every unit to the workers,
+   * started at once (tests: each unit read in a worker), unless all are lost.
    */
   inline?: boolean;
   /** Whether candidates the fast path read keep their text (prefilter-unit.ts); default yes. */
@@ -118,10 +118,7 @@ export async function* prefilterTree(
         yield 'held' in fromWorker ? scanRead(fromWorker, texts) : fromWorker;
         continue;
       }
-      const inline = readsOnMainThread(
-        options.inline,
-        helpers.map((h) => h.ready),
-      );
+      const inline = readsOnMainThread(options.inline, helpers.length);
       const unit = inline ? queue.pop() : undefined;
       if (unit) {
         const result = runUnit(unit, reader, texts);
@@ -144,14 +141,13 @@ export async function* prefilterTree(
 }
 
 /**
- * Whether the main thread reads the next unit itself (PrefilterOptions.inline), given whether
- * each worker is up. Until one is up, and without a worker (none started, or all lost), it
- * always does. On 2 cores too: the main thread reading beside its worker made `find` over 50,000
- * files about a quarter faster in wall time, at more CPU (docs/BENCHMARKS.md).
+ * Whether the main thread reads the next unit itself (PrefilterOptions.inline), given how many
+ * workers it has. Without one (none started, or all lost) it always does. On 2 cores too: the
+ * main thread reading beside its worker made `find` over 50,000 files about a quarter faster in
+ * wall time, at more CPU (docs/BENCHMARKS.md).
  */
-export function readsOnMainThread(inline: boolean | undefined, ready: readonly boolean[]): boolean {
-  if (inline ?? true) return true;
-  return !ready.some(Boolean);
+export function readsOnMainThread(inline: boolean | undefined, workers: number): boolean {
+  return workers === 0 || (inline ?? true);
 }
 
 function initialUnits(paths: string[]): PrefilterUnit[] {

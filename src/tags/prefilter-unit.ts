@@ -1,8 +1,9 @@
 /**
  * One unit of `find`'s prefilter: list a directory or read a batch of files and keep the files
  * whose bytes hold the needle (readUnit, on the main thread or in a worker), then locate their
- * tags with the fast path (scanHeld, on the main thread only). Texts the fast path declines come
- * back with `occurrences: null`, for remark.
+ * tags with the fast path (scanRead: on the main thread, or in the worker when many of a unit's
+ * files hold the needle, workerResult). Texts the fast path declines come back with
+ * `occurrences: null`, for remark.
  */
 import { decodeText, MAX_PARSE_BYTES } from './source-text.js';
 import type { BoundedReader } from './bounded-reader.js';
@@ -38,7 +39,7 @@ export interface HeldFile {
 export interface UnitRead {
   /** More work found: subdirectories, and the files of a large directory in batches. */
   units: PrefilterUnit[];
-  /** How many files were read. */
+  /** How many files the unit named (read, or skipped as unreadable or too large). */
   files: number;
   held: HeldFile[];
   skipped: Array<{ path: string; reason: string }>;
@@ -95,7 +96,8 @@ export function readUnit(unit: PrefilterUnit, reader: BoundedReader): UnitRead {
 
 /**
  * `texts`: whether a candidate the fast path read keeps its text; remark's candidates always do.
- * Without them the results are paths and numbers.
+ * Without them the candidates are paths and numbers. (A worker's unscanned read carries the texts
+ * of the few files it holds, up to one in eight: within find's figures, docs/BENCHMARKS.md.)
  */
 export function scanRead(read: UnitRead, texts = true): UnitResult {
   return {

@@ -10,9 +10,11 @@ import {
   FILES_PER_UNIT,
   scanRead,
   workerResult,
+  type PrefilterWorkerData,
   type UnitRead,
   type UnitResult,
 } from '../../src/tags/prefilter-unit.js';
+import { startWorker } from '../../src/tags/start-worker.js';
 import {
   prefilterTree,
   readsOnMainThread,
@@ -118,15 +120,43 @@ describe("a worker's result", () => {
   });
 });
 
+describe('the prefilter worker', () => {
+  it('sends back the reads of a sparse directory unscanned, and scans a dense one', async () => {
+    const worker = startWorker('prefilter-worker', {
+      workerData: { needle: NEEDLE, texts: false } satisfies PrefilterWorkerData,
+    });
+    try {
+      const replies: unknown[] = [];
+      const next = (): Promise<unknown> =>
+        new Promise((resolve, reject) => {
+          worker.once('message', resolve);
+          worker.once('error', reject);
+        });
+      expect(await next()).toEqual({ ready: true });
+      for (const sub of ['sparse', 'deep/d0']) {
+        const reply = next();
+        worker.postMessage({ kind: 'directory', path: join(dir, sub) });
+        replies.push(await reply);
+      }
+      const [sparse, dense] = replies as [UnitRead, UnitResult];
+      expect(sparse.held.map((h) => h.path)).toEqual([join(dir, 'sparse', 's3.md')]);
+      expect(sparse.files).toBe(30);
+      expect(dense.candidates.map((c) => [c.path, c.text, c.occurrences?.length])).toEqual([
+        [join(dir, 'deep', 'd0', 'a.md'), '', 1],
+      ]);
+    } finally {
+      await worker.terminate();
+    }
+  });
+});
+
 describe('who reads: the main thread', () => {
-  it('always by default, on 2 cores too; told not to, only until a worker is up', () => {
-    expect(readsOnMainThread(undefined, [false])).toBe(true);
-    expect(readsOnMainThread(undefined, [true])).toBe(true);
-    expect(readsOnMainThread(undefined, [true, true, true])).toBe(true);
-    expect(readsOnMainThread(undefined, [])).toBe(true);
-    expect(readsOnMainThread(true, [true])).toBe(true);
-    expect(readsOnMainThread(false, [false])).toBe(true);
-    expect(readsOnMainThread(false, [true])).toBe(false);
-    expect(readsOnMainThread(false, [])).toBe(true);
+  it('always by default, on 2 cores too; told not to, only when it has no worker', () => {
+    expect(readsOnMainThread(undefined, 1)).toBe(true);
+    expect(readsOnMainThread(undefined, 3)).toBe(true);
+    expect(readsOnMainThread(undefined, 0)).toBe(true);
+    expect(readsOnMainThread(true, 1)).toBe(true);
+    expect(readsOnMainThread(false, 1)).toBe(false);
+    expect(readsOnMainThread(false, 0)).toBe(true);
   });
 });
