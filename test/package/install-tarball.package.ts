@@ -69,6 +69,8 @@ describe('npm pack', () => {
         'package.json',
         'README.md',
         'dist/cli/main.cjs',
+        'dist/cli/find-files.cjs',
+        'dist/tags/prefilter-worker.js',
         'dist/board/page/index.html',
         'directives/TAGS.md',
         'LICENSE',
@@ -86,6 +88,23 @@ describe('the installed engine, outside the clone', () => {
     };
     const result = await runProcess(engine, ['--version'], { cwd: work });
     expect(result).toMatchObject({ code: 0, stdout: `${version}\n` });
+  });
+
+  it('finds tags over the files: its own module, its prefilter workers and remark', async () => {
+    const tree = join(work, 'find-tree');
+    // Enough directories for the prefilter to start its worker; an HTML line for remark.
+    for (let d = 0; d < 8; d++) {
+      await mkdir(join(tree, `d${d}`), { recursive: true });
+      await writeFile(join(tree, `d${d}`, 'a.md'), `# A${d}\n\n**Tags**: #needs-find\n`);
+      await writeFile(join(tree, `d${d}`, 'b.md'), '`#needs-find` only in code\n');
+    }
+    await writeFile(join(tree, 'html.md'), '<b>x</b>\n\nText #needs-find\n');
+    const result = await runProcess(engine, ['tag', 'find', '#needs-find', tree], { cwd: work });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout.split('\n').filter(Boolean)).toEqual([
+      ...Array.from({ length: 8 }, (_, d) => join(tree, `d${d}`, 'a.md')),
+      join(tree, 'html.md'),
+    ]);
   });
 
   it('scaffolds a project with engine init, and dispatches from it with run --once', async () => {
