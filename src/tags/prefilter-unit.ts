@@ -67,9 +67,9 @@ const DENSE = 8;
 /**
  * What a worker sends back for a unit it read. Its reads as they are when few of the files hold
  * the needle: the main thread scans those few, and the fast path's code is compiled there alone
- * (in each worker too, the scan was about a fifth of a worker's time at 50,000 files:
- * docs/BENCHMARKS.md). Scanned here when many do, so a search most files match (`#*`) is still
- * scanned on every thread.
+ * (scanned in the worker, the 1,500 files held of 50,000 cost its run about 150 ms, most of it
+ * that code's first, slow runs: docs/BENCHMARKS.md). Scanned here when many do, so a search most
+ * files match (`#*`) is still scanned on every thread.
  */
 export function workerResult(read: UnitRead, texts: boolean): UnitRead | UnitResult {
   return read.held.length * DENSE > read.files ? scanRead(read, texts) : read;
