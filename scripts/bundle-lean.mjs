@@ -6,9 +6,10 @@
 // and the rest of tsc's ES modules, by import(); `engine tag find` over the files is a CommonJS
 // module of its own (below). Every module of src/ lies one folder deep, so `../x.js` and
 // `import.meta.url`'s `../../package.json` name the same files from the bundles in dist/cli/ as
-// from their own folders (start-worker.ts finds the workers in dist/tags/ so). tsc's lean-entry.js is removed, and its main.js becomes a stub that
-// loads main.cjs: a service unit or an agent's `engine` shim written by an earlier build names
-// dist/cli/main.js, and must still run after a pull and a build.
+// from their own folders (start-worker.ts finds the workers in dist/tags/ so). tsc's
+// lean-entry.js is removed, and its main.js becomes a stub that loads main.cjs: a service unit or
+// an agent's `engine` shim written by an earlier build names dist/cli/main.js, and must still run
+// after a pull and a build.
 //
 // The prefilter worker of `find` over the files (src/tags/prefilter-worker.ts, a thread each
 // `engine tag find` without a daemon starts) is bundled the same way, over tsc's

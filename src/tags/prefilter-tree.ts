@@ -144,8 +144,8 @@ export async function* prefilterTree(
  * Whether the main thread reads the next unit itself (PrefilterOptions.inline), given how many
  * workers it has. Without one (none started, or all lost) it always does. On 2 cores too: the
  * main thread reading beside its worker, with the scan of the worker's few held files moved to
- * it (prefilter-unit.ts), made `find` over 50,000 files about a quarter faster in wall time, at
- * more CPU (docs/BENCHMARKS.md).
+ * it (prefilter-unit.ts), made `find` over 50,000 files about a quarter faster in wall time
+ * (docs/BENCHMARKS.md).
  */
 export function readsOnMainThread(inline: boolean | undefined, workers: number): boolean {
   return workers === 0 || (inline ?? true);

@@ -54,7 +54,7 @@ export interface UnitResult {
 /** Files read per unit: small enough to balance threads, large enough to keep messages few. */
 export const FILES_PER_UNIT = 256;
 
-/** Reads a unit and locates the tags of the files it holds (readUnit, then scanHeld). */
+/** Reads a unit and locates the tags of the files it holds (readUnit, then scanRead). */
 export function runUnit(unit: PrefilterUnit, reader: BoundedReader, texts = true): UnitResult {
   return scanRead(readUnit(unit, reader), texts);
 }
