@@ -13,19 +13,16 @@ import { readdirSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import { statOrNull } from '../files/stat-or-null.js';
 import { markdownEntries } from '../tags/walk-markdown.js';
-
-/** Numbers, not bigints: a full pass stats every file, and bigint stats cost a fifth more CPU. */
-interface Seen {
-  size: number;
-  mtimeMs: number;
-  ino: number;
-}
+import { FileTable, FileTableBuilder } from './file-table.js';
 
 interface DirRecord {
   ino: number;
   ctimeMs: number;
-  /** By name: the markdown files found at the last listing. */
-  files: Map<string, Seen>;
+  /**
+   * The markdown files found at the last listing, by name (stats are numbers, not bigints: a full
+   * pass stats every file, and bigint stats cost a fifth more CPU).
+   */
+  files: FileTable;
   /** Names of the subdirectories walked. */
   dirs: string[];
   /** Names of the symlinks (valid or not) and hard-linked files: statted by every pass. */
@@ -96,14 +93,14 @@ export class TreeState {
   ): Promise<void> {
     const path = join(dir, name);
     const stats = statOrNull(path);
-    const before = record.files.get(name);
     if (!stats?.isFile()) {
-      if (before && record.files.delete(name)) this.gone(path);
+      if (!record.files.has(name)) return;
+      record.files = record.files.without(name);
+      this.gone(path);
       return;
     }
-    const changed = !before || !same(before, stats);
-    if (!changed) return;
-    record.files.set(name, seenOf(stats));
+    if (record.files.same(name, stats)) return;
+    record.files = record.files.with(name, stats);
     await visit(path, stats, true);
   }
 
@@ -131,32 +128,36 @@ export class TreeState {
     const record: DirRecord = {
       ino: info.ino,
       ctimeMs: info.ctimeMs,
-      files: new Map(),
+      files: FileTable.EMPTY,
       dirs: [],
       linked: [],
     };
     this.records.set(dir, record);
     // Lets watch events in between directories.
     await new Promise((resolve) => setImmediate(resolve));
-    for (const { name, path, kind } of markdownEntries(dir, entries)) {
-      if (stopped()) return;
-      if (kind === 'directory') {
-        record.dirs.push(name);
-        if (below === 'full') await this.list(path, visit, stopped, below);
-        else await this.checkDirectories(path, visit, stopped);
-        continue;
+    const files = new FileTableBuilder();
+    try {
+      for (const { name, path, kind } of markdownEntries(dir, entries)) {
+        if (stopped()) return;
+        if (kind === 'directory') {
+          record.dirs.push(name);
+          if (below === 'full') await this.list(path, visit, stopped, below);
+          else await this.checkDirectories(path, visit, stopped);
+          continue;
+        }
+        const info = this.statFile(path);
+        if (kind === 'link' || (info && info.nlink > 1)) record.linked.push(name);
+        if (!info || (kind === 'link' && !info.isFile())) continue;
+        files.add(name, info);
+        await visit(path, info, !old?.files.same(name, info));
       }
-      const stats = this.statFile(path);
-      if (kind === 'link' || (stats && stats.nlink > 1)) record.linked.push(name);
-      if (!stats || (kind === 'link' && !stats.isFile())) continue;
-      const before = old?.files.get(name);
-      const changed = !before || !same(before, stats);
-      record.files.set(name, before && !changed ? before : seenOf(stats));
-      await visit(path, stats, changed);
+    } finally {
+      // Passes run one at a time (request-watcher.ts): none reads the table before it is made.
+      record.files = files.build();
     }
     const walked = new Set(record.dirs);
     for (const name of old?.dirs ?? []) if (!walked.has(name)) this.forget(join(dir, name));
-    for (const name of old?.files.keys() ?? [])
+    for (const name of old?.files.names ?? [])
       if (!record.files.has(name)) this.gone(join(dir, name));
   }
 
@@ -164,15 +165,7 @@ export class TreeState {
     const record = this.records.get(dir);
     if (!record) return;
     this.records.delete(dir);
-    for (const name of record.files.keys()) this.gone(join(dir, name));
+    for (const name of record.files.names) this.gone(join(dir, name));
     for (const name of record.dirs) this.forget(join(dir, name));
   }
-}
-
-function same(before: Seen, now: Stats): boolean {
-  return before.size === now.size && before.mtimeMs === now.mtimeMs && before.ino === now.ino;
-}
-
-function seenOf(stats: Stats): Seen {
-  return { size: stats.size, mtimeMs: stats.mtimeMs, ino: stats.ino };
 }

@@ -81,4 +81,29 @@ describe('StatusCache', () => {
       true,
     );
   });
+
+  it('gives back data JSON would change as it was: undefined, Infinity, -0, a Date, a hole', () => {
+    const cache = new StatusCache(() => true);
+    const view = cache.under('table A');
+    const hole = ['#a'];
+    hole[2] = '#c';
+    const item = (extra: object) => ({ kind: 'approval', file: '/r/a.md', title: 't', ...extra });
+    const needs = [
+      item({ session: undefined }),
+      item({ readyAt: Infinity }),
+      item({ line: -0 }),
+      item({ since: new Date(5) }),
+      item({ tags: hole }),
+      item({ line: 7, place: 'prose' }),
+    ];
+    for (const need of needs) {
+      const given = { waiting: [], needs: [need], next: [], claims: [] } as never as FileFindings;
+      view.set('/r/a.md', given, view.token());
+      const kept = view.get('/r/a.md')?.needs[0] as Record<string, unknown>;
+      expect(kept).toStrictEqual(need);
+      expect(Object.keys(kept)).toEqual(Object.keys(need));
+    }
+    const kept = view.get('/r/a.md')?.needs[0] as Record<string, unknown>;
+    expect(Object.is(kept.line, 7)).toBe(true);
+  });
 });
