@@ -46,6 +46,15 @@ export class FileTable {
     );
   }
 
+  /** Whether `other` holds the same names with the same numbers. */
+  equals(other: FileTable): boolean {
+    return (
+      this.names.length === other.names.length &&
+      this.names.every((name, i) => name === other.names[i]) &&
+      this.seen.every((value, i) => value === other.seen[i])
+    );
+  }
+
   has(name: string): boolean {
     return this.indexOf(name) >= 0;
   }

@@ -153,7 +153,10 @@ export class TreeState {
       }
     } finally {
       // Passes run one at a time (request-watcher.ts): none reads the table before it is made.
-      record.files = files.build();
+      // An unchanged directory keeps its table: a full pass then leaves no garbage in the old
+      // generation (its new tables and names die young), which grew the heap at each pass.
+      const built = files.build();
+      record.files = old?.files.equals(built) ? old.files : built;
     }
     const walked = new Set(record.dirs);
     for (const name of old?.dirs ?? []) if (!walked.has(name)) this.forget(join(dir, name));

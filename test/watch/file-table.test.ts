@@ -25,6 +25,7 @@ function tableOf(model: Map<string, Seen>): FileTable {
 
 function expectSame(table: FileTable, model: Map<string, Seen>, probes: string[]): void {
   expect([...table.names].sort()).toEqual([...model.keys()].sort());
+  expect(table.equals(tableOf(model))).toBe(true);
   for (const probe of [...model.keys(), ...probes]) {
     const kept = model.get(probe);
     expect(table.has(probe)).toBe(kept !== undefined);
@@ -54,15 +55,26 @@ describe('FileTable', () => {
           let table = tableOf(model);
           expectSame(table, model, probes);
           for (const c of changes) {
+            const before = table;
+            const unchanged = (name: string, to?: Seen): boolean =>
+              to === undefined
+                ? !model.has(name)
+                : model.get(name)?.size === to.size &&
+                  model.get(name)?.mtimeMs === to.mtimeMs &&
+                  model.get(name)?.ino === to.ino;
             if ('set' in c) {
+              const same = unchanged(c.set, c.to);
               model.set(c.set, c.to);
               table = table.with(c.set, c.to);
+              expect(table.equals(before)).toBe(same);
             } else {
               const gone =
                 'remove' in c ? c.remove : [...model.keys()][c.removeKept % (model.size || 1)];
               if (gone === undefined) continue;
+              const same = unchanged(gone);
               model.delete(gone);
               table = table.without(gone);
+              expect(table.equals(before)).toBe(same);
             }
             expectSame(table, model, probes);
           }
