@@ -72,30 +72,34 @@ export class FileTable {
 
   /** This table with `name` kept with `stats` (added, or its numbers replaced). */
   with(name: string, stats: Seen): FileTable {
-    const names = this.names.filter((kept) => kept !== name);
-    return FileTable.of([...names, name], [...names.map((kept) => this.statsOf(kept)), stats]);
+    const found = this.search(name);
+    const at = found >= 0 ? found : -found - 1;
+    const names = found >= 0 ? this.names : this.names.toSpliced(at, 0, name);
+    const seen = new Float64Array(names.length * WIDTH);
+    seen.set(this.seen.subarray(0, at * WIDTH));
+    seen.set(this.seen.subarray((found >= 0 ? at + 1 : at) * WIDTH), (at + 1) * WIDTH);
+    seen[at * WIDTH + SIZE] = stats.size;
+    seen[at * WIDTH + MTIME] = stats.mtimeMs;
+    seen[at * WIDTH + INODE] = stats.ino;
+    return new FileTable(names, seen);
   }
 
   /** This table without `name`. */
   without(name: string): FileTable {
-    const names = this.names.filter((kept) => kept !== name);
-    return FileTable.of(
-      names,
-      names.map((kept) => this.statsOf(kept)),
-    );
-  }
-
-  /** The kept numbers of `name`, a kept name. */
-  private statsOf(name: string): Seen {
-    const at = this.indexOf(name) * WIDTH;
-    return {
-      size: this.seen[at + SIZE] as number,
-      mtimeMs: this.seen[at + MTIME] as number,
-      ino: this.seen[at + INODE] as number,
-    };
+    const at = this.search(name);
+    if (at < 0) return this;
+    const seen = new Float64Array((this.names.length - 1) * WIDTH);
+    seen.set(this.seen.subarray(0, at * WIDTH));
+    seen.set(this.seen.subarray((at + 1) * WIDTH), at * WIDTH);
+    return new FileTable(this.names.toSpliced(at, 1), seen);
   }
 
   private indexOf(name: string): number {
+    return Math.max(-1, this.search(name));
+  }
+
+  /** The index of `name`, or -(where it would go) - 1. */
+  private search(name: string): number {
     let low = 0;
     let high = this.names.length - 1;
     while (low <= high) {
@@ -105,7 +109,7 @@ export class FileTable {
       if (order < 0) low = middle + 1;
       else high = middle - 1;
     }
-    return -1;
+    return -low - 1;
   }
 }
 

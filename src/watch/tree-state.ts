@@ -152,9 +152,10 @@ export class TreeState {
         await visit(path, info, !old?.files.same(name, info));
       }
     } finally {
-      // Passes run one at a time (request-watcher.ts): none reads the table before it is made.
-      // An unchanged directory keeps its table: a full pass then leaves no garbage in the old
-      // generation (its new tables and names die young), which grew the heap at each pass.
+      // In a finally: a pass stopped or failed part way keeps what it listed, as a Map filled
+      // file by file did. Passes run one at a time (request-watcher.ts): none reads the table
+      // before it is made. An unchanged directory keeps its table, so the tables and names a
+      // full pass builds mostly die young (they grew the heap at each pass).
       const built = files.build();
       record.files = old?.files.equals(built) ? old.files : built;
     }

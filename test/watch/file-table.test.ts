@@ -13,7 +13,13 @@ const seen = fc.record({
   mtimeMs: fc.double({ min: 0, max: 4e12, noNaN: true }),
   ino: fc.nat({ max: 2 ** 53 - 1 }),
 });
-const name = fc.oneof(fc.string({ maxLength: 6 }), fc.string({ unit: 'binary', maxLength: 4 }));
+// Any code units, lone surrogates too, and full code points.
+const codeUnit = fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c));
+const name = fc.oneof(
+  fc.string({ maxLength: 6 }),
+  fc.string({ unit: codeUnit, maxLength: 4 }),
+  fc.string({ unit: 'binary', maxLength: 4 }),
+);
 
 function modelOf(entries: Array<[string, Seen]>): Map<string, Seen> {
   return new Map(entries);

@@ -47,6 +47,24 @@ async function pass(tree: TreeState, kind: PassKind) {
 }
 
 describe('TreeState', () => {
+  it('a pass that fails part way keeps what it listed: the next pass finds only the rest new', async () => {
+    for (const name of ['1.md', '2.md', '3.md']) await writeFile(join(dir, name), 'x\n');
+    const tree = new TreeState();
+    const failing = tree.pass(
+      dir,
+      'full',
+      (path) => {
+        if (path.endsWith('2.md')) throw new Error('visit failed');
+      },
+      () => false,
+    );
+    await expect(failing).rejects.toThrow('visit failed');
+    expect(await pass(tree, 'full')).toEqual({
+      visited: ['1.md', '2.md', '3.md'],
+      changed: ['3.md'],
+    });
+  });
+
   it('a directory pass finds files created, deleted and saved by rename; a write in place waits for a full pass', async () => {
     await mkdir(join(dir, 'a'));
     await mkdir(join(dir, 'b'));
