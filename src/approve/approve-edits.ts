@@ -13,7 +13,7 @@ import {
   TagMissingError,
 } from '../tags/edit-tags.js';
 import { LineIndex } from '../tags/line-index.js';
-import { scanTags } from '../tags/scan-tags.js';
+import { looksLikeTagsLine, scanTags, type TagScan } from '../tags/scan-tags.js';
 import { LIFECYCLE_TRANSITIONS, lifecycleOf, transitionTags } from '../tags/tag-name.js';
 
 /** Where an approved item goes: `#delegated-X` (dispatch it) or `#next-X` (for the next skill run to claim). */
@@ -49,7 +49,8 @@ export async function approveFile(
     );
     if (needs.length === 0) {
       const where = line === undefined ? 'on Tags line' : `at line ${line}`;
-      throw new PreconditionError(`No #needs- tag found ${where} of ${file}`);
+      const hint = line === undefined ? notTagsLineHint(scan, transition) : '';
+      throw new PreconditionError(`No #needs- tag found ${where} of ${file}${hint}`);
     }
     swapped = needs.map((tag) => ({
       from: tag,
@@ -60,6 +61,22 @@ export async function approveFile(
     return out;
   });
   return { swapped };
+}
+
+/**
+ * When the file has no Tags line read as one but a line meant as one holding a `#needs-X`
+ * (`Tags: #needs-fix`): says so, since the refusal alone reads as if the tag were missing.
+ */
+function notTagsLineHint(scan: TagScan, transition: 'approve' | 'pick'): string {
+  const from = LIFECYCLE_TRANSITIONS[transition].from;
+  const meant = scan.occurrences.find(
+    (o) =>
+      o.place === 'prose' &&
+      lifecycleOf(o.tag)?.state === from &&
+      looksLikeTagsLine(scan.lines.lineText(o.line)),
+  );
+  if (!meant) return '';
+  return `: line ${meant.line} holds ${meant.tag} but is not the Tags line, which starts with **Tags**: (docs/TAGS.md)`;
 }
 
 export type ItemAction = 'approve' | 'next' | 'drop';

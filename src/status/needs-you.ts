@@ -8,13 +8,8 @@ import { LineIndex } from '../tags/line-index.js';
 import { approvalItemsIn } from '../approve/approval-items.js';
 import type { AgentState } from '../agents/agent-state.js';
 import type { RecoveryRecord } from '../tags/recovery-entries.js';
-import type { TagPlace } from '../tags/scan-tags.js';
-import {
-  looksLikeTagsLine,
-  notDispatchedIn,
-  type FileFindings,
-  type NotDispatched,
-} from './not-dispatched.js';
+import { looksLikeTagsLine, type TagPlace } from '../tags/scan-tags.js';
+import { notDispatchedIn, type FileFindings, type NotDispatched } from './not-dispatched.js';
 
 export type NeedsYou =
   /** A running agent asks something: the hooks' `waiting` state, with what it asks. */

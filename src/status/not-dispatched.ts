@@ -5,7 +5,7 @@
  */
 import type { DispatchRoute } from '../dispatch/dispatch-table.js';
 import { twoStatesProblem, type FileWork } from '../dispatch/work-items.js';
-import type { TagOccurrence } from '../tags/scan-tags.js';
+import { looksLikeTagsLine, type TagOccurrence } from '../tags/scan-tags.js';
 import { LIFECYCLE_STATES, lifecycleOf, lifecycleTag } from '../tags/tag-name.js';
 
 /** A file none of whose listed tags is dispatched, and why. */
@@ -28,12 +28,6 @@ export interface FileFindings {
   /** Its names (hard links); 1 when not known. */
   names: number;
 }
-
-/**
- * A line that means to be the Tags line but is not one: the locator reads only a line starting
- * with `**Tags**:` (docs/TAGS.md), so `Tags:`, `**Tags:**`, `*Tags*:` or an indented one are prose.
- */
-const LOOKS_LIKE_TAGS_LINE = /^\s*(?:\*{1,2}|_{1,2})?tags(?:\*{1,2}|_{1,2})?\s*:/i;
 
 export function notDispatchedIn(findings: FileFindings): NotDispatched[] {
   const { file, work } = findings;
@@ -96,14 +90,6 @@ function proseProblems({ file, text, occurrences }: FileFindings): NotDispatched
     found.push({ file, tags: delegated, reason, line });
   }
   return found;
-}
-
-/**
- * Whether a line is meant as the Tags line. Tags the locator found in prose on such a line are
- * on one it does not read as the Tags line (not the first, or not written `**Tags**:`).
- */
-export function looksLikeTagsLine(line: string): boolean {
-  return LOOKS_LIKE_TAGS_LINE.test(line);
 }
 
 /**

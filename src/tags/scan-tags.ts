@@ -18,3 +18,15 @@ export type { LineSpan, ScanProblem, TagOccurrence, TagPlace, TagScan } from './
 export function scanTags(text: string): TagScan {
   return scanTagsFast(text) ?? scanTagsWithRemark(text);
 }
+
+/**
+ * A line that means to be the Tags line but may not be one: the locator reads only a line
+ * starting with `**Tags**:` (docs/TAGS.md), so `Tags:`, `**Tags:**`, `*Tags*:` or an indented one
+ * are prose. Tags the locator found in prose on such a line are on one it does not read as the
+ * Tags line (not the first, or not written `**Tags**:`).
+ */
+export function looksLikeTagsLine(line: string): boolean {
+  return LOOKS_LIKE_TAGS_LINE.test(line);
+}
+
+const LOOKS_LIKE_TAGS_LINE = /^\s*(?:\*{1,2}|_{1,2})?tags(?:\*{1,2}|_{1,2})?\s*:/i;

@@ -57,6 +57,21 @@ describe('engine tag approve <file> --to delegated|next', () => {
     expect(await read('r.md')).toBe(text);
   });
 
+  it('refuses a tag on a line meant as the Tags line, and says which line and why', async () => {
+    for (const written of ['Tags: #needs-fix', '**Tags:** #needs-fix', '  tags: #needs-fix']) {
+      const text = `# R\n\n${written}\n\nBody #needs-chores.\n`;
+      await writeFile(join(dir, 'r.md'), text);
+      expect(await run('r.md', '--to', 'delegated')).toEqual({
+        code: 1,
+        stdout: '',
+        stderr:
+          'ERROR: No #needs- tag found on Tags line of r.md: line 3 holds #needs-fix but is not ' +
+          'the Tags line, which starts with **Tags**: (docs/TAGS.md)\n',
+      });
+      expect(await read('r.md')).toBe(text);
+    }
+  });
+
   it('refuses bad arguments: --to value, several paths, a missing file, --inline alone', async () => {
     await writeFile(join(dir, 'r.md'), '# R\n**Tags**: #needs-fix\n');
     expect(await run('r.md', '--to', 'claimed')).toMatchObject({
