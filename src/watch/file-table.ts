@@ -26,13 +26,6 @@ export class FileTable {
     private readonly seen: Float64Array,
   ) {}
 
-  /** A table of `names` (each once) with their stats, in any order. */
-  static of(names: readonly string[], stats: readonly Seen[]): FileTable {
-    const table = new FileTableBuilder();
-    names.forEach((name, i) => table.add(name, stats[i] as Seen));
-    return table.build();
-  }
-
   /** `names` (each once) in any order, with their numbers three a piece in the same order. */
   static ofColumns(names: readonly string[], seen: readonly number[]): FileTable {
     const order = names.map((_, i) => i).sort((a, b) => compare(names[a], names[b]));

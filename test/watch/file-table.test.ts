@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { FileTable, type Seen } from '../../src/watch/file-table.js';
+import { FileTable, FileTableBuilder, type Seen } from '../../src/watch/file-table.js';
 
 const seen = fc.record({
   size: fc.nat(),
@@ -25,8 +25,10 @@ function modelOf(entries: Array<[string, Seen]>): Map<string, Seen> {
   return new Map(entries);
 }
 
-function tableOf(model: Map<string, Seen>): FileTable {
-  return FileTable.of([...model.keys()], [...model.values()]);
+function tableOf(entries: Iterable<[string, Seen]>): FileTable {
+  const table = new FileTableBuilder();
+  for (const [name, seen] of entries) table.add(name, seen);
+  return table.build();
 }
 
 function expectSame(table: FileTable, model: Map<string, Seen>, probes: string[]): void {
@@ -92,7 +94,7 @@ describe('FileTable', () => {
   it('keeps names whose order is by code unit, not by locale', () => {
     const names = ['b', 'B', 'a', '\uD83D\uDE00', '\uFFFD', 'ä', 'a.md', 'a-b', ''];
     const stats = names.map((_, i) => ({ size: i, mtimeMs: i + 0.25, ino: i }));
-    const table = FileTable.of(names, stats);
+    const table = tableOf(names.map((n, i): [string, Seen] => [n, stats[i] as Seen]));
     names.forEach((n, i) => expect(table.same(n, stats[i] as Seen)).toBe(true));
     expect(table.names).toEqual([...names].sort());
     expect(FileTable.EMPTY.has('')).toBe(false);
