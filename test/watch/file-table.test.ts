@@ -21,10 +21,6 @@ const name = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 4 }),
 );
 
-function modelOf(entries: Array<[string, Seen]>): Map<string, Seen> {
-  return new Map(entries);
-}
-
 function tableOf(entries: Iterable<[string, Seen]>): FileTable {
   const table = new FileTableBuilder();
   for (const [name, seen] of entries) table.add(name, seen);
@@ -59,7 +55,7 @@ describe('FileTable', () => {
         fc.array(change, { maxLength: 10 }),
         fc.array(name, { maxLength: 5 }),
         (entries, changes, probes) => {
-          const model = modelOf(entries);
+          const model = new Map(entries);
           let table = tableOf(model);
           expectSame(table, model, probes);
           for (const c of changes) {
