@@ -39,10 +39,32 @@ export interface TextRead {
 
 /**
  * A file's occurrences as small integers, three a piece: its tag's number (TagNames) times four
- * plus its place's, its line, its column. One array of integers per file instead of an object
- * per occurrence (the index of 50,000 files: 10 MB of heap, not 14).
+ * plus its place's, its line, its column; written as a string of UTF-16 code units, 15 bits of an
+ * integer each, the top bit set on all of an integer's units but its last (most take one unit).
+ * A string is one object with no pointers in it: a file with one occurrence costs 24 bytes of
+ * heap, where an array of its integers took 120 (the index of 50,000 files: about 5 MB less).
  */
-export type PackedOccurrences = readonly number[];
+export type PackedOccurrences = string;
+
+const LOW = 0x7fff;
+const MORE = 0x8000;
+/** Code units per String.fromCharCode call: its arguments are bounded. */
+const CHUNK = 4096;
+
+function pushUnits(units: number[], n: number): void {
+  // Highest 15-bit group first, so that reading accumulates left to right.
+  let shift = 0;
+  while (n >= 2 ** (shift + 15)) shift += 15;
+  for (; shift > 0; shift -= 15) units.push(MORE | (Math.floor(n / 2 ** shift) & LOW));
+  units.push(n & LOW);
+}
+
+function stringOf(units: readonly number[]): string {
+  let out = '';
+  for (let i = 0; i < units.length; i += CHUNK)
+    out += String.fromCharCode(...units.slice(i, i + CHUNK));
+  return out;
+}
 
 const PLACES: readonly TagPlace[] = ['tags-line', 'front-matter', 'prose'];
 
@@ -65,14 +87,13 @@ export class TagNames {
   }
 
   pack(occurrences: readonly IndexedOccurrence[]): PackedOccurrences {
-    // Sized once: an array grown by push or flatMap keeps room to grow, as much again.
-    const packed = new Array<number>(occurrences.length * 3);
-    occurrences.forEach((o, i) => {
-      packed[i * 3] = this.numberOf(o.tag) * 4 + PLACES.indexOf(o.place);
-      packed[i * 3 + 1] = o.line;
-      packed[i * 3 + 2] = o.column;
-    });
-    return packed;
+    const units: number[] = [];
+    for (const o of occurrences) {
+      pushUnits(units, this.numberOf(o.tag) * 4 + PLACES.indexOf(o.place));
+      pushUnits(units, o.line);
+      pushUnits(units, o.column);
+    }
+    return stringOf(units);
   }
 
   /**
@@ -104,13 +125,24 @@ export class TagNames {
     };
     return (packed) => {
       let out: IndexedOccurrence[] | null = null;
-      for (let i = 0; i < packed.length; i += 3) {
-        const head = packed[i] as number;
+      let i = 0;
+      const next = (): number => {
+        let n = 0;
+        for (;;) {
+          const unit = packed.charCodeAt(i++);
+          n = n * MORE + (unit & LOW);
+          if (unit < MORE) return n;
+        }
+      };
+      while (i < packed.length) {
+        const head = next();
+        const line = next();
+        const column = next();
         if (!takes(head)) continue;
         (out ??= []).push({
           tag: this.names[head >> 2] as string,
-          line: packed[i + 1] as number,
-          column: packed[i + 2] as number,
+          line,
+          column,
           place: PLACES[head & 3] as TagPlace,
         });
       }

@@ -106,4 +106,34 @@ describe('StatusCache', () => {
     const kept = view.get('/r/a.md')?.needs[0] as Record<string, unknown>;
     expect(Object.is(kept.line, 7)).toBe(true);
   });
+
+  it('keeps a lone item needing you alone, and gives back its findings the same, frozen', () => {
+    const cache = new StatusCache(() => true);
+    const view = cache.under('table A');
+    const need = { kind: 'approval', file: '/r/a.md', tag: '#needs-fix', title: 't', line: 3 };
+    const next = { file: '/r/b.md', tag: '#next-fix', noun: 'fix', title: 'u' };
+    const lone = { waiting: [], needs: [need], next: [], claims: [] } as never as FileFindings;
+    const two = { waiting: [], needs: [need], next: [next], claims: [] } as never as FileFindings;
+    view.set('/r/a.md', lone, view.token());
+    view.set('/r/b.md', two, view.token());
+    for (const [file, given] of [
+      ['/r/a.md', lone],
+      ['/r/b.md', two],
+    ] as const) {
+      const first = view.get(file);
+      const again = view.get(file);
+      expect(first).toStrictEqual(structuredClone(given));
+      expect(again).toStrictEqual(first);
+      // The same frozen item each time: a status renders its lines once (linesOnce).
+      expect(again?.needs[0]).toBe(first?.needs[0]);
+      for (const list of Object.values(first ?? {})) expect(Object.isFrozen(list)).toBe(true);
+      expect(Object.isFrozen(first)).toBe(true);
+      expect(Object.isFrozen(first?.needs[0])).toBe(true);
+    }
+    expect(view.withFindings?.(['/r/a.md', '/r/b.md', '/r/c.md'])).toEqual([
+      '/r/a.md',
+      '/r/b.md',
+      '/r/c.md',
+    ]);
+  });
 });

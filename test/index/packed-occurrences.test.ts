@@ -1,8 +1,9 @@
 /**
- * The index keeps a file's occurrences packed as integers (indexed-file.ts TagNames): what it
- * gives back is what it was given, each tag name one string of its own, and only the occurrences
- * asked for.
+ * The index keeps a file's occurrences packed as integers in a string (indexed-file.ts TagNames):
+ * what it gives back is what it was given, each tag name one string of its own, and only the
+ * occurrences asked for.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TagNames, type IndexedOccurrence } from '../../src/index/indexed-file.js';
 
@@ -18,15 +19,38 @@ describe('packed occurrences', () => {
     const names = new TagNames();
     expect(names.unpack(names.pack(occurrences))).toEqual(occurrences);
     expect(names.unpack(names.pack([]))).toEqual([]);
+    // More units than one String.fromCharCode call takes.
+    const many = Array.from({ length: 5000 }, (_, i) => ({
+      ...occurrences[i % 4]!,
+      line: i * 977,
+    }));
+    expect(names.unpack(names.pack(many))).toEqual(many);
   });
 
-  it('are three integers each, a tag name numbered once for all files', () => {
+  it('are three integers each, one code unit for each under 32,768, a tag numbered once', () => {
     const names = new TagNames();
     const packed = names.pack(occurrences);
-    expect(packed).toHaveLength(12);
-    expect(packed.every((n) => Number.isInteger(n))).toBe(true);
+    // 70,000 and 65,600 take two units each.
+    expect(packed).toHaveLength(14);
     const again = names.pack([{ tag: '#needs-review', line: 9, column: 1, place: 'prose' }]);
+    expect(again).toHaveLength(3);
     expect(again[0]).toBe(packed[6]);
+  });
+
+  it('unpack what was packed, at any line and column and in any number', () => {
+    const occurrence = fc.record({
+      tag: fc.constantFrom('#needs-review', '#P1', '#done-docs', '#x'),
+      line: fc.oneof(fc.nat(40_000), fc.nat(2 ** 31)),
+      column: fc.oneof(fc.nat(40_000), fc.nat(2 ** 31)),
+      place: fc.constantFrom('tags-line' as const, 'front-matter' as const, 'prose' as const),
+    });
+    fc.assert(
+      fc.property(fc.array(occurrence, { maxLength: 3000 }), (list) => {
+        const names = new TagNames();
+        expect(names.unpack(names.pack(list))).toEqual(list);
+      }),
+      { numRuns: 60 },
+    );
   });
 
   it('unpack only the occurrences kept', () => {
