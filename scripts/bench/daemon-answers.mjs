@@ -9,9 +9,9 @@
  *
  * Timed twice on the same daemon: each command after the tree was quiet for BENCH_ANSWER_GAP_MS
  * (600 ms: as a command typed by hand), the figures of record; then back to back. An answer
- * waits for the watch to report a file the daemon writes (its sync, docs/DAEMON.md), and
- * @parcel/watcher reports at once only after half a second without events, else after 50 ms
- * more: back to back, each ask follows the last one's sync within that half second.
+ * waits for the watch to report a file the daemon writes (its sync, docs/DAEMON.md): the default
+ * backend (fs.watch) reports it at once (@parcel/watcher only after half a second without events,
+ * else after 50 ms more).
  *
  * The daemon's resident memory is taken with its index built, once its status is warm, and
  * after the timed answers.
@@ -43,7 +43,7 @@ const TOOLS = {
 };
 
 export async function benchDaemonAnswers(tree, runs) {
-  const daemon = startDaemon(tree, ['--watcher', 'parcel']);
+  const daemon = startDaemon(tree, ['--watcher', 'node']);
   try {
     await daemon.ready;
     const started = Date.now();

@@ -6,7 +6,7 @@
  *   start-up  time from spawn to ready (its `monitoring` line), CPU, resident memory (VmRSS) and
  *             inotify watches at ready;
  *   warm-up   from ready until it serves answers: its tag index built and its status warm (its
- *             log says `status warmed`; parcel only: chokidar keeps no index), CPU and RSS;
+ *             log says `status warmed`; not chokidar's: it keeps no index), CPU and RSS;
  *   idle      CPU (utime + stime of all its threads, from /proc/<pid>/stat) over a window that
  *             starts `settleS` after the warm-up, RSS at its end and the peak (VmHWM).
  *
@@ -25,7 +25,7 @@ export async function benchFootprint(tree, daemon, { idleS, settleS, watcher }) 
   const atReady = memoryMb(daemon.pid);
   const watches = inotifyWatches(daemon.pid);
   const cpuAtReady = cpuSeconds(daemon.pid);
-  const warm = watcher === 'parcel' ? await warmUp(daemon) : null;
+  const warm = watcher === 'chokidar' ? null : await warmUp(daemon);
   const cpuWarm = cpuSeconds(daemon.pid);
   await sleep(settleS * 1000);
   const idleStartS = (Date.now() - readyAt) / 1000;

@@ -18,8 +18,8 @@
  *   BENCH_IDLE_S=300                 idle window for CPU, from BENCH_SETTLE_S=5 s after the daemon's
  *                                    warm-up (its index built, its status warm): it holds five
  *                                    periodic reconcile passes, one of them full (footprint.mjs)
- *   BENCH_WATCHERS=parcel,chokidar   watch backends measured by footprint (--watcher); latency
- *                                    and throughput use the default, parcel
+ *   BENCH_WATCHERS=node,parcel,chokidar watch backends measured by footprint (--watcher); latency
+ *                                    and throughput use the default, node
  *   BENCH_ONLY=find,answers,latency,throughput,footprint
  *                                    (answers: find and status answered by a running daemon,
  *                                    on the daemon tree, BENCH_FIND_RUNS rounds)
@@ -65,7 +65,7 @@ const config = {
   throughputAgents: (env.BENCH_THROUGHPUT_AGENTS ?? 'engine,sed').split(','),
   idleS: num('BENCH_IDLE_S', 300),
   settleS: num('BENCH_SETTLE_S', 5),
-  watchers: (env.BENCH_WATCHERS ?? 'parcel,chokidar').split(','),
+  watchers: (env.BENCH_WATCHERS ?? 'node,parcel,chokidar').split(','),
   only: new Set((env.BENCH_ONLY ?? 'find,answers,latency,throughput,footprint').split(',')),
   out: env.BENCH_OUT ?? join(REPO, 'scripts', 'bench', 'results.json'),
 };
@@ -75,7 +75,7 @@ config.daemonSize = num(
 );
 const DEFAULT_DEBOUNCE_MS = 3000;
 /** The default backend: latency and throughput run on it. */
-const DEFAULT_WATCHER = 'parcel';
+const DEFAULT_WATCHER = 'node';
 
 function version(cmd, args) {
   try {
@@ -312,7 +312,7 @@ async function footprints(trees, daemonA) {
     .filter((r) => !(reuseA && r.watcher === DEFAULT_WATCHER && r.size === config.daemonSize))
     .sort((a, b) => b.size - a.size);
   const dirs = (n) => Math.ceil(n / 100) + 1;
-  // parcel: one watch per directory; chokidar: one per directory and markdown file.
+  // node and parcel: one watch per directory; chokidar: one per directory and markdown file.
   const watches = ({ watcher, size }) => dirs(size) + (watcher === 'chokidar' ? size : 0);
   const need = others.reduce((sum, r) => sum + watches(r), 0);
   const headroom = maxUserWatches() - inotifyWatchesInUse();

@@ -283,7 +283,7 @@ function controlOf(
     root: options.root,
     paths: options.paths,
     // chokidar reports markdown files only, never the sync file: an index could not answer.
-    watch: options.watch && options.watcher === 'parcel',
+    watch: options.watch && options.watcher !== 'chokidar',
     scan: (text) => ctx.scan(text),
     pool,
     log: ctx.log,
@@ -456,14 +456,15 @@ function warnOnWatchHeadroom(paths: string[], watcher: WatcherKind, log: LogFn):
 }
 
 /**
- * Whether a daemon of git claims watches with chokidar rather than parcel (docs/MULTI-HOST.md, "The
- * watch"): unless parcel is chosen by flag or environment. engine.json as `engine init` writes it
- * holds every setting at its default, so a `parcel` there is no choice.
+ * Whether a daemon of git claims watches with chokidar (docs/MULTI-HOST.md, "The watch"): unless a
+ * backend is chosen by flag or environment. engine.json as `engine init` writes it holds every
+ * setting at its default (`node`, or `parcel` as earlier engines wrote it), so neither there is a
+ * choice.
  */
 export function watchesWithChokidar(
   options: { claims: string; watcher: string },
   from: SettingSource,
 ): boolean {
   if (options.claims !== 'git') return false;
-  return from === 'default' || (from === 'engine.json' && options.watcher === 'parcel');
+  return from === 'default' || (from === 'engine.json' && options.watcher !== 'chokidar');
 }

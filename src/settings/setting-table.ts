@@ -346,7 +346,7 @@ export const SETTINGS: { [K in SettingName]: Setting<Settings[K]> } = {
   watcher: choiceSetting(
     { flag: 'watcher', env: 'ENGINE_WATCHER', key: 'watcher' },
     WATCHER_KINDS,
-    'File watch backend: parcel (@parcel/watcher, one inotify watch per directory) or chokidar (one per file; used anyway where parcel cannot load, and by default with --claims git)',
+    'File watch backend: node (fs.watch, one inotify watch per directory), parcel (@parcel/watcher, one per directory, a record of every file) or chokidar (one per file; used where parcel cannot load, and by default with --claims git)',
   ),
   rescanIntervalMs: numberSetting(
     { flag: 'rescan-interval-ms', env: 'ENGINE_RESCAN_INTERVAL_MS', key: 'rescanIntervalMs' },

@@ -19,6 +19,7 @@ import { lifecycleOf, parseTagPattern } from '../tags/tag-name.js';
 import { isMarkdownPath } from '../tags/walk-markdown.js';
 import { loadWatchBackend } from './load-watch-backend.js';
 import { WatchedRoots } from './watched-roots.js';
+import { DEFAULT_WATCHER } from './watch-backend.js';
 
 export type AwaitTarget = { file: string } | { dir: string };
 
@@ -202,7 +203,7 @@ class TagWaiter {
     handlers: { onChange: (path: string) => void; onReopened: () => void },
   ): Promise<void> {
     if (this.settled) return;
-    const backend = await loadWatchBackend('parcel', (message) => this.warnOnce(message));
+    const backend = await loadWatchBackend(DEFAULT_WATCHER, (message) => this.warnOnce(message));
     if (this.settled) return;
     let ready = false;
     const roots = new WatchedRoots({

@@ -7,10 +7,12 @@ import type { WatchBackend, WatcherKind } from './watch-backend.js';
 
 type Loader = (kind: WatcherKind) => Promise<WatchBackend>;
 
-const importBackend: Loader = async (kind) =>
-  kind === 'parcel'
+const importBackend: Loader = async (kind) => {
+  if (kind === 'node') return (await import('./node-backend.js')).nodeBackend;
+  return kind === 'parcel'
     ? (await import('./parcel-backend.js')).parcelBackend
     : (await import('./chokidar-backend.js')).chokidarBackend;
+};
 
 /**
  * The backend to watch with. @parcel/watcher needs a prebuilt binary for this platform: when it
@@ -23,7 +25,7 @@ export async function loadWatchBackend(
   onFallback: (message: string) => void,
   load: Loader = importBackend,
 ): Promise<WatchBackend> {
-  if (kind === 'chokidar') return load('chokidar');
+  if (kind !== 'parcel') return load(kind);
   let parcel: WatchBackend;
   try {
     parcel = await load('parcel');

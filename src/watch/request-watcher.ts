@@ -14,7 +14,7 @@
 import type { Stats } from 'node:fs';
 import { isMarkdownPath } from '../tags/walk-markdown.js';
 import { loadWatchBackend } from './load-watch-backend.js';
-import type { WatchBackend, WatcherKind } from './watch-backend.js';
+import { DEFAULT_WATCHER, type WatchBackend, type WatcherKind } from './watch-backend.js';
 import { SerialTask } from './serial-task.js';
 import { TreeState, type StatFile } from './tree-state.js';
 import { WatchedRoots } from './watched-roots.js';
@@ -133,7 +133,7 @@ export class RequestWatcher {
   private async watch(): Promise<void> {
     const backend =
       this.options.backend ??
-      (await loadWatchBackend(this.options.watcher ?? 'parcel', (message) =>
+      (await loadWatchBackend(this.options.watcher ?? DEFAULT_WATCHER, (message) =>
         this.options.onError(new Error(message)),
       ));
     if (this.closed) return;

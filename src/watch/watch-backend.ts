@@ -12,8 +12,10 @@
  */
 import type { IgnoreRules } from '../tags/walk-markdown.js';
 
-export const WATCHER_KINDS = ['parcel', 'chokidar'] as const;
+/** The first is the default. */
+export const WATCHER_KINDS = ['node', 'parcel', 'chokidar'] as const;
 export type WatcherKind = (typeof WATCHER_KINDS)[number];
+export const DEFAULT_WATCHER: WatcherKind = WATCHER_KINDS[0];
 
 export type WatchEventType = 'add' | 'change' | 'unlink';
 

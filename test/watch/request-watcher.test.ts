@@ -292,7 +292,7 @@ describe.each(WATCHER_KINDS)('the %s backend', (kind) => {
     const report = await watchHeadroom([root], { watcher: kind, limitFile });
     const counted = Number(/needs about (\d+) inotify watches/.exec(report ?? '')?.[1]);
     // 6 directories; chokidar also one per markdown file (200), none for the text files.
-    expect(counted).toBe(kind === 'parcel' ? 6 : 206);
+    expect(counted).toBe(kind === 'chokidar' ? 206 : 6);
     const before = inotifyWatches();
     await open(kind);
     expect(inotifyWatches() - before).toBe(counted);

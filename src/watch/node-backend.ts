@@ -1,0 +1,152 @@
+/**
+ * Node's own fs.watch, one watcher per directory (one inotify watch each, as parcel): no record of
+ * any file, no thread and no binary of its own. @parcel/watcher keeps a record of every file and
+ * directory of the tree in its thread's memory (12 MB at 50,000 files) and walks the whole tree
+ * when it subscribes, beside the reconcile pass's own walk; this backend lists directories only.
+ * Each directory is watched before it is listed, so what is created in it after the listing is
+ * reported by its watcher. A directory that arrives (mkdir -p, a tree moved in) is watched and
+ * looked inside at once, each directory below it too: what it holds is reported as added. A
+ * directory that goes (removed, or moved out, where its watch would go on reporting under its old
+ * path) has its watchers closed, those below it too. Like the others, it does not follow symlinks,
+ * and an inotify queue overflow goes unseen (libuv skips IN_Q_OVERFLOW): the request watcher's
+ * full passes cover it.
+ */
+import { watch, type FSWatcher } from 'node:fs';
+import { lstat, readdir } from 'node:fs/promises';
+import { join, sep } from 'node:path';
+import { isIgnoredDirectoryName, type IgnoreRules } from '../tags/walk-markdown.js';
+import type { WatchBackend, WatchHandlers } from './watch-backend.js';
+
+export const nodeBackend: WatchBackend = {
+  kind: 'node',
+  async subscribe(dir, ignore, handlers) {
+    const tree = new DirectoryWatches(dir, ignore, handlers);
+    await tree.start();
+    return { close: () => Promise.resolve(tree.close()) };
+  },
+};
+
+class DirectoryWatches {
+  private readonly watched = new Map<string, FSWatcher>();
+  private closed = false;
+
+  constructor(
+    private readonly root: string,
+    private readonly ignore: IgnoreRules,
+    private readonly handlers: WatchHandlers,
+  ) {}
+
+  /** Watches the tree; rejects when its root cannot be watched or listed. */
+  async start(): Promise<void> {
+    const info = await lstat(this.root);
+    if (!info.isDirectory()) throw new Error(`${this.root} is not a directory`);
+    this.watched.set(this.root, this.watcherOf(this.root));
+    await this.listed(this.root, false, true);
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const watcher of this.watched.values()) watcher.close();
+    this.watched.clear();
+  }
+
+  private watcherOf(dir: string): FSWatcher {
+    const watcher = watch(dir, { persistent: false }, (type, entry) => {
+      if (this.closed) return;
+      // No name: libuv could not say which entry; the directory stands for it.
+      const path = entry === null ? dir : join(dir, entry.toString());
+      if (type === 'change' && entry !== null) this.handlers.onEvent('change', path);
+      else void this.renamed(dir, path);
+    });
+    watcher.on('error', (error) => {
+      // The watch failed: events below it may be lost, and a new one might fail the same way.
+      this.forget(dir);
+      if (this.closed) return;
+      this.handlers.onError(error);
+      this.handlers.onStale();
+    });
+    return watcher;
+  }
+
+  /**
+   * Something came or went at `path`, in `dir`: looked at now, since the event says neither which
+   * nor what. A directory there is watched afresh, whatever was watched at its path before: one
+   * removed and made again (its inode number may be the same) holds a watch the kernel dropped.
+   */
+  private async renamed(dir: string, path: string): Promise<void> {
+    const info = await lstat(path).catch(() => null);
+    if (this.closed) return;
+    // libuv names a watched directory that went by its own name, inside itself (or by none).
+    if (info === null && (path === dir || name(path) === name(dir))) await this.rewatch(dir);
+    if (info === null) {
+      this.forget(path);
+      this.handlers.onEvent('unlink', path);
+      return;
+    }
+    this.handlers.onEvent('add', path);
+    if (info.isDirectory() && path !== dir && !isIgnoredDirectoryName(name(path), this.ignore))
+      await this.rewatch(path);
+  }
+
+  /** `dir` and all below it watched again, what it holds reported; the root gone: stale. */
+  private async rewatch(dir: string): Promise<void> {
+    this.forget(dir);
+    const info = await lstat(dir).catch(() => null);
+    if (this.closed) return;
+    if (info?.isDirectory()) await this.arrived(dir, true);
+    else if (dir === this.root) this.handlers.onStale();
+  }
+
+  /** A directory to watch, then list: with `report`, what it holds is reported as added. */
+  private async arrived(dir: string, report: boolean): Promise<void> {
+    let watcher: FSWatcher;
+    try {
+      watcher = this.watcherOf(dir);
+    } catch (error) {
+      // Gone again, unreadable, or no inotify watch left: the pass finds what it holds.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') this.handlers.onError(error as Error);
+      if (dir === this.root) this.handlers.onStale();
+      return;
+    }
+    // Two events on one directory may both arrive here: one watch is kept.
+    this.watched.get(dir)?.close();
+    this.watched.set(dir, watcher);
+    await this.listed(dir, report, false);
+  }
+
+  /**
+   * Lists `dir` (watched already): with `report`, each entry is reported as added; each directory
+   * below is watched in turn. With `strict`, a listing that fails rejects (the root's).
+   */
+  private async listed(dir: string, report: boolean, strict: boolean): Promise<void> {
+    const entries = await readdir(dir, { withFileTypes: true }).catch((error: unknown) => {
+      if (strict) throw error;
+      return [];
+    });
+    const below: Promise<void>[] = [];
+    for (const entry of entries) {
+      if (this.closed) return;
+      const path = join(dir, entry.name);
+      if (report) this.handlers.onEvent('add', path);
+      if (!entry.isDirectory() || isIgnoredDirectoryName(entry.name, this.ignore)) continue;
+      if (!this.watched.has(path)) below.push(this.arrived(path, report));
+    }
+    await Promise.all(below);
+  }
+
+  /** Stops watching `path` and every directory below it. */
+  private forget(path: string): void {
+    // Each directory watched has its parent watched: none below a path that is not.
+    if (!this.watched.has(path)) return;
+    const prefix = path + sep;
+    for (const [dir, watcher] of this.watched)
+      if (dir === path || dir.startsWith(prefix)) {
+        watcher.close();
+        this.watched.delete(dir);
+      }
+  }
+}
+
+function name(path: string): string {
+  return path.slice(path.lastIndexOf(sep) + 1);
+}

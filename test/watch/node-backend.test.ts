@@ -1,0 +1,95 @@
+/**
+ * The node backend (fs.watch on each directory) on real files: it holds one inotify watch per
+ * directory of the tree, no more, and lets go of a directory that leaves the tree. The request
+ * watcher's suites (request-watcher.test.ts) run it through the behaviours every backend shares.
+ */
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { IGNORE_RULES } from '../../src/tags/walk-markdown.js';
+import { nodeBackend } from '../../src/watch/node-backend.js';
+import type { Subscription, WatchEventType } from '../../src/watch/watch-backend.js';
+import { waitFor } from '../helpers/wait-for.js';
+
+let dir: string;
+let subscription: Subscription | null = null;
+let events: { type: WatchEventType; path: string }[] = [];
+let problems: string[] = [];
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'engine-node-watch-'));
+  events = [];
+  problems = [];
+});
+
+afterEach(async () => {
+  await subscription?.close();
+  subscription = null;
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function subscribe(root: string): Promise<void> {
+  subscription = await nodeBackend.subscribe(root, IGNORE_RULES, {
+    onEvent: (type, path) => events.push({ type, path }),
+    onError: (error) => problems.push(error.message),
+    onStale: () => problems.push('stale'),
+  });
+}
+
+/** inotify watches held by this process (each `inotify wd:` line of an inotify fd). */
+function inotifyWatches(): number {
+  let watches = 0;
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      if (!readlinkSync(`/proc/self/fd/${fd}`).includes('inotify')) continue;
+      const info = readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8');
+      watches += info.split('\n').filter((line) => line.startsWith('inotify wd:')).length;
+    } catch {
+      // the fd closed while we looked
+    }
+  }
+  return watches;
+}
+
+const seen = (path: string) => events.some((e) => e.path === path);
+
+it('holds one watch per directory, lets go of a directory moved out, and of all on close', async () => {
+  const root = join(dir, 'root');
+  await mkdir(join(root, 'a', 'b'), { recursive: true });
+  await mkdir(join(root, 'node_modules', 'pkg'), { recursive: true });
+  const before = inotifyWatches();
+  await subscribe(root);
+  // root, a, a/b: node_modules is never watched.
+  expect(inotifyWatches() - before).toBe(3);
+
+  await mkdir(join(root, 'new', 'deep', 'er'), { recursive: true });
+  await writeFile(join(root, 'new', 'deep', 'er', 'x.md'), 'x');
+  await waitFor(() => seen(join(root, 'new', 'deep', 'er', 'x.md')), { timeoutMs: 10_000 });
+  await waitFor(() => inotifyWatches() - before === 6, { timeoutMs: 10_000 });
+
+  // Moved out: its watches (a, a/b) are closed, and what is written there is not reported.
+  await rename(join(root, 'a'), join(dir, 'outside'));
+  await waitFor(() => inotifyWatches() - before === 4, { timeoutMs: 10_000 });
+  await writeFile(join(dir, 'outside', 'b', 'late.md'), 'x');
+  // Events come in order: once the next one in the tree is reported, that write's would have been.
+  await writeFile(join(root, 'sentinel.md'), 'x');
+  await waitFor(() => seen(join(root, 'sentinel.md')), { timeoutMs: 10_000 });
+  expect(events.filter((e) => e.path.endsWith('late.md'))).toEqual([]);
+  expect(events).toContainEqual({ type: 'unlink', path: join(root, 'a') });
+
+  await subscription?.close();
+  subscription = null;
+  expect(inotifyWatches()).toBe(before);
+  const count = events.length;
+  await writeFile(join(root, 'after-close.md'), 'x');
+  expect(events.length).toBe(count);
+  expect(problems).toEqual([]);
+});
+
+it('rejects a root that is not a directory, and one that does not exist', async () => {
+  await writeFile(join(dir, 'file.md'), 'x');
+  await expect(subscribe(join(dir, 'file.md'))).rejects.toThrow(/not a directory/);
+  await expect(subscribe(join(dir, 'missing'))).rejects.toThrow(/ENOENT/);
+});
