@@ -13,6 +13,7 @@ import { checkLiveness, systemProbe } from '../process/process-identity.js';
 import { isIgnoredDirectoryName, isMarkdownPath } from '../tags/walk-markdown.js';
 import { testPushRefs } from './claims-remote.js';
 import type { DoctorProbe, RunOutcome } from './doctor-check.js';
+import type { WatcherKind } from '../watch/watch-backend.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -37,7 +38,7 @@ async function run(file: string, args: string[], env: NodeJS.ProcessEnv): Promis
   }
 }
 
-async function watchesNeeded(paths: string[], watcher: 'parcel' | 'chokidar'): Promise<number> {
+async function watchesNeeded(paths: string[], watcher: WatcherKind): Promise<number> {
   let needed = 0;
   const count = async (dir: string): Promise<void> => {
     const entries = await readdir(dir, { withFileTypes: true }).catch(() => null);

@@ -45,7 +45,7 @@ export interface Settings {
   debounceMs: number;
   /** false: reconcile passes only, no file watch. */
   watch: boolean;
-  /** The watch backend: parcel (one inotify watch per directory) or chokidar (per file). */
+  /** The watch backend: node or parcel (one inotify watch per directory) or chokidar (per file). */
   watcher: WatcherKind;
   rescanIntervalMs: number;
   reapIntervalMs: number;

@@ -7,7 +7,8 @@
  * reported by its watcher. A directory that arrives (mkdir -p, a tree moved in) is watched and
  * looked inside at once, each directory below it too: what it holds is reported as added. A
  * directory that goes (removed, or moved out, where its watch would go on reporting under its old
- * path) has its watchers closed, those below it too. Like the others, it does not follow symlinks,
+ * path) has its watchers closed, those below it too. Events are reported in inotify's order, each
+ * looked at (and a new directory listed) before the next: the daemon's sync relies on that order. Like the others, it does not follow symlinks,
  * and an inotify queue overflow goes unseen (libuv skips IN_Q_OVERFLOW): the request watcher's
  * full passes cover it.
  */
@@ -26,8 +27,25 @@ export const nodeBackend: WatchBackend = {
   },
 };
 
+/** A directory watched, and its inode when its watch opened. */
+interface Watched {
+  watcher: FSWatcher;
+  ino: number;
+}
+
+/** Errors that mean a directory is gone, or not one to watch: the reconcile pass covers it. */
+const UNWATCHABLE = new Set(['ENOENT', 'ENOTDIR', 'EACCES', 'EPERM', 'ELOOP']);
+
 class DirectoryWatches {
-  private readonly watched = new Map<string, FSWatcher>();
+  private readonly watched = new Map<string, Watched>();
+  /**
+   * The events, in the order inotify gave them, each handled (a look at the path, a new
+   * directory's listing) before the next is reported: the daemon's sync (docs/DAEMON.md) takes
+   * its own file's event as proof that every change made before it was reported.
+   */
+  private queue: Promise<void> = Promise.resolve();
+  /** Paths whose change waits in the queue: a burst of writes to one file is one event. */
+  private readonly changes = new Set<string>();
   private closed = false;
 
   constructor(
@@ -40,13 +58,18 @@ class DirectoryWatches {
   async start(): Promise<void> {
     const info = await lstat(this.root);
     if (!info.isDirectory()) throw new Error(`${this.root} is not a directory`);
-    this.watched.set(this.root, this.watcherOf(this.root));
-    await this.listed(this.root, false, true);
+    try {
+      this.watched.set(this.root, { watcher: this.watcherOf(this.root), ino: info.ino });
+      await this.listed(this.root, false, true);
+    } catch (error) {
+      this.close();
+      throw error;
+    }
   }
 
   close(): void {
     this.closed = true;
-    for (const watcher of this.watched.values()) watcher.close();
+    for (const { watcher } of this.watched.values()) watcher.close();
     this.watched.clear();
   }
 
@@ -55,8 +78,8 @@ class DirectoryWatches {
       if (this.closed) return;
       // No name: libuv could not say which entry; the directory stands for it.
       const path = entry === null ? dir : join(dir, entry.toString());
-      if (type === 'change' && entry !== null) this.handlers.onEvent('change', path);
-      else void this.renamed(dir, path);
+      if (type === 'change' && entry !== null) this.changed(path);
+      else this.enqueue(() => this.renamed(dir, path));
     });
     watcher.on('error', (error) => {
       // The watch failed: events below it may be lost, and a new one might fail the same way.
@@ -68,6 +91,24 @@ class DirectoryWatches {
     return watcher;
   }
 
+  private changed(path: string): void {
+    if (this.changes.has(path)) return;
+    this.changes.add(path);
+    this.enqueue(() => {
+      this.changes.delete(path);
+      this.handlers.onEvent('change', path);
+      return Promise.resolve();
+    });
+  }
+
+  private enqueue(task: () => Promise<void>): void {
+    this.queue = this.queue
+      .then(() => (this.closed ? undefined : task()))
+      .catch((error: unknown) => {
+        if (!this.closed) this.handlers.onError(error as Error);
+      });
+  }
+
   /**
    * Something came or went at `path`, in `dir`: looked at now, since the event says neither which
    * nor what. A directory there is watched afresh, whatever was watched at its path before: one
@@ -76,41 +117,58 @@ class DirectoryWatches {
   private async renamed(dir: string, path: string): Promise<void> {
     const info = await lstat(path).catch(() => null);
     if (this.closed) return;
-    // libuv names a watched directory that went by its own name, inside itself (or by none).
-    if (info === null && (path === dir || name(path) === name(dir))) await this.rewatch(dir);
+    // libuv names a watched directory that went by its own name, inside itself (or by none). A
+    // directory below the root is watched again from its parent's event; the root has none.
+    if (info === null && (path === dir || name(path) === name(dir)))
+      if (dir === this.root || !(await this.holds(dir))) await this.rewatch(dir, true);
+    if (this.closed) return;
     if (info === null) {
       this.forget(path);
       this.handlers.onEvent('unlink', path);
       return;
     }
     this.handlers.onEvent('add', path);
-    if (info.isDirectory() && path !== dir && !isIgnoredDirectoryName(name(path), this.ignore))
-      await this.rewatch(path);
+    if (path === dir) return;
+    if (info.isDirectory() && !isIgnoredDirectoryName(name(path), this.ignore))
+      await this.rewatch(path, true);
+    else this.forget(path);
   }
 
-  /** `dir` and all below it watched again, what it holds reported; the root gone: stale. */
-  private async rewatch(dir: string): Promise<void> {
-    this.forget(dir);
+  /** Whether `dir` is the directory its watch was opened on. */
+  private async holds(dir: string): Promise<boolean> {
+    const info = await lstat(dir).catch(() => null);
+    return info?.isDirectory() === true && info.ino === this.watched.get(dir)?.ino;
+  }
+
+  /** `dir` and all below it watched anew (with `report`, what it holds reported); gone: not. */
+  private async rewatch(dir: string, report: boolean): Promise<void> {
     const info = await lstat(dir).catch(() => null);
     if (this.closed) return;
-    if (info?.isDirectory()) await this.arrived(dir, true);
-    else if (dir === this.root) this.handlers.onStale();
+    if (info?.isDirectory()) {
+      await this.arrived(dir, info.ino, report);
+      return;
+    }
+    this.forget(dir);
+    if (dir === this.root) this.handlers.onStale();
   }
 
   /** A directory to watch, then list: with `report`, what it holds is reported as added. */
-  private async arrived(dir: string, report: boolean): Promise<void> {
+  private async arrived(dir: string, ino: number, report: boolean): Promise<void> {
     let watcher: FSWatcher;
     try {
       watcher = this.watcherOf(dir);
     } catch (error) {
-      // Gone again, unreadable, or no inotify watch left: the pass finds what it holds.
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') this.handlers.onError(error as Error);
+      this.forget(dir);
+      // Gone again, unreadable, or a symlink now: the pass covers it. Out of watches: said.
+      if (!UNWATCHABLE.has((error as NodeJS.ErrnoException).code ?? ''))
+        this.handlers.onError(error as Error);
       if (dir === this.root) this.handlers.onStale();
       return;
     }
-    // Two events on one directory may both arrive here: one watch is kept.
-    this.watched.get(dir)?.close();
-    this.watched.set(dir, watcher);
+    // The old watches of this path and below close once the new one is open; its listing
+    // watches the directories below again.
+    this.forget(dir);
+    this.watched.set(dir, { watcher, ino });
     await this.listed(dir, report, false);
   }
 
@@ -129,17 +187,15 @@ class DirectoryWatches {
       const path = join(dir, entry.name);
       if (report) this.handlers.onEvent('add', path);
       if (!entry.isDirectory() || isIgnoredDirectoryName(entry.name, this.ignore)) continue;
-      if (!this.watched.has(path)) below.push(this.arrived(path, report));
+      if (!this.watched.has(path)) below.push(this.rewatch(path, report));
     }
     await Promise.all(below);
   }
 
   /** Stops watching `path` and every directory below it. */
   private forget(path: string): void {
-    // Each directory watched has its parent watched: none below a path that is not.
-    if (!this.watched.has(path)) return;
     const prefix = path + sep;
-    for (const [dir, watcher] of this.watched)
+    for (const [dir, { watcher }] of this.watched)
       if (dir === path || dir.startsWith(prefix)) {
         watcher.close();
         this.watched.delete(dir);

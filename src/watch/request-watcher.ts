@@ -1,6 +1,6 @@
 /**
  * Notices request files that changed. Watch events are hints: inotify drops events under
- * bursts without telling anyone (neither backend reports a queue overflow), so a full reconcile
+ * bursts without telling anyone (no backend reports a queue overflow), so a full reconcile
  * pass (stat every markdown file, compare size, mtime and inode with the last pass) runs at
  * start, after every burst of markdown events, after a flood of events on any path, after a watch
  * error, after a watch had to be opened again, and periodically. While every watch is open, the
@@ -48,7 +48,7 @@ export interface RequestWatcherOptions {
   onEvent?: (path: string) => void;
   /** false: no file watch at all, reconcile passes only (network filesystems without inotify). */
   watch?: boolean;
-  /** The watch backend (default parcel); chokidar is used where parcel cannot load or watch. */
+  /** The watch backend (default node); chokidar is used where parcel cannot load or watch. */
   watcher?: WatcherKind;
   /** Tests: whether the inotify watches leave too little room (default watchHeadroomLow). */
   headroomLow?: () => boolean;

@@ -1,13 +1,13 @@
 /**
  * The file-watch backends behind the request watcher. A backend subscribes to one directory tree
  * and reports what changed in it; what it reports is only a hint (the reconcile pass is the
- * truth). Neither backend reports an inotify queue overflow (@parcel/watcher skips
- * IN_Q_OVERFLOW, Node's fs.watch under chokidar never sees it): the request watcher's full
- * passes after a burst or a flood of events, and its periodic passes, cover that loss.
- * @parcel/watcher is the default: one inotify watch per directory, read by its own thread, from a
- * prebuilt binary shipped in its npm packages. chokidar is the portable fallback: one inotify
- * watch per markdown file and directory, and a stat record per file, which costs hundreds of MB
- * on large trees.
+ * truth). No backend reports an inotify queue overflow (@parcel/watcher skips IN_Q_OVERFLOW,
+ * Node's fs.watch never sees it): the request watcher's full passes after a burst or a flood of
+ * events, and its periodic passes, cover that loss. `node` (node-backend) is the default: Node's
+ * fs.watch on each directory, its events reported in inotify's order. @parcel/watcher: one
+ * inotify watch per directory, read by its own thread, a record of every file, from a prebuilt
+ * binary. chokidar is the portable fallback: one inotify watch per markdown file and directory,
+ * and a stat record per file, which costs hundreds of MB on large trees.
  * This module is the interface only: the backends import it, and load-watch-backend picks one.
  */
 import type { IgnoreRules } from '../tags/walk-markdown.js';

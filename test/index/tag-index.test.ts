@@ -2,7 +2,7 @@
  * The live tag index never answers wrong: random writes (files written, removed, renamed,
  * directories made, moved and removed), each followed at once by a sync and a find from the
  * index, which must equal findTaggedFiles over the files. Real files, the real watch
- * (RequestWatcher with @parcel/watcher), the real scan pool.
+ * (RequestWatcher with the default backend), the real scan pool.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, mkdir, readdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
