@@ -3,7 +3,6 @@
  * directory of the tree, no more, and lets go of a directory that leaves the tree. The request
  * watcher's suites (request-watcher.test.ts) run it through the behaviours every backend shares.
  */
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +10,7 @@ import { afterEach, beforeEach, expect, it } from 'vitest';
 import { IGNORE_RULES } from '../../src/tags/walk-markdown.js';
 import { nodeBackend } from '../../src/watch/node-backend.js';
 import type { Subscription, WatchEventType } from '../../src/watch/watch-backend.js';
+import { inotifyWatches } from '../helpers/inotify-watches.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 let dir: string;
@@ -36,21 +36,6 @@ async function subscribe(root: string): Promise<void> {
     onError: (error) => problems.push(error.message),
     onStale: () => problems.push('stale'),
   });
-}
-
-/** inotify watches held by this process (each `inotify wd:` line of an inotify fd). */
-function inotifyWatches(): number {
-  let watches = 0;
-  for (const fd of readdirSync('/proc/self/fd')) {
-    try {
-      if (!readlinkSync(`/proc/self/fd/${fd}`).includes('inotify')) continue;
-      const info = readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8');
-      watches += info.split('\n').filter((line) => line.startsWith('inotify wd:')).length;
-    } catch {
-      // the fd closed while we looked
-    }
-  }
-  return watches;
 }
 
 const seen = (path: string) => events.some((e) => e.path === path);

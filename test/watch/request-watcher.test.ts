@@ -3,7 +3,7 @@
  * every change below is noticed by the watch (or by the reconcile a reopened watch asks for),
  * never by a periodic pass.
  */
-import { mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import {
   appendFile,
   mkdir,
@@ -26,6 +26,7 @@ import {
   type WatcherKind,
 } from '../../src/watch/watch-backend.js';
 import { watchHeadroom, watchHeadroomLow } from '../../src/watch/watch-headroom.js';
+import { inotifyWatches } from '../helpers/inotify-watches.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 let dir: string;
@@ -65,21 +66,6 @@ async function reported(path: string, count = 1): Promise<void> {
     timeoutMs: 15_000,
     message: `${path} reported ${count} time(s); reported: ${settled.join(', ')}`,
   });
-}
-
-/** inotify watches held by this process (each `inotify wd:` line of an inotify fd). */
-function inotifyWatches(): number {
-  let watches = 0;
-  for (const fd of readdirSync('/proc/self/fd')) {
-    try {
-      if (!readlinkSync(`/proc/self/fd/${fd}`).includes('inotify')) continue;
-      const info = readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8');
-      watches += info.split('\n').filter((line) => line.startsWith('inotify wd:')).length;
-    } catch {
-      // the fd closed while we looked
-    }
-  }
-  return watches;
 }
 
 describe.each(WATCHER_KINDS)('request watcher with the %s backend', (kind) => {
