@@ -8,14 +8,18 @@
  * looked inside at once, each directory below it too: what it holds is reported as added. A
  * directory that goes (removed, or moved out, where its watch would go on reporting under its old
  * path) has its watchers closed, those below it too. Events are reported in inotify's order, each
- * looked at (and a new directory listed) before the next: the daemon's sync relies on that order. Like the others, it does not follow symlinks,
- * and an inotify queue overflow goes unseen (libuv skips IN_Q_OVERFLOW): the request watcher's
- * full passes cover it.
+ * looked at (and a new directory listed) before the next: the daemon's sync relies on that
+ * order. Like the others, it does not follow symlinks, and an inotify queue overflow goes unseen
+ * (libuv skips IN_Q_OVERFLOW): the request watcher's full passes cover it.
  */
 import { watch, type FSWatcher } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
-import { join, sep } from 'node:path';
-import { isIgnoredDirectoryName, type IgnoreRules } from '../tags/walk-markdown.js';
+import { basename, join, sep } from 'node:path';
+import {
+  isIgnoredDirectory,
+  isIgnoredDirectoryName,
+  type IgnoreRules,
+} from '../tags/walk-markdown.js';
 import type { WatchBackend, WatchHandlers } from './watch-backend.js';
 
 export const nodeBackend: WatchBackend = {
@@ -119,7 +123,7 @@ class DirectoryWatches {
     if (this.closed) return;
     // libuv names a watched directory that went by its own name, inside itself (or by none). A
     // directory below the root is watched again from its parent's event; the root has none.
-    if (info === null && (path === dir || name(path) === name(dir)))
+    if (info === null && (path === dir || basename(path) === basename(dir)))
       if (dir === this.root || !(await this.holds(dir))) await this.rewatch(dir, true);
     if (this.closed) return;
     if (info === null) {
@@ -129,7 +133,7 @@ class DirectoryWatches {
     }
     this.handlers.onEvent('add', path);
     if (path === dir) return;
-    if (info.isDirectory() && !isIgnoredDirectoryName(name(path), this.ignore))
+    if (info.isDirectory() && !isIgnoredDirectory(path, this.ignore))
       await this.rewatch(path, true);
     else this.forget(path);
   }
@@ -201,8 +205,4 @@ class DirectoryWatches {
         this.watched.delete(dir);
       }
   }
-}
-
-function name(path: string): string {
-  return path.slice(path.lastIndexOf(sep) + 1);
 }
