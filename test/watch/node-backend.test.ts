@@ -3,6 +3,7 @@
  * directory of the tree, no more, and lets go of a directory that leaves the tree. The request
  * watcher's suites (request-watcher.test.ts) run it through the behaviours every backend shares.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -70,6 +71,26 @@ it('holds one watch per directory, lets go of a directory moved out, and of all 
   const count = events.length;
   await writeFile(join(root, 'after-close.md'), 'x');
   expect(events.length).toBe(count);
+  expect(problems).toEqual([]);
+});
+
+it('reports events in the order they came: a new directory listed before the next event', async () => {
+  const root = join(dir, 'root');
+  await mkdir(root);
+  await subscribe(root);
+  // As the daemon's sync relies on: the last event reported proves all before it reported.
+  for (let round = 0; round < 5; round++) {
+    const file = join(root, `d${round}`, 'deep', 'x.md');
+    const sentinel = join(root, `sentinel-${round}.md`);
+    // At once, so that inotify gives all their events in one read.
+    mkdirSync(join(root, `d${round}`, 'deep'), { recursive: true });
+    writeFileSync(file, 'x');
+    writeFileSync(sentinel, 'x');
+    await waitFor(() => seen(sentinel), { timeoutMs: 10_000 });
+    const at = (path: string) => events.findIndex((e) => e.path === path);
+    expect(at(file)).toBeGreaterThanOrEqual(0);
+    expect(at(file)).toBeLessThan(at(sentinel));
+  }
   expect(problems).toEqual([]);
 });
 
