@@ -67,6 +67,12 @@ export class Dispatcher {
   start(timed: boolean): Promise<void> {
     this.open = true;
     this.timed = timed;
+    // An item read not yet quiet before now was handed to no settle (untimed then): a timer
+    // fires up to a millisecond early by Date.now(), so even its settled read may have parked it.
+    if (timed)
+      for (const { file, state } of this.shared.table.list('parked'))
+        if (state.kind === 'parked' && state.why === 'quiet')
+          this.parts.settleAt(file, state.until);
     this.schedule();
     return this.admit();
   }

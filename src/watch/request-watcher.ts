@@ -260,7 +260,8 @@ export class RequestWatcher {
    */
   settleAt(path: string, at: number): void {
     if (this.closed || this.timers.has(path)) return;
-    const wait = Math.max(0, at - Date.now());
+    // Rounded up: a timer of a fractional delay fires on the millisecond below it.
+    const wait = Math.max(0, Math.ceil(at - Date.now()));
     this.timers.set(
       path,
       setTimeout(() => {

@@ -36,7 +36,9 @@ describe('engine run --monitor-tags started in sessions/', () => {
     await waitFor(() => output.includes(`(root ${root})`), {
       message: () => `the daemon to monitor ${root}; output:\n${output}`,
     });
-    const [agent] = await h.waitForAgents(1);
+    const [agent] = await waitFor(() => h.agents().length === 1 && h.agents(), {
+      message: () => `the agent to start; the daemon's output:\n${output}`,
+    });
     expect(realpathSync(agent!.file)).toBe(realpathSync(file));
     expect(existsSync(join(h.sessions, 'sessions'))).toBe(false);
   });

@@ -11,6 +11,7 @@ import { Daemon } from '../../src/daemon/daemon.js';
 import type { ProcProbe } from '../../src/process/proc-probe.js';
 import type { AgentLaunch, Runner } from '../../src/runners/runner.js';
 import { readPause, writePause } from '../../src/sessions/limit-pause.js';
+import { readRequestFile } from '../../src/files/read-text-file.js';
 import { markCancelled } from '../../src/sessions/session-markers.js';
 import { claimEdit, requeueEdit } from '../../src/tags/lifecycle-edits.js';
 import { craftClaim, craftedState, sessionRef } from '../helpers/crafted-state.js';
@@ -301,6 +302,47 @@ describe('the daemon, in-process with a fake runner, clock and probe', () => {
       await writeFile(plan, '# Plan\n**Tags**: #done-fix\n');
       await waitFor(() => launched.length === 1, { message: `C.md claimed; ${lines.join('\n')}` });
       expect(launched).toEqual(['C.md']);
+    } finally {
+      await daemon.stop();
+    }
+  });
+
+  it('claims an item whose settle came a moment early, before admission opened', async () => {
+    // A timer fires up to a millisecond before its time by Date.now(), so the settled read of a
+    // file found not yet quiet at start may find it not quiet still. Here the clock lags until
+    // start resolves, and the first reap (a dead claim's requeue) waits for that read, so it
+    // comes while admission is shut.
+    let lag = 60_000;
+    let readsOfA = 0;
+    const { daemon, launched, lines } = await runningDaemon({
+      options: { debounceMs: 0, rescanIntervalMs: 60_000, pollMs: 60_000, reapIntervalMs: 60_000 },
+      now: () => new Date(Date.now() - lag),
+      readRequest: ((path: string, ...rest: [readonly string[]]) => {
+        if (path.endsWith('A.md')) readsOfA++;
+        return readRequestFile(path, ...rest);
+      }) as typeof readRequestFile,
+      // The first pass's read, then the settled one (parked again, synchronously after it).
+      recordEvent: async (event) => {
+        if (event.event === 'requeued')
+          await waitFor(() => readsOfA >= 2, { message: 'A.md read again' });
+      },
+    });
+    try {
+      const ref = sessionRef(5 * 60_000, 'dead');
+      const dead = join(root, 'sessions', 'DEAD.md');
+      await craftClaim(
+        root,
+        'DEAD.md',
+        ref,
+        craftedState(root, dead, ref, { pid: 4242, startTicks: '777', bootId: BOOT, host: HOST }),
+      );
+      await request('A.md', '#delegated-fix');
+      await daemon.start();
+      lag = 0;
+      await waitFor(() => launched.includes('A.md'), {
+        timeoutMs: 3000,
+        message: () => `A.md claimed; ${lines.join('\n')}`,
+      });
     } finally {
       await daemon.stop();
     }
