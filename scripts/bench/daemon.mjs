@@ -4,7 +4,7 @@
  * `engine tag swap {file} #claimed-X #done-X` itself, one process that marks the item done.
  */
 import { spawn } from 'node:child_process';
-import { join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import {
   ENGINE,
   NODE,
@@ -37,11 +37,7 @@ let sockets = 0;
 export function startDaemon(tree, extra = [], { root = tree.dir, agent = TRIVIAL_AGENT } = {}) {
   const socket = `bench-${process.pid}-${++sockets}`;
   registerSocket(socket);
-  // BENCH_DAEMON_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the daemon.
-  const nodeArgs = (process.env.BENCH_DAEMON_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const args = [
-    ...nodeArgs,
-    ENGINE,
     'run',
     '--monitor-tags',
     '--root',
@@ -56,8 +52,19 @@ export function startDaemon(tree, extra = [], { root = tree.dir, agent = TRIVIAL
     ...extra,
   ];
   const started = process.hrtime.bigint();
-  const child = spawn(NODE, args, {
-    env: { ...process.env, TMUX: '', TMUX_PANE: '' },
+  // As a user starts it: the `engine` command, whose launcher runs the node on PATH (this one)
+  // with the daemon's MALLOC_ARENA_MAX (docs/CLI.md, "How the command starts").
+  const child = spawn(ENGINE, args, {
+    env: {
+      ...process.env,
+      PATH: `${dirname(NODE)}${delimiter}${process.env.PATH ?? ''}`,
+      TMUX: '',
+      TMUX_PANE: '',
+      // BENCH_DAEMON_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the daemon.
+      ...(process.env.BENCH_DAEMON_NODE_ARGS
+        ? { NODE_OPTIONS: process.env.BENCH_DAEMON_NODE_ARGS }
+        : {}),
+    },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   registerPid(child.pid);

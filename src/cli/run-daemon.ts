@@ -67,6 +67,7 @@ export interface RunArgs extends Record<string, unknown> {
 type Args = RunArgs;
 
 export async function runDaemon(args: Args): Promise<void> {
+  dropLauncherArena(process.env);
   lastOfRepeated(args);
   if (args.board && (args.once || args['dry-run']))
     throw new EngineError('--board goes with a running daemon, not with --once or --dry-run');
@@ -401,6 +402,17 @@ async function startDaemonBoard(
   const { startBoard } = await import('./start-board.js');
   // The daemon's settings (its flags included): the board words the waits as the daemon judges them.
   return startBoard(options.root, options.paths, flags, log, settings);
+}
+
+/**
+ * The launcher (scripts/bundle-lean.mjs) set MALLOC_ARENA_MAX for this process, where the user had
+ * none: glibc read it at start, and the agents, hooks and tmux the daemon starts get the
+ * environment as the user had it.
+ */
+function dropLauncherArena(env: NodeJS.ProcessEnv): void {
+  if (env.ENGINE_LAUNCHER_ARENA === undefined) return;
+  delete env.MALLOC_ARENA_MAX;
+  delete env.ENGINE_LAUNCHER_ARENA;
 }
 
 /**

@@ -101,10 +101,14 @@ export function captureEnvironment(env: NodeJS.ProcessEnv): {
   return { environment, leftOut };
 }
 
-/** The daemon's command line: the entry run by the node on the service's PATH. */
+/**
+ * The daemon's command line: the entry (main.cjs, whose first lines are a sh launcher) run by sh,
+ * as a shell runs the `engine` command: the launcher runs the node on the service's PATH, with the
+ * daemon's MALLOC_ARENA_MAX (scripts/bundle-lean.mjs), and needs no mode bit on the entry.
+ */
 export function daemonArgv(spec: ServiceSpec): string[] {
   const args = ['run', '--monitor-tags', '--root', spec.root, '--log-file', spec.logFile];
-  return ['/usr/bin/env', 'node', spec.entry, ...args];
+  return ['/bin/sh', spec.entry, ...args];
 }
 
 function refuseLineBreaks(spec: ServiceSpec): void {

@@ -2,7 +2,8 @@
  * The `engine` command's first two lines (scripts/bundle-lean.mjs LAUNCHER): run as a program, the
  * built dist/cli/main.cjs is a sh script that runs itself with the `node` on PATH, every argument
  * as it came, leaving NODE_EXTRA_CA_CERTS out of `status` and `tag` only (Node parses that bundle
- * at start; those commands open no TLS connection and start no program that would).
+ * at start; those commands open no TLS connection and start no program that would), and giving
+ * `run` MALLOC_ARENA_MAX=2 where the user set none (the daemon's resident memory).
  */
 import { chmod, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { delimiter } from 'node:path';
@@ -18,7 +19,7 @@ beforeEach(async () => {
   await mkdir(t.path('bin'));
   await writeFile(
     t.path('bin', 'node'),
-    '#!/bin/sh\necho "certs=${NODE_EXTRA_CA_CERTS-unset}"\nfor a in "$@"; do echo "arg=$a"; done\n',
+    '#!/bin/sh\necho "certs=${NODE_EXTRA_CA_CERTS-unset}"\necho "arena=${MALLOC_ARENA_MAX-unset} ${ENGINE_LAUNCHER_ARENA-unset}"\nfor a in "$@"; do echo "arg=$a"; done\n',
   );
   await chmod(t.path('bin', 'node'), 0o755);
 });
@@ -43,6 +44,7 @@ describe('the launcher of dist/cli/main.cjs', () => {
   it('runs status and tag commands without NODE_EXTRA_CA_CERTS, every argument intact', async () => {
     expect(await launch(CLI, ['status', '--json'])).toEqual([
       'certs=unset',
+      'arena=unset unset',
       `arg=${CLI}`,
       'arg=status',
       'arg=--json',
@@ -50,6 +52,7 @@ describe('the launcher of dist/cli/main.cjs', () => {
     const tricky = ["#needs-a'b", '$(touch x)', 'two words', ''];
     expect(await launch(CLI, ['tag', 'find', ...tricky])).toEqual([
       'certs=unset',
+      'arena=unset unset',
       `arg=${CLI}`,
       'arg=tag',
       'arg=find',
@@ -62,10 +65,20 @@ describe('the launcher of dist/cli/main.cjs', () => {
       expect((await launch(CLI, args))[0]).toBe('certs=/etc/extra ca.pem');
   });
 
+  it('gives `run` MALLOC_ARENA_MAX=2 and a mark, unless the user set it; no other command', async () => {
+    expect((await launch(CLI, ['run', '--monitor-tags']))[1]).toBe('arena=2 1');
+    expect((await launch(CLI, ['run', '--once', '--root', 'two words']))[1]).toBe('arena=2 1');
+    for (const args of [['doctor'], [], ['--root', 'x', 'run'], ['status'], ['board']])
+      expect((await launch(CLI, args))[1]).toBe('arena=unset unset');
+    const own = await runProcess(CLI, ['run'], { env: { ...env(), MALLOC_ARENA_MAX: '4' } });
+    expect(own.stdout.split('\n')[1]).toBe('arena=4 unset');
+  });
+
   it('runs itself by the path it was started by, as npm links a bin', async () => {
     await symlink(CLI, t.path('engine'));
     expect(await launch(t.path('engine'), ['status'])).toEqual([
       'certs=unset',
+      'arena=unset unset',
       `arg=${t.path('engine')}`,
       'arg=status',
     ]);

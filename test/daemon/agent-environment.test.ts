@@ -3,13 +3,14 @@
  * when the daemon runs, plus engine's variables, on both runners; never the stale environment of a
  * tmux server that started earlier. The agent here writes its whole environment to its session.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { loadNodePty } from '../../src/runners/pty-runner.js';
 import {
+  rootArgs,
   shellQuote,
   tagsOf,
   useDaemonHarness,
@@ -18,6 +19,7 @@ import {
   type StateRecord,
 } from '../helpers/daemon-harness.js';
 import { CLI } from '../helpers/run-cli.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const h = useDaemonHarness();
 const ptyLoads = await loadNodePty().then(
@@ -106,4 +108,63 @@ it.runIf(ptyLoads)("gives a pty agent the daemon's environment", async () => {
   expect(env.TMUX).toBeUndefined();
   expect(env.TERM_PROGRAM).toBeUndefined();
   expect(env.TERM).toBe('xterm-256color');
+});
+
+/**
+ * The daemon started as `engine run` (the launcher, scripts/bundle-lean.mjs): with
+ * MALLOC_ARENA_MAX=2 for itself where the user set none, and its agent without it; a value the
+ * user set is the agent's too.
+ */
+async function launchedAgentEnv(user: Record<string, string>): Promise<{
+  daemon: Record<string, string>;
+  agent: Record<string, string>;
+}> {
+  const file = await h.request(
+    `L${Object.keys(user).length}.md`,
+    '# R\n**Tags**: #delegated-fix\n',
+  );
+  const env: NodeJS.ProcessEnv = { ...process.env, TMUX: '', TMUX_PANE: '', ...user };
+  delete env.MALLOC_ARENA_MAX;
+  delete env.ENGINE_LAUNCHER_ARENA;
+  Object.assign(env, user, { ENGINE_NOTIFY_VIA: 'none' });
+  const args = [...rootArgs(h.testRoot).slice(0, -2), ...(await envAgent())];
+  const daemon = h.children.track(
+    spawn(CLI, ['run', '--monitor-tags', ...args, '--debounce-ms', '300'], {
+      env,
+      stdio: 'ignore',
+    }),
+  );
+  // sh runs node in its place: the daemon keeps the pid, and /proc shows what it started with.
+  const environ = await waitFor(
+    () =>
+      readFileSync(`/proc/${daemon.pid}/cmdline`, 'utf8').startsWith('node\0') &&
+      readFileSync(`/proc/${daemon.pid}/environ`, 'utf8'),
+  );
+  const text = await waitForTag(file, ['#done-fix', '#needs-fix'], 30_000);
+  expect(tagsOf(text)).toEqual(['#done-fix']);
+  const session = join(h.root, /^\*\*Session\*\*: (\S+)$/m.exec(text)![1]!);
+  await waitForState(session, (s) => s.status === 'exited');
+  daemon.kill('SIGTERM');
+  const pairs = (list: string[]) =>
+    Object.fromEntries(
+      list.map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+    );
+  return {
+    daemon: pairs(environ.split('\0').filter(Boolean)),
+    agent: JSON.parse(await readFile(join(session, 'env.json'), 'utf8')) as Record<string, string>,
+  };
+}
+
+it('runs `engine run` with MALLOC_ARENA_MAX=2 for the daemon alone, never for its agent', async () => {
+  const { daemon, agent } = await launchedAgentEnv({});
+  expect(daemon.MALLOC_ARENA_MAX).toBe('2');
+  expect(agent.MALLOC_ARENA_MAX).toBeUndefined();
+  expect(agent.ENGINE_LAUNCHER_ARENA).toBeUndefined();
+});
+
+it("keeps the user's MALLOC_ARENA_MAX, for the daemon and its agent", async () => {
+  const { daemon, agent } = await launchedAgentEnv({ MALLOC_ARENA_MAX: '4' });
+  expect(daemon.MALLOC_ARENA_MAX).toBe('4');
+  expect(agent.MALLOC_ARENA_MAX).toBe('4');
+  expect(daemon.ENGINE_LAUNCHER_ARENA).toBeUndefined();
 });

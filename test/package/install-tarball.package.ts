@@ -149,6 +149,6 @@ describe('the installed engine, outside the clone', () => {
     delete env.XDG_CONFIG_HOME;
     const install = await runProcess(engine, ['service', 'install'], { cwd: project, env });
     expect(install.code, install.stderr).toBe(0);
-    expect(install.stdout).toContain(`ExecStart=/usr/bin/env node ${engine} run --monitor-tags`);
+    expect(install.stdout).toContain(`ExecStart=/bin/sh ${engine} run --monitor-tags`);
   });
 });

@@ -57,7 +57,7 @@ describe('engine service (systemd, no user bus)', () => {
     expect(result.stdout).toContain(unit);
     expect(unit).toContain(`\nWorkingDirectory=${root}\n`);
     expect(unit).toContain(`\nEnvironment=HOME=${home}\n`);
-    expect(unit).toContain(`ExecStart=/usr/bin/env node ${CLI} run --monitor-tags --root ${root}`);
+    expect(unit).toContain(`ExecStart=/bin/sh ${CLI} run --monitor-tags --root ${root}`);
     expect(unit).toContain(`--log-file ${join(root, 'sessions', '.engine', 'daemon.log')}`);
     expect(unit).not.toContain('sk-ant-test-secret');
     expect((await stat(unitPath)).mode & 0o777).toBe(0o600);

@@ -72,7 +72,7 @@ describe('systemdUnit', () => {
     const unit = systemdUnit(spec);
     expect(unit).toContain('\nWorkingDirectory=/home/ann/src/my app\n');
     expect(unit).toContain(
-      '\nExecStart=/usr/bin/env node /home/ann/.npm-global/bin/engine run --monitor-tags --root "/home/ann/src/my app" --log-file "/home/ann/src/my app/sessions/.engine/daemon.log"\n',
+      '\nExecStart=/bin/sh /home/ann/.npm-global/bin/engine run --monitor-tags --root "/home/ann/src/my app" --log-file "/home/ann/src/my app/sessions/.engine/daemon.log"\n',
     );
     expect(unit).toContain('\nEnvironment=HOME=/home/ann\n');
     expect(unit).toContain('\nEnvironment=PATH=/home/ann/.npm-global/bin:/usr/bin:/bin\n');
@@ -112,8 +112,7 @@ describe('launchdPlist', () => {
       [
         '  <key>ProgramArguments</key>',
         '  <array>',
-        '    <string>/usr/bin/env</string>',
-        '    <string>node</string>',
+        '    <string>/bin/sh</string>',
         '    <string>/home/ann/.npm-global/bin/engine</string>',
         '    <string>run</string>',
         '    <string>--monitor-tags</string>',
