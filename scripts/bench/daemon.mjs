@@ -52,18 +52,26 @@ export function startDaemon(tree, extra = [], { root = tree.dir, agent = TRIVIAL
     ...extra,
   ];
   const started = process.hrtime.bigint();
-  // As a user starts it: the `engine` command, whose launcher runs the node on PATH (this one)
-  // with the daemon's MALLOC_ARENA_MAX (docs/CLI.md, "How the command starts").
-  const child = spawn(ENGINE, args, {
+  // BENCH_DAEMON_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the daemon: node runs
+  // it with them (NODE_OPTIONS refuses --cpu-prof) and the launcher's variables. Otherwise it
+  // starts as a user starts it: the `engine` command, whose launcher runs the node on PATH (this
+  // one) with the daemon's MALLOC_ARENA_MAX (docs/CLI.md, "How the command starts").
+  const nodeArgs = (process.env.BENCH_DAEMON_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const [program, argv, launcher] =
+    nodeArgs.length > 0
+      ? [
+          NODE,
+          [...nodeArgs, ENGINE, ...args],
+          { MALLOC_ARENA_MAX: '2', ENGINE_LAUNCHER_ARENA: '1' },
+        ]
+      : [ENGINE, args, {}];
+  const child = spawn(program, argv, {
     env: {
       ...process.env,
       PATH: `${dirname(NODE)}${delimiter}${process.env.PATH ?? ''}`,
       TMUX: '',
       TMUX_PANE: '',
-      // BENCH_DAEMON_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the daemon.
-      ...(process.env.BENCH_DAEMON_NODE_ARGS
-        ? { NODE_OPTIONS: process.env.BENCH_DAEMON_NODE_ARGS }
-        : {}),
+      ...launcher,
     },
     stdio: ['ignore', 'ignore', 'pipe'],
   });

@@ -143,17 +143,20 @@ export class TagIndex {
    * The tagged files at or below `path` with an occurrence `keep` takes, by absolute path, with
    * those occurrences.
    */
-  *taggedUnder(
+  taggedUnder(
     path: string,
     keep?: (tag: string, place: TagPlace) => boolean,
-  ): Generator<[string, IndexedOccurrence[]]> {
+  ): Array<[string, IndexedOccurrence[]]> {
     const unpack = this.reader.names.unpacker(keep ?? (() => true));
     const below = path.endsWith(sep) ? path : path + sep;
-    for (const [file, packed] of this.tagged) {
-      if (file !== path && !file.startsWith(below)) continue;
+    const found: Array<[string, IndexedOccurrence[]]> = [];
+    // forEach makes no [file, packed] pair per entry: a find goes through every tagged file.
+    this.tagged.forEach((packed, file) => {
+      if (file !== path && !file.startsWith(below)) return;
       const kept = unpack(packed);
-      if (kept.length > 0) yield [file, kept];
-    }
+      if (kept) found.push([file, kept]);
+    });
+    return found;
   }
 
   specialsUnder(path: string): string[] {

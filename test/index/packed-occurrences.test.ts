@@ -53,6 +53,38 @@ describe('packed occurrences', () => {
     );
   });
 
+  it('unpack the occurrences kept, and no others, whichever tags and places are kept', () => {
+    // Small lines and columns, the same integers as tags' heads: each is read as what it is.
+    const tags = Array.from({ length: 12 }, (_, i) => `#t${i}`);
+    const occurrence = fc.record({
+      tag: fc.constantFrom(...tags),
+      line: fc.oneof(fc.nat(50), fc.nat(2 ** 31)),
+      column: fc.oneof(fc.nat(50), fc.nat(2 ** 31)),
+      place: fc.constantFrom('tags-line' as const, 'front-matter' as const, 'prose' as const),
+    });
+    fc.assert(
+      fc.property(
+        fc.array(fc.array(occurrence, { maxLength: 20 }), { minLength: 1, maxLength: 20 }),
+        fc.subarray(tags),
+        fc.boolean(),
+        (files, kept, proseToo) => {
+          const names = new TagNames();
+          for (const tag of tags) names.numberOf(tag);
+          const keep = (tag: string, place: string) =>
+            kept.includes(tag) && (proseToo || place !== 'prose');
+          const packed = files.map((list) => names.pack(list));
+          const unpack = names.unpacker(keep);
+          packed.forEach((one, i) => {
+            const want = files[i]!.filter((o) => keep(o.tag, o.place));
+            expect(unpack(one) ?? []).toEqual(want);
+            expect(unpack(one) === null).toBe(want.length === 0);
+          });
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
   it('unpack only the occurrences kept', () => {
     const names = new TagNames();
     const packed = names.pack(occurrences);
