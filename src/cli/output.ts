@@ -27,6 +27,11 @@ export function printLine(line = ''): void {
   writeResult(`${line}\n`);
 }
 
+/** Each line, in one write: a write per line cost `engine tag find` 5 ms at 1,000 paths. */
+export function printLines(lines: readonly string[]): void {
+  if (lines.length > 0) writeResult(`${lines.join('\n')}\n`);
+}
+
 export function printJson(value: unknown): void {
   writeResult(`${JSON.stringify(value, null, 2)}\n`);
 }

@@ -9,7 +9,7 @@ import { parseTagPattern, type TagPattern } from '../tags/tag-name.js';
 import type { TagOccurrence } from '../tags/scan-tags.js';
 import { findFromDaemon, readingFiles } from './ask-daemon.js';
 import { requireGivenPaths } from './given-paths.js';
-import { printJson, printLine, warn } from './output.js';
+import { printJson, printLine, printLines, warn } from './output.js';
 
 export interface TagFindArgs {
   pattern: string;
@@ -162,10 +162,8 @@ function printFound({ matches, skipped, problems }: Found, args: Args): void {
     );
     return;
   }
-  for (const match of matches) {
-    if (args.context) printContext(match);
-    else printLine(match.path);
-  }
+  if (args.context) for (const match of matches) printContext(match);
+  else printLines(matches.map((match) => match.path));
 }
 
 /** setTimeout's largest delay; a larger one would fire at once. */
