@@ -112,6 +112,9 @@ const tail = (h: DaemonHarness): string => h.daemons[0]!.output().split('\n').sl
 
 const nameOf = (start: AgentStart): string => start.file.split('/').pop() ?? '';
 
+/** How often the takeover test looks at the claim's ref on the remote. */
+const POLL_MS = 100;
+
 describe('daemons of several hosts on one git remote', () => {
   it('run every approved item exactly once, each ending #done-fix on the shared branch with its branch on the remote', async () => {
     const count = 10;
@@ -235,15 +238,30 @@ describe('daemons of several hosts on one git remote', () => {
       expect(b.agents()).toEqual([]);
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
-    // Killed with -9, with its agent: its lease runs out, and b takes the item over.
-    await a.close();
-    hosts.splice(hosts.indexOf(a), 1);
-    const killedAt = Date.now();
-    await waitFor(() => b.agents().length === 1, {
-      timeoutMs: 120_000,
-      message: () => `b runs the item; b:\n${tail(b)}`,
-    });
-    expect(Date.now() - killedAt).toBeGreaterThanOrEqual(lease);
+    // The claim's ref on the remote, and when this test first saw each of its commits: a lease
+    // runs from a's last renewal, which may come before the kill by up to a third of a lease.
+    const claimRef = () =>
+      shared.git(shared.bare, 'for-each-ref', '--format=%(objectname)', 'refs/engine/claims/');
+    const firstSeen = new Map<string, number>();
+    const poll = setInterval(() => {
+      const commit = claimRef();
+      if (!firstSeen.has(commit)) firstSeen.set(commit, Date.now());
+    }, POLL_MS);
+    try {
+      // Killed with -9, with its agent: its lease runs out, and b takes the item over.
+      await a.close();
+      hosts.splice(hosts.indexOf(a), 1);
+      const lastOfA = claimRef();
+      if (!firstSeen.has(lastOfA)) firstSeen.set(lastOfA, Date.now());
+      await waitFor(() => b.agents().length === 1, {
+        timeoutMs: 120_000,
+        message: () => `b runs the item; b:\n${tail(b)}`,
+      });
+      // Seen up to POLL_MS after it landed: the takeover came a lease after a's last renewal.
+      expect(Date.now() - firstSeen.get(lastOfA)!).toBeGreaterThanOrEqual(lease - POLL_MS);
+    } finally {
+      clearInterval(poll);
+    }
     const [text] = onBranch(shared, 1);
     expect(text).toContain('## Recovery');
     expect(text).toMatch(/lease of .* ran out unrenewed \(attempt 1\); taken over as attempt 2/);
