@@ -105,6 +105,17 @@ async function runningDaemon(over: Parameters<typeof inProcessContext>[1] = {}) 
   return { daemon, launched, lines };
 }
 
+/**
+ * `name` claimed five minutes ago by a session whose wrapper is pid 4242 (start ticks 777);
+ * resolves to the request file.
+ */
+async function claimOfPid4242(name: string, tag: string): Promise<string> {
+  const ref = sessionRef(5 * 60_000, tag);
+  const file = join(root, 'sessions', name);
+  const state = { pid: 4242, startTicks: '777', bootId: BOOT, host: HOST };
+  return craftClaim(root, name, ref, craftedState(root, file, ref, state));
+}
+
 const request = (name: string, tags: string) =>
   writeFile(join(root, 'sessions', name), `# ${name}\n**Tags**: ${tags}\n`);
 const read = (name: string) => readFile(join(root, 'sessions', name), 'utf8');
@@ -328,14 +339,8 @@ describe('the daemon, in-process with a fake runner, clock and probe', () => {
       },
     });
     try {
-      const ref = sessionRef(5 * 60_000, 'dead');
-      const dead = join(root, 'sessions', 'DEAD.md');
-      await craftClaim(
-        root,
-        'DEAD.md',
-        ref,
-        craftedState(root, dead, ref, { pid: 4242, startTicks: '777', bootId: BOOT, host: HOST }),
-      );
+      // No process 4242 under the fake probe: the claim is dead, and the first reap requeues it.
+      await claimOfPid4242('DEAD.md', 'dead');
       await request('A.md', '#delegated-fix');
       await daemon.start();
       lag = 0;
@@ -407,14 +412,7 @@ describe('the daemon, in-process with a fake runner, clock and probe', () => {
     });
     let reload: (files: string[]) => void = () => undefined;
     let choresRoute: (typeof ROUTES)['chores'] | null = ROUTES.chores;
-    const ref = sessionRef(5 * 60_000, 'held');
-    const held = join(root, 'sessions', 'HELD.md');
-    await craftClaim(
-      root,
-      'HELD.md',
-      ref,
-      craftedState(root, held, ref, { pid: 4242, startTicks: '777', bootId: BOOT, host: HOST }),
-    );
+    const held = await claimOfPid4242('HELD.md', 'held');
     await request('NEXT.md', '#delegated-chores');
     const seen = (pattern: RegExp) => lines.some((l) => pattern.test(l));
     try {
