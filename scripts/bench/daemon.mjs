@@ -62,7 +62,9 @@ export function startDaemon(tree, extra = [], { root = tree.dir, agent = TRIVIAL
       ? [
           NODE,
           [...nodeArgs, ENGINE, ...args],
-          { MALLOC_ARENA_MAX: '2', ENGINE_LAUNCHER_ARENA: '1' },
+          process.env.MALLOC_ARENA_MAX === undefined
+            ? { MALLOC_ARENA_MAX: '2', ENGINE_LAUNCHER_ARENA: '1' }
+            : {},
         ]
       : [ENGINE, args, {}];
   const child = spawn(program, argv, {

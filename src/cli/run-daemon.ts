@@ -410,7 +410,8 @@ async function startDaemonBoard(
  * environment as the user had it.
  */
 function dropLauncherArena(env: NodeJS.ProcessEnv): void {
-  if (env.ENGINE_LAUNCHER_ARENA === undefined) return;
+  // The launcher's own value, not a user's beside a mark inherited by mistake.
+  if (env.ENGINE_LAUNCHER_ARENA !== '1' || env.MALLOC_ARENA_MAX !== '2') return;
   delete env.MALLOC_ARENA_MAX;
   delete env.ENGINE_LAUNCHER_ARENA;
 }

@@ -231,15 +231,9 @@ describe('daemons of several hosts on one git remote', () => {
     const a = await host(shared, 'a', short, { TEST_AGENT_MODE: 'hold' });
     await a.waitForAgents(1);
     const b = await host(shared, 'b', [...short, '--retries', '1', '--retry-backoff-ms', '0']);
-    // Alive and renewing, it keeps its claim over three leases: nothing runs on b.
-    const claimedAt = Date.now();
-    while (Date.now() - claimedAt < 3 * lease) {
-      expect(onBranch(shared, 1)[0]).toContain('#claimed-fix');
-      expect(b.agents()).toEqual([]);
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-    // The claim's ref on the remote, and when this test first saw each of its commits: a lease
-    // runs from a's last renewal, which may come before the kill by up to a third of a lease.
+    // The claim's ref on the remote, and when this test first saw each of its commits (watched
+    // from a's claim on): a lease runs from a's last renewal, which may come before the kill by
+    // up to a third of a lease.
     const claimRef = () =>
       shared.git(shared.bare, 'for-each-ref', '--format=%(objectname)', 'refs/engine/claims/');
     const firstSeen = new Map<string, number>();
@@ -248,6 +242,13 @@ describe('daemons of several hosts on one git remote', () => {
       if (!firstSeen.has(commit)) firstSeen.set(commit, Date.now());
     }, POLL_MS);
     try {
+      // Alive and renewing, it keeps its claim over three leases: nothing runs on b.
+      const claimedAt = Date.now();
+      while (Date.now() - claimedAt < 3 * lease) {
+        expect(onBranch(shared, 1)[0]).toContain('#claimed-fix');
+        expect(b.agents()).toEqual([]);
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
       // Killed with -9, with its agent: its lease runs out, and b takes the item over.
       await a.close();
       hosts.splice(hosts.indexOf(a), 1);

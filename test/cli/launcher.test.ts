@@ -72,6 +72,8 @@ describe('the launcher of dist/cli/main.cjs', () => {
       expect((await launch(CLI, args))[1]).toBe('arena=unset unset');
     const own = await runProcess(CLI, ['run'], { env: { ...env(), MALLOC_ARENA_MAX: '4' } });
     expect(own.stdout.split('\n')[1]).toBe('arena=4 unset');
+    const empty = await runProcess(CLI, ['run'], { env: { ...env(), MALLOC_ARENA_MAX: '' } });
+    expect(empty.stdout.split('\n')[1]).toBe('arena= unset');
   });
 
   it('runs itself by the path it was started by, as npm links a bin', async () => {

@@ -123,7 +123,7 @@ async function launchedAgentEnv(user: Record<string, string>): Promise<{
     `L${Object.keys(user).length}.md`,
     '# R\n**Tags**: #delegated-fix\n',
   );
-  const env: NodeJS.ProcessEnv = { ...process.env, TMUX: '', TMUX_PANE: '', ...user };
+  const env: NodeJS.ProcessEnv = { ...process.env, TMUX: '', TMUX_PANE: '' };
   delete env.MALLOC_ARENA_MAX;
   delete env.ENGINE_LAUNCHER_ARENA;
   Object.assign(env, user, { ENGINE_NOTIFY_VIA: 'none' });
