@@ -27,11 +27,12 @@ const dist = (path) => fileURLToPath(new URL(`../dist/${path}`, import.meta.url)
  * a NODE_EXTRA_CA_CERTS bundle at start, before any JavaScript runs (about 80 ms for the system
  * bundle on Node 20 here, nodejs/node#40524); `engine status` and `engine tag` open no TLS
  * connection and start no program that would, so the launcher leaves the variable out of their
- * environment. `engine run` gets MALLOC_ARENA_MAX=2 unless it is set (even empty): glibc gives each thread
- * that allocates an arena of its own, and the daemon's threads (V8's, libuv's, the first pass's
- * workers) left about 10 MB free in theirs, resident, at 50,000 files; the daemon takes both
- * variables out of its environment at once (run-daemon.ts), so its agents get the user's. Every
- * other command, and `node dist/cli/main.cjs`, gets the environment as it is. docs/CLI.md says so.
+ * environment. `engine run` gets MALLOC_ARENA_MAX=2 unless it is set (even empty): glibc gives
+ * each thread that allocates an arena of its own, and the daemon's threads (V8's, libuv's, the
+ * first pass's workers) left about 10 MB free in theirs, resident, at 50,000 files; the daemon
+ * takes both variables out of its environment at once (run-daemon.ts), so its agents get the
+ * user's. Every other command, and `node dist/cli/main.cjs`, gets the environment as it is.
+ * docs/CLI.md says so.
  */
 const LAUNCHER = [
   '#!/bin/sh',

@@ -328,9 +328,9 @@ describe('the daemon, in-process with a fake runner, clock and probe', () => {
     const { daemon, launched, lines } = await runningDaemon({
       options: { debounceMs: 0, rescanIntervalMs: 60_000, pollMs: 60_000, reapIntervalMs: 60_000 },
       now: () => new Date(Date.now() - lag),
-      readRequest: ((path: string, ...rest: [readonly string[]]) => {
-        if (path.endsWith('A.md')) readsOfA++;
-        return readRequestFile(path, ...rest);
+      readRequest: ((...args: Parameters<typeof readRequestFile>) => {
+        if (args[0].endsWith('A.md')) readsOfA++;
+        return readRequestFile(...args);
       }) as typeof readRequestFile,
       // The first pass's read, then the settled one (parked again, synchronously after it).
       recordEvent: async (event) => {
