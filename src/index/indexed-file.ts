@@ -108,6 +108,15 @@ export class TagNames {
     return this.unpacker(keep)(packed) ?? [];
   }
 
+  /** The numbers of the tags `keep` takes at some place. */
+  numbersTaken(keep: (tag: string, place: TagPlace) => boolean): number[] {
+    const numbers: number[] = [];
+    this.names.forEach((name, n) => {
+      if (PLACES.some((place) => keep(name, place))) numbers.push(n);
+    });
+    return numbers;
+  }
+
   /**
    * unpack with one `keep`, for many files: its answers are kept for the next file. null: none
    * kept.
@@ -150,6 +159,12 @@ export class TagNames {
       return out;
     };
   }
+}
+
+/** Calls `each` with the tag number of each occurrence in `packed` (a number may come again). */
+export function tagNumbersOf(packed: PackedOccurrences, each: (n: number) => void): void {
+  for (let i = 0; i < packed.length; i = after(packed, after(packed, after(packed, i))))
+    each(intAt(packed, i) >> 2);
 }
 
 /** The integer whose units start at `i` of `packed`. */

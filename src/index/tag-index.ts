@@ -20,6 +20,7 @@ import {
   type TextRead,
 } from './indexed-file.js';
 import type { TagPlace } from '../tags/scan-tags.js';
+import { TaggedFiles } from './tagged-files.js';
 
 export type { IndexedOccurrence, TextRead } from './indexed-file.js';
 
@@ -37,7 +38,7 @@ const MAX_LISTS_KEPT = 8;
 
 export class TagIndex {
   /** Files with tags, by absolute path (their occurrences packed: indexed-file.ts). */
-  private readonly tagged = new Map<string, PackedOccurrences>();
+  private readonly tagged = new TaggedFiles();
   /** Files `find` reads itself at query time (indexed-file.ts). */
   private readonly special = new Set<string>();
   /** Directories that could not be listed, with why (as `find` says it). */
@@ -147,15 +148,17 @@ export class TagIndex {
     path: string,
     keep?: (tag: string, place: TagPlace) => boolean,
   ): Array<[string, IndexedOccurrence[]]> {
-    const unpack = this.reader.names.unpacker(keep ?? (() => true));
+    const { names } = this.reader;
+    const unpack = names.unpacker(keep ?? (() => true));
     const below = path.endsWith(sep) ? path : path + sep;
     const found: Array<[string, IndexedOccurrence[]]> = [];
-    // forEach makes no [file, packed] pair per entry: a find goes through every tagged file.
-    this.tagged.forEach((packed, file) => {
+    const visit = (packed: PackedOccurrences, file: string): void => {
       if (file !== path && !file.startsWith(below)) return;
       const kept = unpack(packed);
       if (kept) found.push([file, kept]);
-    });
+    };
+    if (keep) this.tagged.forEachHolding(names.numbersTaken(keep), visit);
+    else this.tagged.forEach(visit);
     return found;
   }
 
