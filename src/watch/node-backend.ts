@@ -22,14 +22,28 @@ import {
 } from '../tags/walk-markdown.js';
 import type { WatchBackend, WatchHandlers } from './watch-backend.js';
 
-export const nodeBackend: WatchBackend = {
-  kind: 'node',
-  async subscribe(dir, ignore, handlers) {
-    const tree = new DirectoryWatches(dir, ignore, handlers);
-    await tree.start();
-    return { close: () => Promise.resolve(tree.close()) };
-  },
-};
+/** fs.watch as this backend calls it (tests: one that fails as the kernel can). */
+export type WatchDirectory = (
+  dir: string,
+  listener: (type: string, entry: string | Buffer | null) => void,
+) => FSWatcher;
+
+const watchDirectory: WatchDirectory = (dir, listener) =>
+  watch(dir, { persistent: false }, listener);
+
+/** The backend over `watchFn` (fs.watch in the one the daemon uses). */
+export function createNodeBackend(watchFn: WatchDirectory = watchDirectory): WatchBackend {
+  return {
+    kind: 'node',
+    async subscribe(dir, ignore, handlers) {
+      const tree = new DirectoryWatches(dir, ignore, handlers, watchFn);
+      await tree.start();
+      return { close: () => Promise.resolve(tree.close()) };
+    },
+  };
+}
+
+export const nodeBackend = createNodeBackend();
 
 /** A directory watched, and its inode when its watch opened. */
 interface Watched {
@@ -51,23 +65,35 @@ class DirectoryWatches {
   /** Paths whose change waits in the queue: a burst of writes to one file is one event. */
   private readonly changes = new Set<string>();
   private closed = false;
+  private starting = true;
+  /** The first directory below the root whose watch could not open while start() ran. */
+  private startFailure: Error | null = null;
 
   constructor(
     private readonly root: string,
     private readonly ignore: IgnoreRules,
     private readonly handlers: WatchHandlers,
+    private readonly watchFn: WatchDirectory,
   ) {}
 
-  /** Watches the tree; rejects when its root cannot be watched or listed. */
+  /**
+   * Watches the tree; rejects when its root cannot be watched or listed, or a directory below it
+   * cannot be watched for a reason other than its going (ENOSPC: out of inotify watches): such a
+   * watch would miss that directory's changes, so it is not had at all, and the caller tries
+   * again later (watched-roots.ts), the reconcile pass finding the changes meanwhile.
+   */
   async start(): Promise<void> {
     const info = await lstat(this.root);
     if (!info.isDirectory()) throw new Error(`${this.root} is not a directory`);
     try {
       this.watched.set(this.root, { watcher: this.watcherOf(this.root), ino: info.ino });
       await this.listed(this.root, false, true);
+      if (this.startFailure) throw this.startFailure;
     } catch (error) {
       this.close();
       throw error;
+    } finally {
+      this.starting = false;
     }
   }
 
@@ -78,7 +104,7 @@ class DirectoryWatches {
   }
 
   private watcherOf(dir: string): FSWatcher {
-    const watcher = watch(dir, { persistent: false }, (type, entry) => {
+    const watcher = this.watchFn(dir, (type, entry) => {
       if (this.closed) return;
       // No name: libuv could not say which entry; the directory stands for it.
       const path = entry === null ? dir : join(dir, entry.toString());
@@ -163,10 +189,14 @@ class DirectoryWatches {
       watcher = this.watcherOf(dir);
     } catch (error) {
       this.forget(dir);
-      // Gone again, unreadable, or a symlink now: the pass covers it. Out of watches: said.
-      if (!UNWATCHABLE.has((error as NodeJS.ErrnoException).code ?? ''))
-        this.handlers.onError(error as Error);
-      if (dir === this.root) this.handlers.onStale();
+      // Gone again, unreadable, or a symlink now: the pass covers it. Else (out of watches) the
+      // directory's changes would go unseen: the whole watch is given up, to be opened again.
+      const lost = !UNWATCHABLE.has((error as NodeJS.ErrnoException).code ?? '');
+      if (lost && this.starting) this.startFailure ??= error as Error;
+      else if (lost || dir === this.root) {
+        if (lost) this.handlers.onError(error as Error);
+        this.handlers.onStale();
+      }
       return;
     }
     // The old watches of this path and below close once the new one is open; its listing

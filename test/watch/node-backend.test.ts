@@ -3,13 +3,17 @@
  * directory of the tree, no more, and lets go of a directory that leaves the tree. The request
  * watcher's suites (request-watcher.test.ts) run it through the behaviours every backend shares.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, watch, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { IGNORE_RULES } from '../../src/tags/walk-markdown.js';
-import { nodeBackend } from '../../src/watch/node-backend.js';
+import {
+  createNodeBackend,
+  nodeBackend,
+  type WatchDirectory,
+} from '../../src/watch/node-backend.js';
 import type { Subscription, WatchEventType } from '../../src/watch/watch-backend.js';
 import { inotifyWatches } from '../helpers/inotify-watches.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -31,8 +35,8 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function subscribe(root: string): Promise<void> {
-  subscription = await nodeBackend.subscribe(root, IGNORE_RULES, {
+async function subscribe(root: string, backend = nodeBackend): Promise<void> {
+  subscription = await backend.subscribe(root, IGNORE_RULES, {
     onEvent: (type, path) => events.push({ type, path }),
     onError: (error) => problems.push(error.message),
     onStale: () => problems.push('stale'),
@@ -98,4 +102,43 @@ it('rejects a root that is not a directory, and one that does not exist', async 
   await writeFile(join(dir, 'file.md'), 'x');
   await expect(subscribe(join(dir, 'file.md'))).rejects.toThrow(/not a directory/);
   await expect(subscribe(join(dir, 'missing'))).rejects.toThrow(/ENOENT/);
+});
+
+/** fs.watch, failing with `code` (as the kernel does) for the directories `which` names. */
+function failing(code: 'ENOSPC' | 'ENOENT', which: (dir: string) => boolean): WatchDirectory {
+  return (d, listener) => {
+    if (!which(d)) return watch(d, { persistent: false }, (type, entry) => listener(type, entry));
+    throw Object.assign(new Error(`${code}: watch '${d}'`), { code });
+  };
+}
+
+it('is not had at all when a directory below the root cannot be watched (out of watches)', async () => {
+  const root = join(dir, 'root');
+  await mkdir(join(root, 'a', 'b'), { recursive: true });
+  const before = inotifyWatches();
+  const backend = createNodeBackend(failing('ENOSPC', (d) => d === join(root, 'a', 'b')));
+  // Watched in part, the changes in a/b would go unseen: the caller tries again later.
+  await expect(subscribe(root, backend)).rejects.toThrow(/ENOSPC/);
+  expect(inotifyWatches()).toBe(before);
+  expect(problems).toEqual([]);
+});
+
+it('says it is stale when a directory that came cannot be watched (out of watches)', async () => {
+  const root = join(dir, 'root');
+  await mkdir(root);
+  await subscribe(root, createNodeBackend(failing('ENOSPC', (d) => d.endsWith('full'))));
+  await mkdir(join(root, 'full'));
+  await waitFor(() => problems.includes('stale'), { timeoutMs: 10_000 });
+  expect(problems).toEqual([expect.stringMatching(/ENOSPC/), 'stale']);
+});
+
+it('goes on when a directory that came is gone before its watch opened', async () => {
+  const root = join(dir, 'root');
+  await mkdir(root);
+  await subscribe(root, createNodeBackend(failing('ENOENT', (d) => d.endsWith('vanished'))));
+  await mkdir(join(root, 'vanished'));
+  await writeFile(join(root, 'sentinel.md'), 'x');
+  await waitFor(() => seen(join(root, 'sentinel.md')), { timeoutMs: 10_000 });
+  // No loss: the reconcile pass covers a directory that went.
+  expect(problems).toEqual([]);
 });
