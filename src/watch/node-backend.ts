@@ -87,6 +87,9 @@ class DirectoryWatches {
     if (!info.isDirectory()) throw new Error(`${this.root} is not a directory`);
     try {
       this.watched.set(this.root, { watcher: this.watcherOf(this.root), ino: info.ino });
+      const now = await lstat(this.root);
+      if (!now.isDirectory() || now.ino !== info.ino)
+        throw new Error(`${this.root} changed while its watch opened`);
       await this.listed(this.root, false, true);
       if (this.startFailure) throw this.startFailure;
     } catch (error) {
@@ -197,6 +200,15 @@ class DirectoryWatches {
         if (lost) this.handlers.onError(error as Error);
         this.handlers.onStale();
       }
+      return;
+    }
+    // fs.watch follows a symlink: a directory swapped for one since its lstat would be watched
+    // at the link's target, outside the tree (its parent's event says what came instead).
+    const now = await lstat(dir).catch(() => null);
+    if (this.closed || !now?.isDirectory() || now.ino !== ino) {
+      watcher.close();
+      this.forget(dir);
+      if (dir === this.root && !this.closed) this.handlers.onStale();
       return;
     }
     // The old watches of this path and below close once the new one is open; its listing

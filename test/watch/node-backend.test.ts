@@ -3,10 +3,10 @@
  * directory of the tree, no more, and lets go of a directory that leaves the tree. The request
  * watcher's suites (request-watcher.test.ts) run it through the behaviours every backend shares.
  */
-import { mkdirSync, watch, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, symlinkSync, watch, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { IGNORE_RULES } from '../../src/tags/walk-markdown.js';
 import {
@@ -140,5 +140,36 @@ it('goes on when a directory that came is gone before its watch opened', async (
   await writeFile(join(root, 'sentinel.md'), 'x');
   await waitFor(() => seen(join(root, 'sentinel.md')), { timeoutMs: 10_000 });
   // No loss: the reconcile pass covers a directory that went.
+  expect(problems).toEqual([]);
+});
+
+it('lets go of a directory swapped for a symlink as its watch opened, not watching the target', async () => {
+  const root = join(dir, 'root');
+  const outside = join(dir, 'outside');
+  await mkdir(join(root, 'a'), { recursive: true });
+  await mkdir(join(outside, 'deep'), { recursive: true });
+  await subscribe(root);
+  const before = inotifyWatches();
+  await subscription?.close();
+  // The swap made between the backend's lstat of root/a and its watch (the race, made certain).
+  let swapped = false;
+  const swapping: WatchDirectory = (d, listener) => {
+    if (d === join(root, 'a') && !swapped) {
+      swapped = true;
+      renameSync(d, join(dir, 'a-moved'));
+      symlinkSync(outside, d);
+    }
+    return watch(d, { persistent: false }, (type, entry) => listener(type, entry));
+  };
+  events = [];
+  await subscribe(root, createNodeBackend(swapping));
+  expect(swapped).toBe(true);
+  // root alone: neither the link's target nor its directory below is watched.
+  expect(inotifyWatches()).toBe(before - 1);
+  await writeFile(join(outside, 'deep', 'x.md'), 'x');
+  await writeFile(join(root, 'sentinel.md'), 'x');
+  await waitFor(() => seen(join(root, 'sentinel.md')), { timeoutMs: 10_000 });
+  // The link itself is reported (its parent saw it come); nothing through it.
+  expect(events.filter((e) => e.path.startsWith(join(root, 'a') + sep))).toEqual([]);
   expect(problems).toEqual([]);
 });
