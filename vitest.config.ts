@@ -11,6 +11,8 @@ export default defineConfig({
     pool: 'forks',
     // Marks the run and, after it, fails it if a test left a process running.
     globalSetup: ['test/helpers/leftover-processes.ts'],
+    // maxLength means what it says in property tests (fast-check-sizes.ts).
+    setupFiles: ['test/helpers/fast-check-sizes.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
   },
