@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { TagNames, type IndexedOccurrence } from '../../src/index/indexed-file.js';
+import { TagNames, tagNumbersOf, type IndexedOccurrence } from '../../src/index/indexed-file.js';
 
 const occurrences: IndexedOccurrence[] = [
   { tag: '#needs-review', line: 2, column: 11, place: 'tags-line' },
@@ -83,6 +83,24 @@ describe('packed occurrences', () => {
       ),
       { numRuns: 200 },
     );
+  });
+
+  it('give the tags numbered past 8,191 back too, whose heads take two code units', () => {
+    const names = new TagNames();
+    for (let i = 0; i < 8200; i++) names.numberOf(`#t${i}`);
+    const late: IndexedOccurrence[] = [
+      { tag: '#t8199', line: 3, column: 40_000, place: 'prose' },
+      { tag: '#t1', line: 1, column: 1, place: 'tags-line' },
+      { tag: '#t8192', line: 70_000, column: 2, place: 'front-matter' },
+    ];
+    const packed = names.pack(late);
+    // 8,199 * 4 + 2 and 8,192 * 4 + 1 take two units each, as do 40,000 and 70,000.
+    expect(packed).toHaveLength(13);
+    expect(names.unpack(packed)).toEqual(late);
+    expect(names.unpack(packed, (tag) => tag === '#t8192')).toEqual([late[2]]);
+    const numbers: number[] = [];
+    tagNumbersOf(packed, (n) => numbers.push(n));
+    expect(numbers).toEqual([8199, 1, 8192]);
   });
 
   it('unpack only the occurrences kept', () => {
