@@ -1,7 +1,7 @@
 /**
  * The index's files with tags, by absolute path, and for the tags `find` asked about, which files
  * hold them (a posting list each). A find for one tag otherwise decoded every tagged file: about
- * 12 ms and its garbage at 50,000 files, for an answer of a few hundred. A list is made by one
+ * 14 ms and its garbage at 50,000 files, for an answer of a few hundred. A list is made by one
  * pass over the files when its tag is first asked for, and kept current by each write here.
  */
 import { tagNumbersOf, type PackedOccurrences } from './indexed-file.js';

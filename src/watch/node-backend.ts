@@ -62,8 +62,11 @@ class DirectoryWatches {
    * its own file's event as proof that every change made before it was reported.
    */
   private queue: Promise<void> = Promise.resolve();
-  /** Paths whose change waits in the queue: a burst of writes to one file is one event. */
-  private readonly changes = new Set<string>();
+  /**
+   * Paths whose change waits in the queue, with its watch's verdict: a burst of writes to one
+   * file is one event.
+   */
+  private readonly changes = new Map<string, Promise<boolean>>();
   private closed = false;
   private starting = true;
   /** The first directory below the root whose watch could not open while start() ran. */
@@ -85,17 +88,20 @@ class DirectoryWatches {
   async start(): Promise<void> {
     const info = await lstat(this.root);
     if (!info.isDirectory()) throw new Error(`${this.root} is not a directory`);
+    const { kept, settle } = verdict();
     try {
-      this.watched.set(this.root, { watcher: this.watcherOf(this.root), ino: info.ino });
+      this.watched.set(this.root, { watcher: this.watcherOf(this.root, kept), ino: info.ino });
       const now = await lstat(this.root);
-      if (!now.isDirectory() || now.ino !== info.ino)
-        throw new Error(`${this.root} changed while its watch opened`);
+      const same = now.isDirectory() && now.ino === info.ino;
+      settle(same);
+      if (!same) throw new Error(`${this.root} changed while its watch opened`);
       await this.listed(this.root, false, true);
       if (this.startFailure) throw this.startFailure;
     } catch (error) {
       this.close();
       throw error;
     } finally {
+      settle(false);
       this.starting = false;
     }
   }
@@ -106,13 +112,21 @@ class DirectoryWatches {
     this.watched.clear();
   }
 
-  private watcherOf(dir: string): FSWatcher {
+  /**
+   * The watch of `dir`. Its events are handled once `kept` says it watches the directory lstat
+   * saw, and dropped if not: fs.watch follows a symlink, and what a directory swapped for one
+   * reports comes from outside the tree (looked at through the link, it would be watched too).
+   */
+  private watcherOf(dir: string, kept: Promise<boolean>): FSWatcher {
     const watcher = this.watchFn(dir, (type, entry) => {
       if (this.closed) return;
       // No name: libuv could not say which entry; the directory stands for it.
       const path = entry === null ? dir : join(dir, entry.toString());
-      if (type === 'change' && entry !== null) this.changed(path);
-      else this.enqueue(() => this.renamed(dir, path));
+      if (type === 'change' && entry !== null) this.changed(path, kept);
+      else
+        this.enqueue(async () => {
+          if (await kept) await this.renamed(dir, path);
+        });
     });
     watcher.on('error', (error) => {
       // The watch failed: events below it may be lost, and a new one might fail the same way.
@@ -124,13 +138,12 @@ class DirectoryWatches {
     return watcher;
   }
 
-  private changed(path: string): void {
-    if (this.changes.has(path)) return;
-    this.changes.add(path);
-    this.enqueue(() => {
-      this.changes.delete(path);
-      this.handlers.onEvent('change', path);
-      return Promise.resolve();
+  private changed(path: string, kept: Promise<boolean>): void {
+    if (this.changes.get(path) === kept) return;
+    this.changes.set(path, kept);
+    this.enqueue(async () => {
+      if (this.changes.get(path) === kept) this.changes.delete(path);
+      if (await kept) this.handlers.onEvent('change', path);
     });
   }
 
@@ -187,10 +200,12 @@ class DirectoryWatches {
 
   /** A directory to watch, then list: with `report`, what it holds is reported as added. */
   private async arrived(dir: string, ino: number, report: boolean): Promise<void> {
+    const { kept, settle } = verdict();
     let watcher: FSWatcher;
     try {
-      watcher = this.watcherOf(dir);
+      watcher = this.watcherOf(dir, kept);
     } catch (error) {
+      settle(false);
       this.forget(dir);
       // Gone again, unreadable, or a symlink now: the pass covers it. Else (out of watches) the
       // directory's changes would go unseen: the whole watch is given up, to be opened again.
@@ -202,12 +217,13 @@ class DirectoryWatches {
       }
       return;
     }
-    // fs.watch follows a symlink: a directory swapped for one since its lstat would be watched
-    // at the link's target, outside the tree (its parent's event says what came instead).
+    // A directory swapped for a symlink since its lstat: the watch is on the link's target,
+    // outside the tree. Let go (only it: its parent's event says what came at `dir`).
     const now = await lstat(dir).catch(() => null);
-    if (this.closed || !now?.isDirectory() || now.ino !== ino) {
+    const same = !this.closed && now?.isDirectory() === true && now.ino === ino;
+    settle(same);
+    if (!same) {
       watcher.close();
-      this.forget(dir);
       if (dir === this.root && !this.closed) this.handlers.onStale();
       return;
     }
@@ -229,7 +245,8 @@ class DirectoryWatches {
     });
     const below: Promise<void>[] = [];
     for (const entry of entries) {
-      if (this.closed) return;
+      // A watch that failed as it opened is given up whole: nothing more to watch.
+      if (this.closed || this.startFailure) return;
       const path = join(dir, entry.name);
       if (report) this.handlers.onEvent('add', path);
       if (!entry.isDirectory() || isIgnoredDirectoryName(entry.name, this.ignore)) continue;
@@ -247,4 +264,11 @@ class DirectoryWatches {
         this.watched.delete(dir);
       }
   }
+}
+
+/** Whether a watch is kept (kept), said once (settle); later settles change nothing. */
+function verdict(): { kept: Promise<boolean>; settle: (kept: boolean) => void } {
+  let settle: (kept: boolean) => void = () => undefined;
+  const kept = new Promise<boolean>((resolve) => (settle = resolve));
+  return { kept, settle };
 }

@@ -90,11 +90,27 @@ describe('TaggedFiles', () => {
     const [held, visits] = visited(files, [0]);
     expect(held).toHaveLength(2500);
     expect(visits.size).toBe(5000);
-    // A later write keeps the answer exact.
-    files.set('/r/f0.md', packOf(names, [0]));
-    expect(visited(files, [0])[0]).toHaveLength(2501);
     const wide = Array.from({ length: 9 }, (_, i) => i + 2);
     expect(visited(files, wide)[1].size).toBe(5000);
+  });
+
+  it('stays exact as a listed tag comes to be held by too many to list', () => {
+    const names = new TagNames();
+    for (const tag of TAGS) names.numberOf(tag);
+    const files = new TaggedFiles();
+    for (let i = 0; i < 3000; i++) files.set(`/r/f${i}.md`, packOf(names, i < 2000 ? [0] : [1]));
+    files.set('/r/two.md', packOf(names, [2]));
+    // Listed: only its files are visited.
+    expect(visited(files, [0])[1].size).toBe(2000);
+    expect(visited(files, [2])[1].size).toBe(1);
+    // Past 2,048 by single writes: no longer listed, and every file is visited.
+    for (let i = 2000; i < 2100; i++) files.set(`/r/f${i}.md`, packOf(names, [0, 2]));
+    const [held, visits] = visited(files, [0]);
+    expect(held).toHaveLength(2100);
+    expect(visits.size).toBe(3001);
+    // One tag listed, one not: still every file holding either.
+    expect(visited(files, [2, 0])[0]).toHaveLength(2101);
+    expect(visited(files, [2])[0]).toHaveLength(101);
   });
 
   it('visits only the files holding a listed tag', () => {

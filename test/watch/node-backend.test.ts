@@ -151,15 +151,20 @@ it('lets go of a directory swapped for a symlink as its watch opened, not watchi
   await subscribe(root);
   const before = inotifyWatches();
   await subscription?.close();
-  // The swap made between the backend's lstat of root/a and its watch (the race, made certain).
+  // The swap made between the backend's lstat of root/a and its watch (the race, made certain),
+  // and an event from the target reported before the backend could check (sub: a directory,
+  // which looked at through the link would be watched and reported).
   let swapped = false;
   const swapping: WatchDirectory = (d, listener) => {
-    if (d === join(root, 'a') && !swapped) {
-      swapped = true;
-      renameSync(d, join(dir, 'a-moved'));
-      symlinkSync(outside, d);
-    }
-    return watch(d, { persistent: false }, (type, entry) => listener(type, entry));
+    if (d !== join(root, 'a') || swapped)
+      return watch(d, { persistent: false }, (type, entry) => listener(type, entry));
+    swapped = true;
+    renameSync(d, join(dir, 'a-moved'));
+    symlinkSync(outside, d);
+    const watcher = watch(d, { persistent: false }, (type, entry) => listener(type, entry));
+    mkdirSync(join(outside, 'sub'));
+    queueMicrotask(() => listener('rename', 'sub'));
+    return watcher;
   };
   events = [];
   await subscribe(root, createNodeBackend(swapping));
@@ -171,5 +176,41 @@ it('lets go of a directory swapped for a symlink as its watch opened, not watchi
   await waitFor(() => seen(join(root, 'sentinel.md')), { timeoutMs: 10_000 });
   // The link itself is reported (its parent saw it come); nothing through it.
   expect(events.filter((e) => e.path.startsWith(join(root, 'a') + sep))).toEqual([]);
+  expect(problems).toEqual([]);
+});
+
+it('rejects a root swapped for a symlink as its watch opened', async () => {
+  const root = join(dir, 'root');
+  await mkdir(join(root, 'a'), { recursive: true });
+  await mkdir(join(dir, 'outside', 'b'), { recursive: true });
+  const before = inotifyWatches();
+  const swapping: WatchDirectory = (d, listener) => {
+    if (d === root) {
+      renameSync(root, join(dir, 'root-moved'));
+      symlinkSync(join(dir, 'outside'), root);
+    }
+    return watch(d, { persistent: false }, (type, entry) => listener(type, entry));
+  };
+  await expect(subscribe(root, createNodeBackend(swapping))).rejects.toThrow(/changed while/);
+  expect(inotifyWatches()).toBe(before);
+  expect(events).toEqual([]);
+});
+
+it('keeps no watch it opened as it was closed', async () => {
+  const root = join(dir, 'root');
+  await mkdir(root);
+  const before = inotifyWatches();
+  let closing: Promise<void> | null = null;
+  const closingAtOnce: WatchDirectory = (d, listener) => {
+    const watcher = watch(d, { persistent: false }, (type, entry) => listener(type, entry));
+    if (d.endsWith('late')) closing = subscription?.close() ?? null;
+    return watcher;
+  };
+  await subscribe(root, createNodeBackend(closingAtOnce));
+  await mkdir(join(root, 'late'));
+  await waitFor(() => closing !== null, { timeoutMs: 10_000 });
+  await closing;
+  subscription = null;
+  await waitFor(() => inotifyWatches() === before, { timeoutMs: 10_000 });
   expect(problems).toEqual([]);
 });
