@@ -218,7 +218,8 @@ class DirectoryWatches {
       return;
     }
     // A directory swapped for a symlink since its lstat: the watch is on the link's target,
-    // outside the tree. Let go (only it: its parent's event says what came at `dir`).
+    // outside the tree. Let go (only it: its parent's event says what came at `dir`, and closes
+    // an older watch of `dir` then).
     const now = await lstat(dir).catch(() => null);
     const same = !this.closed && now?.isDirectory() === true && now.ino === ino;
     settle(same);

@@ -164,6 +164,7 @@ it('lets go of a directory swapped for a symlink as its watch opened, not watchi
     const watcher = watch(d, { persistent: false }, (type, entry) => listener(type, entry));
     mkdirSync(join(outside, 'sub'));
     queueMicrotask(() => listener('rename', 'sub'));
+    queueMicrotask(() => listener('change', 'sub'));
     return watcher;
   };
   events = [];
