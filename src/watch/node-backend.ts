@@ -91,8 +91,7 @@ class DirectoryWatches {
     const { kept, settle } = verdict();
     try {
       this.watched.set(this.root, { watcher: this.watcherOf(this.root, kept), ino: info.ino });
-      const now = await lstat(this.root);
-      const same = now.isDirectory() && now.ino === info.ino;
+      const same = await isDirectoryAt(this.root, info.ino);
       settle(same);
       if (!same) throw new Error(`${this.root} changed while its watch opened`);
       await this.listed(this.root, false, true);
@@ -181,9 +180,8 @@ class DirectoryWatches {
   }
 
   /** Whether `dir` is the directory its watch was opened on. */
-  private async holds(dir: string): Promise<boolean> {
-    const info = await lstat(dir).catch(() => null);
-    return info?.isDirectory() === true && info.ino === this.watched.get(dir)?.ino;
+  private holds(dir: string): Promise<boolean> {
+    return isDirectoryAt(dir, this.watched.get(dir)?.ino);
   }
 
   /** `dir` and all below it watched anew (with `report`, what it holds reported); gone: not. */
@@ -220,8 +218,7 @@ class DirectoryWatches {
     // A directory swapped for a symlink since its lstat: the watch is on the link's target,
     // outside the tree. Let go (only it: its parent's event says what came at `dir`, and closes
     // an older watch of `dir` then).
-    const now = await lstat(dir).catch(() => null);
-    const same = !this.closed && now?.isDirectory() === true && now.ino === ino;
+    const same = (await isDirectoryAt(dir, ino)) && !this.closed;
     settle(same);
     if (!same) {
       watcher.close();
@@ -272,4 +269,10 @@ function verdict(): { kept: Promise<boolean>; settle: (kept: boolean) => void } 
   let settle: (kept: boolean) => void = () => undefined;
   const kept = new Promise<boolean>((resolve) => (settle = resolve));
   return { kept, settle };
+}
+
+/** Whether a directory (not a symlink to one) is at `dir` now, with inode `ino`. */
+async function isDirectoryAt(dir: string, ino: number | undefined): Promise<boolean> {
+  const info = await lstat(dir).catch(() => null);
+  return info?.isDirectory() === true && info.ino === ino;
 }
