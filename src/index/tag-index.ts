@@ -146,10 +146,10 @@ export class TagIndex {
    */
   taggedUnder(
     path: string,
-    keep?: (tag: string, place: TagPlace) => boolean,
+    keep: (tag: string, place: TagPlace) => boolean,
   ): Array<[string, IndexedOccurrence[]]> {
     const { names } = this.reader;
-    const unpack = names.unpacker(keep ?? (() => true));
+    const unpack = names.unpacker(keep);
     const below = path.endsWith(sep) ? path : path + sep;
     const found: Array<[string, IndexedOccurrence[]]> = [];
     const visit = (packed: PackedOccurrences, file: string): void => {
@@ -157,8 +157,7 @@ export class TagIndex {
       const kept = unpack(packed);
       if (kept) found.push([file, kept]);
     };
-    if (keep) this.tagged.forEachHolding(names.numbersTaken(keep), visit);
-    else this.tagged.forEach(visit);
+    this.tagged.forEachHolding(names.numbersTaken(keep), visit);
     return found;
   }
 

@@ -50,14 +50,10 @@ export class TaggedFiles {
     return true;
   }
 
-  /** Every file, as Map.forEach (no entry pair made per file). */
-  forEach(visit: Visit): void {
-    this.files.forEach(visit);
-  }
-
   /** Each file holding a tag of one of `numbers`, once; perhaps others too (a caller filters). */
   forEachHolding(numbers: readonly number[], visit: Visit): void {
     const lists = numbers.length > MAX_ASKED ? null : this.listsOf(numbers);
+    // Map.forEach makes no [file, packed] pair per file.
     if (!lists) return this.files.forEach(visit);
     const seen = lists.length > 1 ? new Set<string>() : null;
     for (const list of lists) {

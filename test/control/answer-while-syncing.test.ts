@@ -29,7 +29,7 @@ class TimedIndex extends TagIndex {
 
   override taggedUnder(
     path: string,
-    keep?: (tag: string, place: TagPlace) => boolean,
+    keep: (tag: string, place: TagPlace) => boolean,
   ): Array<[string, IndexedOccurrence[]]> {
     this.asked.push(performance.now());
     return super.taggedUnder(path, keep);
