@@ -177,19 +177,7 @@ function scan(text: string): TagScan {
     inParagraph = true;
   }
 
-  const occurrences: TagOccurrence[] = [
-    ...frontMatter.map((entry) => ({
-      ...entry,
-      ...lines.position(entry.start),
-      place: 'front-matter' as const,
-    })),
-    ...prose.map((entry) => {
-      const line = tagsLine as LineSpan | null;
-      return line && entry.start >= line.start && entry.end <= line.end
-        ? { ...entry, place: 'tags-line' as const }
-        : entry;
-    }),
-  ];
+  const occurrences = placed(frontMatter, prose, tagsLine, lines);
   const isProse = (line: number): boolean => proseLines.has(line);
   return {
     occurrences: withoutRecordTags(text, occurrences, lines, isProse),
@@ -201,6 +189,32 @@ function scan(text: string): TagScan {
     lines,
     isProse,
   };
+}
+
+/**
+ * The front matter's tags, then the prose's, each with its place. Plain loops: spreading mapped
+ * arrays here made the optimizing compiler give `scan` up at the first file with front matter
+ * and at the first with a Tags line (the arrays' shapes change), and compile it again each time:
+ * about 60 ms of compiling a time, on a core `find` reads files with (docs/BENCHMARKS.md).
+ */
+function placed(
+  frontMatter: FrontMatterTag[],
+  prose: TagOccurrence[],
+  tagsLine: LineSpan | null,
+  lines: LineIndex,
+): TagOccurrence[] {
+  const occurrences: TagOccurrence[] = [];
+  for (let i = 0; i < frontMatter.length; i++) {
+    const entry = frontMatter[i] as FrontMatterTag;
+    occurrences.push({ ...entry, ...lines.position(entry.start), place: 'front-matter' });
+  }
+  for (let i = 0; i < prose.length; i++) {
+    const entry = prose[i] as TagOccurrence;
+    const inTagsLine =
+      tagsLine !== null && entry.start >= tagsLine.start && entry.end <= tagsLine.end;
+    occurrences.push(inTagsLine ? { ...entry, place: 'tags-line' } : entry);
+  }
+  return occurrences;
 }
 
 /**
