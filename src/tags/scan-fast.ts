@@ -192,10 +192,9 @@ function scan(text: string): TagScan {
 }
 
 /**
- * The front matter's tags, then the prose's, each with its place. Plain loops: spreading mapped
- * arrays here made the optimizing compiler give `scan` up at the first file with front matter
- * and at the first with a Tags line (the arrays' shapes change), and compile it again each time:
- * about 60 ms of compiling a time, on a core `find` reads files with (docs/BENCHMARKS.md).
+ * The front matter's tags, then the prose's, each with its place. Plain loops: spreads of mapped
+ * arrays here made V8 deoptimize `scan` on a changed array map (the first file with front matter,
+ * the first with a Tags line) and compile it again, 50 to 100 ms each (docs/BENCHMARKS.md).
  */
 function placed(
   frontMatter: FrontMatterTag[],
