@@ -193,8 +193,8 @@ function scan(text: string): TagScan {
 
 /**
  * The front matter's tags, then the prose's, each with its place. Plain loops: spreads of mapped
- * arrays here made V8 deoptimize `scan` on a changed array map (the first file with front matter,
- * the first with a Tags line) and compile it again, 50 to 100 ms each (docs/BENCHMARKS.md).
+ * arrays here made V8 deoptimize `scan` when an array's map changed from one file to the next,
+ * and compile it again, 50 to 100 ms each (docs/BENCHMARKS.md).
  */
 function placed(
   frontMatter: FrontMatterTag[],
