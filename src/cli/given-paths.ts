@@ -1,7 +1,8 @@
 /**
- * Paths a command was given to read. One that is not there (or that the kernel cannot reach as
- * written, such as `a.md/`) is an error: an empty answer over a misspelled path would read as
- * "nothing found".
+ * Paths a command was given to read, and whether all of their files were read. One that is not
+ * there (or that the kernel cannot reach as written, such as `a.md/`) is an error, and so is a
+ * file skipped: an empty answer over a misspelled path, or over a file that could not be read,
+ * would read as "nothing found".
  */
 import { statSync } from 'node:fs';
 import { EngineError } from '../errors.js';
@@ -27,4 +28,13 @@ export function requireGivenPaths(paths: string[], what: 'file or directory' | '
     if (what === 'directory' && !isDirectory)
       throw new EngineError(`${path}: not a directory: give the directories of requests`);
   }
+}
+
+/**
+ * A file that may carry a tag and could not be read (unreadable, too large, too slow to parse)
+ * makes the answer printed incomplete: exit 2, as grep and rg do (docs/CLI.md).
+ */
+export function requireComplete(skipped: number): void {
+  if (skipped === 0) return;
+  throw new EngineError(`incomplete answer: ${skipped} skipped (named above)`, { exitCode: 2 });
 }

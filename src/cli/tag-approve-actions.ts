@@ -16,6 +16,7 @@ import {
 import { EngineError } from '../errors.js';
 import { LineIndex } from '../tags/line-index.js';
 import { parseLineNumber } from './arguments.js';
+import { requireComplete, requireGivenPaths } from './given-paths.js';
 import { printJson, printLine, warn } from './output.js';
 
 export interface ApproveArgs {
@@ -49,6 +50,7 @@ export async function approve(args: Args): Promise<void> {
 async function listItems(args: Args): Promise<void> {
   if (args.to !== undefined) throw new EngineError('--list changes nothing: leave out --to');
   if (args.inline !== undefined) throw new EngineError('--inline goes with --to, not --list');
+  requireGivenPaths(args.paths, 'file or directory');
   const { items, skipped } = await listApprovalItems(args.paths);
   for (const s of skipped) warn(`skipped ${s.path}: ${s.reason}`);
   if (args.json) {
@@ -62,11 +64,12 @@ async function listItems(args: Args): Promise<void> {
         place,
       })),
     );
-    return;
+    return requireComplete(skipped.length);
   }
   for (const item of items) {
     printLine(`${item.path}:${item.line}  ${item.tag}  (${placeLabel(item)})  ${item.title}`);
   }
+  requireComplete(skipped.length);
 }
 
 async function approveOne(args: Args): Promise<void> {
@@ -112,11 +115,12 @@ const SAID: Record<Decision, string> = {
 };
 
 async function interactive(paths: string[]): Promise<void> {
+  requireGivenPaths(paths, 'file or directory');
   const { items, skipped } = await listApprovalItems(paths);
   for (const s of skipped) warn(`skipped ${s.path}: ${s.reason}`);
   if (items.length === 0) {
     printLine(`No #needs- items in ${paths.join(' ')}`);
-    return;
+    return requireComplete(skipped.length);
   }
   const keys = new KeyReader(process.stdin);
   let summary;
@@ -128,6 +132,7 @@ async function interactive(paths: string[]): Promise<void> {
   printLine();
   printLine(formatSummary(summary));
   if (keys.signal) throw new EngineError(`Interrupted by ${keys.signal}`);
+  requireComplete(skipped.length);
 }
 
 function terminalIO(keys: KeyReader): ReviewIO {

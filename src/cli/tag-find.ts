@@ -8,7 +8,7 @@ import { decodeText } from '../tags/source-text.js';
 import { parseTagPattern, type TagPattern } from '../tags/tag-name.js';
 import type { TagOccurrence } from '../tags/scan-tags.js';
 import { findFromDaemon, readingFiles } from './ask-daemon.js';
-import { requireGivenPaths } from './given-paths.js';
+import { requireComplete, requireGivenPaths } from './given-paths.js';
 import { printJson, printLine, printLines, warn } from './output.js';
 
 export interface TagFindArgs {
@@ -89,15 +89,6 @@ export async function tagFind(args: Args): Promise<void> {
   const result = found ?? (await findInFiles(args, pattern, scanTimeoutMs));
   printFound(result, args);
   requireComplete(result.skipped.length);
-}
-
-/**
- * A file that may carry the tag and could not be searched (unreadable, too large, too slow to
- * parse) makes the answer printed incomplete: exit 2, as grep and rg do (docs/CLI.md).
- */
-function requireComplete(skipped: number): void {
-  if (skipped === 0) return;
-  throw new EngineError(`incomplete answer: ${skipped} skipped (named above)`, { exitCode: 2 });
 }
 
 async function findInFiles(

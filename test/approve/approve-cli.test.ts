@@ -139,6 +139,29 @@ describe('engine tag approve --list', () => {
     ]);
   });
 
+  // Nothing listed over a misspelled path, or with a request that could not be read, was a
+  // wrong answer with exit 0 (found by a walk): as `engine tag find`, exit 1 and exit 2.
+  it('fails on a path that is not there; a skipped file is named and makes the exit 2', async () => {
+    for (const path of ['nope', 'sessions/nope.md', 'sessions/b.md/']) {
+      const result = await run(path, '--list');
+      expect(result).toMatchObject({ code: 1, stdout: '' });
+      expect(result.stderr).toMatch(
+        /^ERROR: sessions\/b\.md\/: not a directory|^ERROR: .*no such file/,
+      );
+    }
+    await writeFile(
+      join(dir, 'sessions', 'big.md'),
+      `# Big\n**Tags**: #needs-fix\n${'x'.repeat(1 << 20)}\n`,
+    );
+    for (const json of [[], ['--json']]) {
+      const result = await run('sessions/', '--list', ...json);
+      expect(result.code).toBe(2);
+      expect(result.stdout).toContain('sessions/s1/a.md');
+      expect(result.stderr).toMatch(/skipped sessions\/big\.md: larger than/);
+      expect(result.stderr).toContain('ERROR: incomplete answer: 1 skipped (named above)\n');
+    }
+  });
+
   it('prints nothing for a tree without items; --json alone and --list --to are refused', async () => {
     expect(await run('sessions/c.md', '--list')).toEqual({ code: 0, stdout: '', stderr: '' });
     expect((await run('--json')).stderr).toBe('ERROR: --json goes with --list\n');

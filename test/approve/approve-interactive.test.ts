@@ -201,4 +201,17 @@ describe.skipIf(pty === null)('engine tag approve (interactive, in a pseudo-term
     expect(await exitCode(s)).toBe(0);
     expect(s.output()).toContain('No #needs- items in .');
   });
+
+  // "Nothing to approve" over a misspelled path, or with a request that could not be read, was
+  // a wrong answer with exit 0 (found by a walk).
+  it('fails on a path that is not there, and exits 2 when a file was skipped', async () => {
+    const missing = approve('nope');
+    expect(await exitCode(missing)).toBe(1);
+    expect(missing.output()).toContain('ERROR: nope: no such file or directory: nothing searched');
+    await writeFile(join(dir, 'big.md'), `# Big\n**Tags**: #needs-fix\n${'x'.repeat(1 << 20)}\n`);
+    const skipped = approve('.');
+    expect(await exitCode(skipped)).toBe(2);
+    expect(skipped.output()).toContain('No #needs- items in .');
+    expect(skipped.output()).toContain('ERROR: incomplete answer: 1 skipped (named above)');
+  });
 });
