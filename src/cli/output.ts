@@ -1,4 +1,9 @@
-/** The CLI's only ways to speak: results on stdout, messages on stderr. */
+/**
+ * The CLI's only ways to speak: results on stdout, messages on stderr. Text written to a
+ * terminal shows its control characters in caret notation (visible-text.ts): a request file's
+ * title or name cannot recolour it or set its title; piped, the text stays as it is.
+ */
+import { caretNotation } from '../transcript/visible-text.js';
 
 let quietOnClosedPipe = false;
 
@@ -15,7 +20,11 @@ function writeResult(text: string | Uint8Array): boolean {
       throw error;
     });
   }
-  return process.stdout.write(text);
+  return process.stdout.write(typeof text === 'string' ? onTerminal(text, process.stdout) : text);
+}
+
+function onTerminal(text: string, stream: NodeJS.WriteStream): string {
+  return stream.isTTY ? caretNotation(text) : text;
 }
 
 /** Bytes as they are (a transcript), waiting while stdout's buffer is full. */
@@ -40,9 +49,9 @@ export function printJson(value: unknown): void {
 }
 
 export function warn(message: string): void {
-  process.stderr.write(`WARN: ${message}\n`);
+  process.stderr.write(onTerminal(`WARN: ${message}\n`, process.stderr));
 }
 
 export function printError(message: string): void {
-  process.stderr.write(`ERROR: ${message}\n`);
+  process.stderr.write(onTerminal(`ERROR: ${message}\n`, process.stderr));
 }

@@ -17,14 +17,12 @@
  */
 import { StringDecoder } from 'node:string_decoder';
 import { withoutControlSequences } from '../sessions/agent-log.js';
+import { caretNotation } from './visible-text.js';
 
 /** Lines of a tool result shown; the rest is counted. */
 const RESULT_LINES = 3;
 /** Characters of a line shown before it is cut. */
 const LINE_CHARS = 200;
-
-// eslint-disable-next-line no-control-regex -- control characters are what it makes visible
-const CONTROL_CHAR = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
 
 /** The field of a tool's input that says what the call acts on, by tool name. */
 const TOOL_SUBJECT: Record<string, string> = {
@@ -183,10 +181,7 @@ function cut(line: string): string {
 
 /** Control characters shown in caret notation (`^[`): text that reaches no terminal as a command. */
 function visible(text: string): string {
-  return text.replace(/\s+$/, '').replace(CONTROL_CHAR, (c) => {
-    const code = c.charCodeAt(0);
-    return code < 0x20 ? `^${String.fromCharCode(code + 64)}` : code === 0x7f ? '^?' : '?';
-  });
+  return caretNotation(text.replace(/\s+$/, ''));
 }
 
 function isRecord(value: unknown): value is Json {

@@ -202,6 +202,22 @@ describe.skipIf(pty === null)('engine tag approve (interactive, in a pseudo-term
     expect(s.output()).toContain('No #needs- items in .');
   });
 
+  // A title is the file's text: on a terminal its control characters show in caret notation and
+  // never act (a colour, a window title; found by a walk).
+  it("shows a title's control characters as text, not as the terminal's commands", async () => {
+    await writeFile(
+      join(dir, 'a.md'),
+      '# T \u001b[31mRED\u001b]0;pwn\u0007\n**Tags**: #needs-fix\n',
+    );
+    const s = approve('.');
+    await s.prompt(1);
+    s.term.write('q');
+    expect(await exitCode(s)).toBe(0);
+    expect(s.output()).toContain('T ^[[31mRED^[]0;pwn^G');
+    expect(s.output()).not.toContain('\u001b[31mRED');
+    expect(s.output()).not.toContain('\u001b]0;pwn');
+  });
+
   // "Nothing to approve" over a misspelled path, or with a request that could not be read, was
   // a wrong answer with exit 0 (found by a walk).
   it('fails on a path that is not there, and exits 2 when a file was skipped', async () => {
