@@ -49,7 +49,7 @@ export function scanFrontMatter(text: string, start: number, end: number): Front
   const contentEnd = Math.max(contentStart, text.lastIndexOf('\n', end - 1) + 1);
   if (contentStart <= 0) return nothing();
   const source = text.slice(contentStart, contentEnd);
-  const { isMap, parseDocument } = loadYaml();
+  const { isMap, isScalar, parseDocument } = loadYaml();
   // Problems name the line of the file, not of the front matter.
   const problem = (offset: number, message: string): ScanProblem => ({
     line: new LineIndex(text).lineOf(contentStart + Math.min(Math.max(offset, 0), source.length)),
@@ -70,6 +70,15 @@ export function scanFrontMatter(text: string, start: number, end: number): Front
   }
   const root = document.contents;
   if (!isMap(root)) return nothing();
+  // Another key written twice is let be (uniqueKeys: false), but not one of these: which of two
+  // counts differs from tool to tool (the yaml package takes the first, PyYAML the last).
+  for (const key of ['tags', 'depends_on']) {
+    const pairs = root.items.filter((pair) => isScalar(pair.key) && pair.key.value === key);
+    const second = pairs[1]?.key as Yaml.Scalar | undefined;
+    if (second === undefined) continue;
+    const why = `front matter has \`${key}:\` more than once, so its tags (and depends_on) are not read`;
+    return nothing([problem(second.range?.[0] ?? 0, why)]);
+  }
   const problems: ScanProblem[] = [];
   const scalarsOf = (key: string, what: string): Yaml.Scalar[] =>
     stringScalars(root.get(key, true) as Yaml.Node | undefined, (node) =>
