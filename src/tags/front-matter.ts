@@ -70,18 +70,13 @@ export function scanFrontMatter(text: string, start: number, end: number): Front
   }
   const root = document.contents;
   if (!isMap(root)) return nothing();
-  // Another key written twice is let be (uniqueKeys: false), but not one of these: which of two
-  // counts differs from tool to tool (the yaml package takes the first, PyYAML the last).
-  for (const key of ['tags', 'depends_on']) {
-    const pairs = root.items.filter((pair) => isScalar(pair.key) && pair.key.value === key);
-    const second = pairs[1]?.key as Yaml.Scalar | undefined;
-    if (second === undefined) continue;
-    const why = `front matter has \`${key}:\` more than once, so its tags (and depends_on) are not read`;
-    return nothing([problem(second.range?.[0] ?? 0, why)]);
-  }
   const problems: ScanProblem[] = [];
-  const scalarsOf = (key: string, what: string): Yaml.Scalar[] =>
-    stringScalars(root.get(key, true) as Yaml.Node | undefined, (node) =>
+  // uniqueKeys: false: a key written twice is no error of the whole front matter (a `title:`
+  // twice must not hide the tags), and each of these two is read here for itself.
+  const pairsOf = (key: string): Yaml.Pair[] =>
+    root.items.filter((pair) => isScalar(pair.key) && pair.key.value === key);
+  const scalarsOf = (pair: Yaml.Pair, key: string, what: string): Yaml.Scalar[] =>
+    stringScalars((pair.value ?? undefined) as Yaml.Node | undefined, (node) =>
       problems.push(
         problem(
           node.range?.[0] ?? 0,
@@ -89,12 +84,22 @@ export function scanFrontMatter(text: string, start: number, end: number): Front
         ),
       ),
     );
-  const tags = scalarsOf('tags', 'tags').flatMap((scalar) =>
-    scalarTags(scalar, source, contentStart),
+  const tagPairs = pairsOf('tags');
+  const second = tagPairs[1]?.key as Yaml.Scalar | undefined;
+  // Which of two `tags:` counts differs from tool to tool (the yaml package reads the first,
+  // PyYAML the last): neither is read, and the file says why.
+  if (second) {
+    const why = 'front matter has `tags:` more than once, so its tags are not read';
+    problems.push(problem(second.range?.[0] ?? 0, why));
+  }
+  const tags = (second || !tagPairs[0] ? [] : scalarsOf(tagPairs[0], 'tags', 'tags')).flatMap(
+    (scalar) => scalarTags(scalar, source, contentStart),
   );
-  const dependsOn = scalarsOf('depends_on', 'dependencies').flatMap((scalar) =>
-    dependencyEntries(String(scalar.value)),
-  );
+  // Every `depends_on:` key's entries, as the key and the line add up: an item waits for all of
+  // them, whichever one another tool reads.
+  const dependsOn = pairsOf('depends_on')
+    .flatMap((pair) => scalarsOf(pair, 'depends_on', 'dependencies'))
+    .flatMap((scalar) => dependencyEntries(String(scalar.value)));
   return { tags, dependsOn, problems };
 }
 

@@ -147,24 +147,24 @@ describe('malformed front matter', () => {
   });
 
   // The yaml package read the first of two `tags:` keys, PyYAML reads the last: a file whose state
-  // tools disagree on, read silently (found by a walk).
-  it.each([
-    ['tags:', '---\ntags: [P1]\ntitle: x\ntags: [delegated-fix]\n---\nbody #x\n', 4],
-    ['depends_on:', '---\ntags: [needs-a]\ndepends_on: a.md\ndepends_on: b.md\n---\nbody #x\n', 4],
-  ])(
-    'should report %s written twice, on its second line, and read no front matter tag',
-    (key, text, line) => {
-      const scan = scanTags(text);
-      expect(scan.problems).toEqual([
-        {
-          line,
-          message: `front matter has \`${key}\` more than once, so its tags (and depends_on) are not read`,
-        },
-      ]);
-      expect(scan.occurrences.map((o) => `${o.tag}:${o.place}`)).toEqual(['#x:prose']);
-      expect(scanTags('---\ntitle: a\ntitle: b\ntags: [needs-a]\n---\n').problems).toEqual([]);
-    },
-  );
+  // tools disagree on, read silently (found by a walk). Its dependencies still hold the item.
+  it('should report `tags:` written twice, on its second line, and read neither', () => {
+    const text = '---\ntags: [P1]\ndepends_on: a.md\ntags: [delegated-fix]\n---\nbody #x\n';
+    const scan = scanTags(text);
+    expect(scan.problems).toEqual([
+      { line: 4, message: 'front matter has `tags:` more than once, so its tags are not read' },
+    ]);
+    expect(scan.occurrences.map((o) => `${o.tag}:${o.place}`)).toEqual(['#x:prose']);
+    expect(scan.frontMatterDependsOn).toEqual(['a.md']);
+    expect(scanTags('---\ntitle: a\ntitle: b\ntags: [needs-a]\n---\n').problems).toEqual([]);
+  });
+
+  it('should read every `depends_on:` key: an item waits for all of them', () => {
+    const scan = scanTags('---\ndepends_on: a.md\ntags: [needs-a]\ndepends_on: [b.md]\n---\n');
+    expect(scan.problems).toEqual([]);
+    expect(scan.frontMatterDependsOn).toEqual(['a.md', 'b.md']);
+    expect(scan.occurrences.map((o) => o.tag)).toEqual(['#needs-a']);
+  });
 
   it('should report no problem for valid front matter', () => {
     expect(scanTags('---\ntags: [a]\n---\n').problems).toEqual([]);
