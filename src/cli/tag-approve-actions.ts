@@ -3,6 +3,7 @@ import {
   describePlace,
   listApprovalItems,
   type ApprovalItem,
+  type ApprovalList,
   type ContextLine,
 } from '../approve/approval-items.js';
 import { approveFile, type ApproveTarget } from '../approve/approve-edits.js';
@@ -50,9 +51,7 @@ export async function approve(args: Args): Promise<void> {
 async function listItems(args: Args): Promise<void> {
   if (args.to !== undefined) throw new EngineError('--list changes nothing: leave out --to');
   if (args.inline !== undefined) throw new EngineError('--inline goes with --to, not --list');
-  requireGivenPaths(args.paths, 'file or directory');
-  const { items, skipped } = await listApprovalItems(args.paths);
-  for (const s of skipped) warn(`skipped ${s.path}: ${s.reason}`);
+  const { items, skipped } = await pendingItems(args.paths);
   if (args.json) {
     printJson(
       items.map(({ path, title, tag, line, column, place }) => ({
@@ -70,6 +69,17 @@ async function listItems(args: Args): Promise<void> {
     printLine(`${item.path}:${item.line}  ${item.tag}  (${placeLabel(item)})  ${item.title}`);
   }
   requireComplete(skipped.length);
+}
+
+/**
+ * The items under `paths`, each skipped file said (requireComplete then makes the exit 2); a
+ * path that is not there is an error, as for `engine tag find`.
+ */
+async function pendingItems(paths: string[]): Promise<ApprovalList> {
+  requireGivenPaths(paths, 'file or directory');
+  const listed = await listApprovalItems(paths);
+  for (const s of listed.skipped) warn(`skipped ${s.path}: ${s.reason}`);
+  return listed;
 }
 
 async function approveOne(args: Args): Promise<void> {
@@ -115,9 +125,7 @@ const SAID: Record<Decision, string> = {
 };
 
 async function interactive(paths: string[]): Promise<void> {
-  requireGivenPaths(paths, 'file or directory');
-  const { items, skipped } = await listApprovalItems(paths);
-  for (const s of skipped) warn(`skipped ${s.path}: ${s.reason}`);
+  const { items, skipped } = await pendingItems(paths);
   if (items.length === 0) {
     printLine(`No #needs- items in ${paths.join(' ')}`);
     return requireComplete(skipped.length);

@@ -76,7 +76,7 @@ export function scanFrontMatter(text: string, start: number, end: number): Front
   const pairsOf = (key: string): Yaml.Pair[] =>
     root.items.filter((pair) => isScalar(pair.key) && pair.key.value === key);
   const scalarsOf = (pair: Yaml.Pair, key: string, what: string): Yaml.Scalar[] =>
-    stringScalars((pair.value ?? undefined) as Yaml.Node | undefined, (node) =>
+    stringScalars(pair.value as Yaml.Node | null, (node) =>
       problems.push(
         problem(
           node.range?.[0] ?? 0,
@@ -92,9 +92,9 @@ export function scanFrontMatter(text: string, start: number, end: number): Front
     const why = 'front matter has `tags:` more than once, so its tags are not read';
     problems.push(problem(second.range?.[0] ?? 0, why));
   }
-  const tags = (second || !tagPairs[0] ? [] : scalarsOf(tagPairs[0], 'tags', 'tags')).flatMap(
-    (scalar) => scalarTags(scalar, source, contentStart),
-  );
+  const tags = (second ? [] : tagPairs)
+    .flatMap((pair) => scalarsOf(pair, 'tags', 'tags'))
+    .flatMap((scalar) => scalarTags(scalar, source, contentStart));
   // Every `depends_on:` key's entries, as the key and the line add up: an item waits for all of
   // them, whichever one another tool reads.
   const dependsOn = pairsOf('depends_on')
@@ -104,10 +104,7 @@ export function scanFrontMatter(text: string, start: number, end: number): Front
 }
 
 /** A string (or number) scalar, or a list of them; `refuse` is told of any other node. */
-function stringScalars(
-  value: Yaml.Node | undefined,
-  refuse: (node: Yaml.Node) => void,
-): Yaml.Scalar[] {
+function stringScalars(value: Yaml.Node | null, refuse: (node: Yaml.Node) => void): Yaml.Scalar[] {
   const { isScalar, isSeq } = loadYaml();
   if (!value) return [];
   const items = isSeq(value) ? value.items : [value];
